@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rl data path ABI: every struct and constant that both the XDP program and the controller use.
+ * Included by bpf/ (clang -target bpf) and by controller/ (C++20). Only fixed-width kernel UAPI
+ * types appear here so that the layout is identical on both sides; sizes are checked below.
+ *
+ * Bump RL_ABI_VERSION whenever a layout or a map's meaning changes: rld refuses to adopt pinned
+ * maps that carry another version.
+ */
+#ifndef RL_ABI_H
+#define RL_ABI_H
+
+#include <linux/types.h>
+
+#define RL_ABI_VERSION 1
+
+/* ---- Sizes ---------------------------------------------------------------------------------- */
+
+#define RL_MAX_RULES 1024 /* rules per generation; bit position == priority order */
+#define RL_RULE_WORDS (RL_MAX_RULES / 64)
+#define RL_MAX_RULE_IDS 2048 /* stable rule ids: two full generations can coexist */
+#define RL_GENERATIONS 2
+#define RL_MAX_CLASSES 16384 /* rule bitmaps per generation (see class layout below) */
+#define RL_MAX_PREFIXES 262144 /* LPM entries per family, both generations together */
+#define RL_RUNTIME_ACL_MAX 65536 /* runtime allow/deny entries per family */
+#define RL_PORT_KINDS 4        /* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
+#define RL_PORTS_PER_ENTRY 4   /* u16 classes packed per 8-byte array element */
+#define RL_PORT_ENTRIES_PER_KIND (65536 / RL_PORTS_PER_ENTRY)
+#define RL_WAYS 4              /* key table associativity */
+#define RL_DEFAULT_KEY_CAPACITY 1048576
+#define RL_OVERFLOW_SLOTS 65536
+#define RL_REPORT_FILTER_SLOTS 65536
+#define RL_IPV6_MAX_EXT_HDRS 6
+#define RL_RINGBUF_BYTES (256 * 1024)
+
+/* Time is kept in ns; slot bookkeeping uses "ticks" of 2^20 ns (~1.05 ms) stored in 32 bits. */
+#define RL_TICK_SHIFT 20
+#define RL_REPORT_INTERVAL_TICKS 2861 /* ~3 s between two reports of the same key */
+#define RL_CAS_RETRIES 16
+
+/* Overflow keys aggregate a source prefix of this length (see docs/datapath.md). */
+#define RL_OVERFLOW_V4_PREFIX 16
+#define RL_OVERFLOW_V6_PREFIX 32
+
+/* ---- Rule bitmap classes ----------------------------------------------------------------------
+ * Each generation owns RL_MAX_CLASSES bitmaps in rl_bitmaps at gen * RL_MAX_CLASSES + class.
+ *   [0, 255]   protocol classes: rules whose protocol condition admits IP protocol N
+ *   256        rules that do not require a new TCP connection (ANDed in for non-SYN TCP)
+ *   257        rules without a port/ICMP-type condition (for packets that have no L4 index)
+ *   258 ...    source classes and port classes allocated by the compiler
+ */
+#define RL_CLASS_PROTO_BASE 0
+#define RL_CLASS_NOT_SYN 256
+#define RL_CLASS_NO_PORT 257
+#define RL_CLASS_FIRST_DYNAMIC 258
+
+enum rl_port_kind {
+	RL_PORT_KIND_TCP = 0,
+	RL_PORT_KIND_UDP = 1,
+	RL_PORT_KIND_ICMP = 2,
+	RL_PORT_KIND_ICMPV6 = 3,
+};
+
+/* ---- Enumerations shared with the policy model ----------------------------------------------- */
+
+enum rl_algo {
+	RL_ALGO_TOKEN_BUCKET = 0, /* GCRA: state = theoretical arrival time (ns) */
+	RL_ALGO_FIXED_WINDOW = 1, /* state = [window index:32][count:32] */
+	RL_ALGO_SLIDING_WINDOW = 2, /* state = [window index:16][previous:24][current:24] */
+};
+
+enum rl_key_kind {
+	RL_KEY_SRC_ADDR = 0,
+	RL_KEY_SRC_PREFIX = 1,
+	RL_KEY_SRC_ADDR_DPORT = 2,
+	RL_KEY_RULE = 3,     /* one aggregate bucket for the whole rule */
+	RL_KEY_OVERFLOW = 4, /* internal: the per-prefix bucket for keys that found no free way */
+};
+
+enum rl_cost_unit {
+	RL_COST_PACKETS = 0,
+	RL_COST_BYTES = 1,
+};
+
+enum rl_action {
+	RL_ACTION_DROP = 0,
+	RL_ACTION_MONITOR = 1,
+};
+
+/* Verdicts configurable by policy; values are the XDP action codes. */
+#define RL_VERDICT_DROP 1 /* XDP_DROP */
+#define RL_VERDICT_PASS 2 /* XDP_PASS */
+
+/* ---- Control maps ------------------------------------------------------------------------------ */
+
+/* rl_control[0]: the one word the controller flips to switch generations. */
+struct rl_control {
+	__u32 active_gen;
+	__u32 abi_version;
+	__u32 runtime_acl_v4; /* number of runtime allow/deny entries; 0 skips the lookup */
+	__u32 runtime_acl_v6;
+};
+
+#define RL_GEN_F_HAS_V4_SOURCES (1u << 0)
+#define RL_GEN_F_HAS_V6_SOURCES (1u << 1)
+
+/* rl_gen_config[gen]: everything a packet needs about its generation besides the maps. */
+struct rl_gen_config {
+	__u32 rule_count;
+	__u32 rule_words; /* ceil(rule_count / 64) */
+	__u32 flags;      /* RL_GEN_F_* */
+	__u32 malformed_verdict; /* RL_VERDICT_* */
+};
+
+/* rl_rules[gen * RL_MAX_RULES + position]: position is the priority order (0 = first). */
+struct rl_rule {
+	__u32 id;          /* stable across reloads while the rule's limiter is unchanged */
+	__u8 algo;         /* enum rl_algo */
+	__u8 key_kind;     /* enum rl_key_kind */
+	__u8 cost_unit;    /* enum rl_cost_unit */
+	__u8 action;       /* enum rl_action */
+	__u8 v4_prefix;    /* RL_KEY_SRC_PREFIX: prefix lengths */
+	__u8 v6_prefix;
+	__u8 cost_shift;   /* window algorithms with bytes: cost = ceil(bytes / 2^shift) */
+	__u8 flags;        /* RL_RULE_F_* */
+	__u32 pad;
+	__u64 block_ns;    /* block period after exceeding, 0 = none */
+	/* token_bucket: interval_fp = ns per unit << 16, burst_ns = burst units * ns per unit.
+	 * windows: window_ns and limit (in cost units after cost_shift). */
+	__u64 interval_fp;
+	__u64 burst_ns;
+	__u64 window_ns;
+	__u64 limit;
+};
+
+#define RL_RULE_F_REPORT (1u << 0) /* report offenders through the ring buffer */
+
+/* Source LPM tries: one per family, the generation is the first 32 bits of the prefix. */
+struct rl_lpm4_key {
+	__u32 prefixlen; /* 32 + CIDR length */
+	__u32 gen;
+	__u8 addr[4];
+};
+
+struct rl_lpm6_key {
+	__u32 prefixlen; /* 32 + CIDR length */
+	__u32 gen;
+	__u8 addr[16];
+};
+
+#define RL_SRC_F_ALLOW (1u << 0)
+#define RL_SRC_F_DENY (1u << 1)
+
+struct rl_src_entry {
+	__u32 class_id; /* rule bitmap of the rules whose source condition this prefix satisfies */
+	__u32 flags;    /* RL_SRC_F_* */
+};
+
+/* Runtime allow/deny entries (rlctl allow/deny): not generation-bound, each with an expiry. */
+struct rl_runtime_lpm4_key {
+	__u32 prefixlen;
+	__u8 addr[4];
+};
+
+struct rl_runtime_lpm6_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+struct rl_runtime_entry {
+	__u32 flags;       /* RL_SRC_F_ALLOW or RL_SRC_F_DENY */
+	__u32 pad;
+	__u64 expires_ns;  /* 0 = never */
+};
+
+struct rl_bitmap {
+	__u64 w[RL_RULE_WORDS];
+};
+
+struct rl_port_classes {
+	__u16 cls[RL_PORTS_PER_ENTRY];
+};
+
+/* ---- Key table ----------------------------------------------------------------------------------
+ * A set-associative array: rl_keys[hash & sets_mask] holds RL_WAYS slots. A slot stores the 64-bit
+ * key hash as its tag, never the key itself (rl_key is hashed, not stored).
+ */
+struct rl_key {
+	__u32 rule_id;
+	__u16 dport; /* RL_KEY_SRC_ADDR_DPORT only, host order */
+	__u8 family; /* 4 or 6, 0 for RL_KEY_RULE */
+	__u8 kind;   /* enum rl_key_kind */
+	__u32 addr[4];
+};
+
+#define RL_TAG_FREE 0ULL
+#define RL_TAG_CLAIMING (~0ULL) /* a CPU is resetting the slot for a new key */
+
+struct rl_slot {
+	__u64 tag;            /* key hash (rl_key_hash), or RL_TAG_FREE / RL_TAG_CLAIMING */
+	__u64 state;          /* algorithm state, only ever changed by compare-and-swap */
+	__u64 idle_at_ns;     /* from then on the state equals a fresh key's: the slot may be reused */
+	__u64 block_until_ns; /* blocked while now < block_until_ns */
+};
+
+struct rl_set {
+	struct rl_slot way[RL_WAYS];
+};
+
+/* ---- Counters ------------------------------------------------------------------------------------ */
+
+struct rl_rule_counters {
+	__u64 matched_pkts;
+	__u64 matched_bytes;
+	__u64 passed_pkts;
+	__u64 passed_bytes;
+	__u64 dropped_pkts;
+	__u64 dropped_bytes;
+	__u64 monitored_pkts; /* would have been dropped, passed because the rule is in monitor mode */
+	__u64 monitored_bytes;
+};
+
+enum rl_global_counter {
+	RL_GC_RX = 0,          /* every packet the program saw */
+	RL_GC_MALFORMED,       /* truncated or invalid headers */
+	RL_GC_NON_IP,          /* not IPv4/IPv6 (ARP, LLDP, ...): passed */
+	RL_GC_ALLOWLISTED,     /* policy allow list */
+	RL_GC_DENYLISTED,      /* policy deny list */
+	RL_GC_RUNTIME_ALLOWED, /* runtime allow entries */
+	RL_GC_RUNTIME_DENIED,  /* runtime deny entries */
+	RL_GC_UNMATCHED,       /* no rule matched */
+	RL_GC_KEY_INSERTED,    /* a new key took a slot */
+	RL_GC_KEY_OVERFLOW,    /* a new key found its set busy and was judged by its prefix bucket */
+	RL_GC_CAS_EXHAUSTED,   /* compare-and-swap retries ran out: the packet was dropped */
+	RL_GC_BLOCKED,         /* dropped (or monitored) because the key is in its block period */
+	RL_GC_REPORTS,         /* offender events written to the ring buffer */
+	RL_GC_REPORTS_LOST,    /* ring buffer full */
+	RL_GC_FRAGMENTS,       /* non-first fragments (matched without ports) */
+	RL_GC_MAX,
+};
+
+struct rl_counter {
+	__u64 pkts;
+	__u64 bytes;
+};
+
+/* ---- Ring buffer events ---------------------------------------------------------------------- */
+
+enum rl_event_kind {
+	RL_EVENT_OVER_LIMIT = 1, /* a key started exceeding its limit */
+};
+
+struct rl_event {
+	__u64 ts_ns;
+	__u32 kind;
+	__u32 rule_id;
+	__u8 family;
+	__u8 key_kind;
+	__u16 dport;
+	__u8 action;
+	__u8 blocked;
+	__u16 pad;
+	__u32 addr[4]; /* the key's address (masked for prefix keys), network order */
+};
+
+/* ---- Test and debug hooks ------------------------------------------------------------------- */
+
+/* Written to rl_trace only when the program was loaded with trace_decisions = true. */
+enum rl_reason {
+	RL_REASON_NONE = 0,
+	RL_REASON_MALFORMED,
+	RL_REASON_NON_IP,
+	RL_REASON_RUNTIME_ALLOW,
+	RL_REASON_RUNTIME_DENY,
+	RL_REASON_ALLOWLIST,
+	RL_REASON_DENYLIST,
+	RL_REASON_UNMATCHED,
+	RL_REASON_ADMITTED,
+	RL_REASON_LIMITED,
+	RL_REASON_BLOCKED,
+	RL_REASON_CAS_EXHAUSTED,
+};
+
+struct rl_decision {
+	__u32 verdict;  /* XDP action */
+	__u32 reason;   /* enum rl_reason */
+	__s32 rule_pos; /* position of the matched rule, -1 if none */
+	__u32 rule_id;
+	__u64 key_hash;
+	__u32 overflow; /* judged by the overflow bucket */
+	__u32 pad;
+};
+
+/* ---- Layout checks ----------------------------------------------------------------------------- */
+
+#ifdef __cplusplus
+#define RL_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define RL_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+
+RL_STATIC_ASSERT(sizeof(struct rl_control) == 16, "rl_control layout");
+RL_STATIC_ASSERT(sizeof(struct rl_gen_config) == 16, "rl_gen_config layout");
+RL_STATIC_ASSERT(sizeof(struct rl_rule) == 56, "rl_rule layout");
+RL_STATIC_ASSERT(sizeof(struct rl_lpm4_key) == 12, "rl_lpm4_key layout");
+RL_STATIC_ASSERT(sizeof(struct rl_lpm6_key) == 24, "rl_lpm6_key layout");
+RL_STATIC_ASSERT(sizeof(struct rl_src_entry) == 8, "rl_src_entry layout");
+RL_STATIC_ASSERT(sizeof(struct rl_runtime_lpm4_key) == 8, "rl_runtime_lpm4_key layout");
+RL_STATIC_ASSERT(sizeof(struct rl_runtime_lpm6_key) == 20, "rl_runtime_lpm6_key layout");
+RL_STATIC_ASSERT(sizeof(struct rl_runtime_entry) == 16, "rl_runtime_entry layout");
+RL_STATIC_ASSERT(sizeof(struct rl_bitmap) == RL_MAX_RULES / 8, "rl_bitmap layout");
+RL_STATIC_ASSERT(sizeof(struct rl_port_classes) == 8, "rl_port_classes layout");
+RL_STATIC_ASSERT(sizeof(struct rl_key) == 24, "rl_key layout");
+RL_STATIC_ASSERT(sizeof(struct rl_slot) == 32, "rl_slot layout");
+RL_STATIC_ASSERT(sizeof(struct rl_set) == 32 * RL_WAYS, "rl_set layout");
+RL_STATIC_ASSERT(sizeof(struct rl_rule_counters) == 64, "rl_rule_counters layout");
+RL_STATIC_ASSERT(sizeof(struct rl_counter) == 16, "rl_counter layout");
+RL_STATIC_ASSERT(sizeof(struct rl_event) == 40, "rl_event layout");
+RL_STATIC_ASSERT(sizeof(struct rl_decision) == 32, "rl_decision layout");
+
+#endif /* RL_ABI_H */

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The key hash, shared by the XDP program and the controller: the controller computes the same
+ * 64-bit value to find a key's slot (rlctl unblock, top talkers) without the kernel's help.
+ * A murmur3-style finaliser over three 64-bit words built from the key's fields, so the result
+ * does not depend on struct padding or on the compiler's aliasing rules.
+ */
+#ifndef RL_HASH_H
+#define RL_HASH_H
+
+#include "rl_abi.h"
+
+#ifdef __cplusplus
+#define RL_HASH_INLINE static inline
+#else
+#define RL_HASH_INLINE static __always_inline
+#endif
+
+RL_HASH_INLINE __u64 rl_mix64(__u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/* Never returns RL_TAG_FREE or RL_TAG_CLAIMING, the two tags that mark slots without a key. */
+RL_HASH_INLINE __u64 rl_key_hash(const struct rl_key *k)
+{
+	__u64 w0 = (__u64)k->rule_id | ((__u64)k->dport << 32) | ((__u64)k->family << 48) |
+		   ((__u64)k->kind << 56);
+	__u64 w1 = (__u64)k->addr[0] | ((__u64)k->addr[1] << 32);
+	__u64 w2 = (__u64)k->addr[2] | ((__u64)k->addr[3] << 32);
+	__u64 h = rl_mix64(w0 ^ 0x9e3779b97f4a7c15ULL);
+	h = rl_mix64(h ^ w1);
+	h = rl_mix64(h ^ w2);
+	return (h == RL_TAG_FREE || h == RL_TAG_CLAIMING) ? 1 : h;
+}
+
+#endif /* RL_HASH_H */

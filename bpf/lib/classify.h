@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Rule lookup. Cost does not grow with the rule count: each dimension of a packet (source
+ * prefix, protocol, L4 index, new-connection flag) selects one precomputed bitmap of the rules
+ * it satisfies; the AND of those bitmaps has the matching rules set, and the lowest set bit is
+ * the highest-priority rule (the compiler orders bits by priority). At most RL_RULE_WORDS
+ * 64-bit words are ANDed, and only as many as the active generation uses.
+ */
+#ifndef RL_BPF_CLASSIFY_H
+#define RL_BPF_CLASSIFY_H
+
+#include "maps.h"
+#include "parse.h"
+
+/* The generation's source entry for the packet's source: class and allow/deny flags. The
+ * compiler writes a /0 entry per family, so a generation that has any rule always answers. */
+static __always_inline struct rl_src_entry *rl_lookup_source(__u32 gen, const struct rl_pkt *p)
+{
+	if (p->family == 4) {
+		struct rl_lpm4_key k = { .prefixlen = 64, .gen = gen };
+		__builtin_memcpy(k.addr, p->saddr, 4);
+		return bpf_map_lookup_elem(&rl_src_v4, &k);
+	}
+	struct rl_lpm6_key k = { .prefixlen = 160, .gen = gen };
+	__builtin_memcpy(k.addr, p->saddr, 16);
+	return bpf_map_lookup_elem(&rl_src_v6, &k);
+}
+
+/* Runtime allow/deny entry for the source, if one exists and has not expired. */
+static __always_inline __u32 rl_lookup_runtime(const struct rl_control *ctl, const struct rl_pkt *p,
+					       __u64 now)
+{
+	struct rl_runtime_entry *e = 0;
+	if (p->family == 4) {
+		if (!ctl->runtime_acl_v4)
+			return 0;
+		struct rl_runtime_lpm4_key k = { .prefixlen = 32 };
+		__builtin_memcpy(k.addr, p->saddr, 4);
+		e = bpf_map_lookup_elem(&rl_runtime_v4, &k);
+	} else {
+		if (!ctl->runtime_acl_v6)
+			return 0;
+		struct rl_runtime_lpm6_key k = { .prefixlen = 128 };
+		__builtin_memcpy(k.addr, p->saddr, 16);
+		e = bpf_map_lookup_elem(&rl_runtime_v6, &k);
+	}
+	if (!e)
+		return 0;
+	/* Expired entries stay until rld removes them; they simply stop applying. */
+	if (e->expires_ns && e->expires_ns <= now)
+		return 0;
+	return e->flags;
+}
+
+static __always_inline struct rl_bitmap *rl_bitmap_of(__u32 gen, __u32 cls)
+{
+	__u32 idx = gen * RL_MAX_CLASSES + (cls & (RL_MAX_CLASSES - 1));
+	return bpf_map_lookup_elem(&rl_bitmaps, &idx);
+}
+
+static __always_inline __u32 rl_l4_class(__u32 gen, const struct rl_pkt *p)
+{
+	if (p->port_kind == RL_L4_NONE)
+		return RL_CLASS_NO_PORT;
+	__u32 idx = (gen * RL_PORT_KINDS + (p->port_kind & (RL_PORT_KINDS - 1))) *
+			    RL_PORT_ENTRIES_PER_KIND +
+		    (p->l4_index / RL_PORTS_PER_ENTRY);
+	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_port_classes, &idx);
+	if (!pc)
+		return RL_CLASS_NO_PORT;
+	return pc->cls[p->l4_index & (RL_PORTS_PER_ENTRY - 1)];
+}
+
+/* Branch-free count of trailing zeros; x must be non-zero. */
+static __always_inline __u32 rl_ctz64(__u64 x)
+{
+	__u32 n = 0;
+	if (!(x & 0xffffffffULL)) {
+		n += 32;
+		x >>= 32;
+	}
+	if (!(x & 0xffff)) {
+		n += 16;
+		x >>= 16;
+	}
+	if (!(x & 0xff)) {
+		n += 8;
+		x >>= 8;
+	}
+	if (!(x & 0xf)) {
+		n += 4;
+		x >>= 4;
+	}
+	if (!(x & 0x3)) {
+		n += 2;
+		x >>= 2;
+	}
+	if (!(x & 0x1))
+		n += 1;
+	return n;
+}
+
+/* Position of the first rule that matches, or -1. */
+static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc,
+					 __u32 src_class, const struct rl_pkt *p)
+{
+	struct rl_bitmap *bs = rl_bitmap_of(gen, src_class);
+	struct rl_bitmap *bp = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + p->proto);
+	struct rl_bitmap *bl = rl_bitmap_of(gen, rl_l4_class(gen, p));
+	/* Packets that are not a new TCP connection must not match rules that require one. */
+	int need_syn_mask = p->port_kind == RL_PORT_KIND_TCP && !p->tcp_new;
+	struct rl_bitmap *bn = rl_bitmap_of(gen, RL_CLASS_NOT_SYN);
+	if (!bs || !bp || !bl || !bn)
+		return -1;
+
+	__u32 words = gc->rule_words;
+	for (__u32 i = 0; i < RL_RULE_WORDS; i++) {
+		if (i >= words)
+			break;
+		__u64 m = bs->w[i] & bp->w[i] & bl->w[i];
+		if (need_syn_mask)
+			m &= bn->w[i];
+		if (m)
+			return i * 64 + rl_ctz64(m);
+	}
+	return -1;
+}
+
+#endif /* RL_BPF_CLASSIFY_H */

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Per-key limiters and the key table.
+ *
+ * Concurrency. Any CPU may process any key at any time (RSS spreads one source over several
+ * queues when it varies ports; XDP runs on every receive queue in parallel). Each algorithm keeps
+ * its whole state in one 64-bit word and changes it only with compare-and-swap from the value it
+ * read, so two CPUs that admit packets of the same key at the same instant are serialised by the
+ * CAS: one wins, the other re-reads and decides again on the new state. The admitted count is
+ * therefore exactly what the formula allows, whatever the interleaving. A CPU that loses the CAS
+ * RL_CAS_RETRIES times in a row (another CPU won each time, so the key is making progress) drops
+ * the packet and counts RL_GC_CAS_EXHAUSTED: under contention the error is on the strict side.
+ *
+ * Key table. rl_keys is a set-associative array: the key hash picks a set of RL_WAYS slots and
+ * the hash itself is the slot's tag. Claiming a slot for a new key costs one CAS on a cache line
+ * the lookup has already read, so a flood of new sources pays little more than known ones.
+ * A slot is reusable only once its state is equivalent to a fresh key's (idle_at_ns passed and no
+ * block in force): evicting it loses nothing. When every way of a set is busy the new key is not
+ * inserted: it is judged by its rule's overflow bucket for its source prefix (rl_overflow), so a
+ * flood can neither push out keys that are being limited nor pass unlimited.
+ */
+#ifndef RL_BPF_LIMITER_H
+#define RL_BPF_LIMITER_H
+
+#include "maps.h"
+#include "parse.h"
+#include "rl_hash.h"
+
+/* Number of sets minus one; the loader sets it with the map size (a power of two). */
+const volatile __u32 rl_key_sets_mask = RL_DEFAULT_KEY_CAPACITY / RL_WAYS - 1;
+
+enum rl_limit_result {
+	RL_LIMIT_ADMIT = 0,
+	RL_LIMIT_OVER = 1,
+	RL_LIMIT_BLOCKED = 2,
+	RL_LIMIT_EXHAUSTED = 3,
+};
+
+#define RL_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#define RL_WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
+
+/* ---- Keys ---- */
+
+static __always_inline void rl_mask_addr(__u32 addr[4], __u8 family, __u32 prefix)
+{
+	__u32 words = family == 4 ? 1 : 4;
+#pragma unroll
+	for (__u32 i = 0; i < 4; i++) {
+		__u32 bits;
+		if (i >= words) {
+			addr[i] = 0;
+			continue;
+		}
+		bits = prefix > i * 32 ? prefix - i * 32 : 0;
+		if (bits >= 32)
+			continue;
+		addr[i] &= bits ? bpf_htonl(~0u << (32 - bits)) : 0;
+	}
+}
+
+static __always_inline void rl_key_build(struct rl_key *k, const struct rl_rule *r,
+					 const struct rl_pkt *p)
+{
+	k->rule_id = r->id;
+	k->kind = r->key_kind;
+	if (r->key_kind == RL_KEY_RULE)
+		return;
+	k->family = p->family;
+	__builtin_memcpy(k->addr, p->saddr, sizeof(k->addr));
+	if (r->key_kind == RL_KEY_SRC_PREFIX)
+		rl_mask_addr(k->addr, p->family, p->family == 4 ? r->v4_prefix : r->v6_prefix);
+	else if (r->key_kind == RL_KEY_SRC_ADDR_DPORT &&
+		 (p->port_kind == RL_PORT_KIND_TCP || p->port_kind == RL_PORT_KIND_UDP))
+		k->dport = p->l4_index;
+}
+
+/* The overflow key: the rule and the source's RL_OVERFLOW_*_PREFIX. */
+static __always_inline void rl_overflow_key(struct rl_key *k, const struct rl_rule *r,
+					    const struct rl_pkt *p)
+{
+	k->rule_id = r->id;
+	k->kind = RL_KEY_OVERFLOW;
+	k->family = p->family;
+	__builtin_memcpy(k->addr, p->saddr, sizeof(k->addr));
+	rl_mask_addr(k->addr, p->family,
+		     p->family == 4 ? RL_OVERFLOW_V4_PREFIX : RL_OVERFLOW_V6_PREFIX);
+}
+
+/* ---- Algorithms: each returns RL_LIMIT_ADMIT, _OVER or _EXHAUSTED and sets *idle_at ---- */
+
+static __always_inline __u64 rl_cost_units(const struct rl_rule *r, __u64 bytes)
+{
+	if (r->cost_unit == RL_COST_PACKETS)
+		return 1;
+	if (r->algo == RL_ALGO_TOKEN_BUCKET)
+		return bytes;
+	return (bytes + (1ULL << r->cost_shift) - 1) >> r->cost_shift;
+}
+
+/* GCRA: state is the theoretical arrival time. A packet of cost c is admitted iff
+ * max(tat, now) + c*T - now <= burst*T; then tat' = max(tat, now) + c*T. Over-limit packets do
+ * not change the state. Any tat <= now is a full bucket, so the zero state is a fresh key. */
+static __always_inline int rl_gcra(__u64 *state, const struct rl_rule *r, __u64 now, __u64 units,
+				   __u64 *idle_at)
+{
+	__u64 cost = (units * r->interval_fp) >> 16;
+	for (int i = 0; i < RL_CAS_RETRIES; i++) {
+		__u64 old = RL_READ_ONCE(*state);
+		__u64 base = old > now ? old : now;
+		__u64 tat = base + cost;
+		if (tat - now > r->burst_ns) {
+			*idle_at = old;
+			return RL_LIMIT_OVER;
+		}
+		if (__sync_val_compare_and_swap(state, old, tat) == old) {
+			*idle_at = tat;
+			return RL_LIMIT_ADMIT;
+		}
+	}
+	return RL_LIMIT_EXHAUSTED;
+}
+
+/* Fixed window: state = [window index:32][count:32]; a state from another window counts 0. */
+static __always_inline int rl_fixed_window(__u64 *state, const struct rl_rule *r, __u64 now,
+					   __u64 units, __u64 *idle_at)
+{
+	__u64 win = now / r->window_ns;
+	__u32 widx = (__u32)win;
+	*idle_at = (win + 1) * r->window_ns;
+	for (int i = 0; i < RL_CAS_RETRIES; i++) {
+		__u64 old = RL_READ_ONCE(*state);
+		__u64 count = (__u32)(old >> 32) == widx ? (__u32)old : 0;
+		if (count + units > r->limit)
+			return RL_LIMIT_OVER;
+		__u64 next = ((__u64)widx << 32) | (count + units);
+		if (__sync_val_compare_and_swap(state, old, next) == old)
+			return RL_LIMIT_ADMIT;
+	}
+	return RL_LIMIT_EXHAUSTED;
+}
+
+/* Sliding window (two weighted windows): state = [index:24][previous:20][current:20].
+ * estimate = previous * (window - elapsed) / window + current, the weight in 16-bit fixed point.
+ * The compiler keeps limit below 2^20, so current never overflows its field. */
+#define RL_SW_IDX_MASK 0xffffffULL
+#define RL_SW_CNT_MASK 0xfffffULL
+
+static __always_inline int rl_sliding_window(__u64 *state, const struct rl_rule *r, __u64 now,
+					     __u64 units, __u64 *idle_at)
+{
+	__u64 win = now / r->window_ns;
+	__u64 elapsed = now - win * r->window_ns;
+	__u64 weight = ((r->window_ns - elapsed) << 16) / r->window_ns;
+	__u64 widx = win & RL_SW_IDX_MASK;
+	__u64 pidx = (win - 1) & RL_SW_IDX_MASK;
+	*idle_at = (win + 2) * r->window_ns;
+	for (int i = 0; i < RL_CAS_RETRIES; i++) {
+		__u64 old = RL_READ_ONCE(*state);
+		__u64 oidx = old >> 40;
+		__u64 prev = 0, cur = 0;
+		if (oidx == widx) {
+			prev = (old >> 20) & RL_SW_CNT_MASK;
+			cur = old & RL_SW_CNT_MASK;
+		} else if (oidx == pidx) {
+			prev = old & RL_SW_CNT_MASK;
+		}
+		__u64 estimate = ((prev * weight) >> 16) + cur;
+		if (estimate + units > r->limit)
+			return RL_LIMIT_OVER;
+		__u64 next = (widx << 40) | (prev << 20) | (cur + units);
+		if (__sync_val_compare_and_swap(state, old, next) == old)
+			return RL_LIMIT_ADMIT;
+	}
+	return RL_LIMIT_EXHAUSTED;
+}
+
+static __always_inline int rl_run_algo(struct rl_slot *s, const struct rl_rule *r, __u64 now,
+				       __u64 bytes)
+{
+	__u64 units = rl_cost_units(r, bytes);
+	__u64 idle_at = 0;
+	int res;
+	if (r->algo == RL_ALGO_FIXED_WINDOW)
+		res = rl_fixed_window(&s->state, r, now, units, &idle_at);
+	else if (r->algo == RL_ALGO_SLIDING_WINDOW)
+		res = rl_sliding_window(&s->state, r, now, units, &idle_at);
+	else
+		res = rl_gcra(&s->state, r, now, units, &idle_at);
+	/* idle_at only steers slot reuse. Two CPUs may store it in either order; the smaller value
+	 * can let the slot be reclaimed before its state is fresh, which loses at most the debt
+	 * of that one key (it restarts with a full bucket). */
+	if (idle_at > RL_READ_ONCE(s->idle_at_ns))
+		RL_WRITE_ONCE(s->idle_at_ns, idle_at);
+	return res;
+}
+
+/* ---- Slots ---- */
+
+static __always_inline int rl_slot_reusable(struct rl_slot *s, __u64 now)
+{
+	return RL_READ_ONCE(s->idle_at_ns) <= now && RL_READ_ONCE(s->block_until_ns) <= now;
+}
+
+/* Take a slot whose tag was `seen` for the key with hash h. The slot is reset while its tag is
+ * RL_TAG_CLAIMING, so no CPU can use the new key's slot before its state is the fresh zero. */
+static __always_inline int rl_slot_claim(struct rl_slot *s, __u64 seen, __u64 h)
+{
+	if (__sync_val_compare_and_swap(&s->tag, seen, RL_TAG_CLAIMING) != seen)
+		return 0;
+	RL_WRITE_ONCE(s->state, 0);
+	RL_WRITE_ONCE(s->idle_at_ns, 0);
+	RL_WRITE_ONCE(s->block_until_ns, 0);
+	/* The CAS orders the resets before the tag store (full barrier on every JIT). */
+	__sync_val_compare_and_swap(&s->tag, RL_TAG_CLAIMING, h);
+	return 1;
+}
+
+/* Find the key's slot in its set, or claim a reusable one. NULL: every way is busy.
+ * A CPU that sees a way being claimed scans again, because the claim may be for its own key;
+ * two CPUs inserting the same new key therefore end up in the same slot. */
+static __always_inline struct rl_slot *rl_slot_lookup(struct rl_set *set, __u64 h, __u64 now,
+						      int *inserted)
+{
+	for (int attempt = 0; attempt < 3; attempt++) {
+		struct rl_slot *victim = 0;
+		__u64 victim_tag = 0;
+		int claiming = 0;
+#pragma unroll
+		for (int w = 0; w < RL_WAYS; w++) {
+			struct rl_slot *s = &set->way[w];
+			__u64 t = RL_READ_ONCE(s->tag);
+			if (t == h)
+				return s;
+			if (t == RL_TAG_CLAIMING)
+				claiming = 1;
+			else if (!victim && (t == RL_TAG_FREE || rl_slot_reusable(s, now))) {
+				victim = s;
+				victim_tag = t;
+			}
+		}
+		if (claiming && attempt < 2)
+			continue;
+		if (!victim)
+			return 0;
+		if (rl_slot_claim(victim, victim_tag, h)) {
+			*inserted = 1;
+			return victim;
+		}
+	}
+	return 0;
+}
+
+struct rl_limit_info {
+	struct rl_key key;
+	__u64 hash;
+	struct rl_slot *slot;
+	int inserted;
+	int overflow;
+};
+
+static __always_inline int rl_judge(struct rl_slot *s, const struct rl_rule *r, __u64 now,
+				    __u64 bytes)
+{
+	if (RL_READ_ONCE(s->block_until_ns) > now)
+		return RL_LIMIT_BLOCKED;
+	int res = rl_run_algo(s, r, now, bytes);
+	/* Racing CPUs may both set the block; they write nearly the same value, and either one
+	 * is a correct block period starting at that CPU's packet. */
+	if (res == RL_LIMIT_OVER && r->block_ns) {
+		__u64 until = now + r->block_ns;
+		RL_WRITE_ONCE(s->block_until_ns, until);
+		if (until > RL_READ_ONCE(s->idle_at_ns))
+			RL_WRITE_ONCE(s->idle_at_ns, until);
+	}
+	return res;
+}
+
+/* Judge one packet of `bytes` against rule r. */
+static __always_inline int rl_limit(const struct rl_rule *r, const struct rl_pkt *p, __u64 now,
+				    __u64 bytes, struct rl_limit_info *info)
+{
+	rl_key_build(&info->key, r, p);
+	__u64 h = rl_key_hash(&info->key);
+	info->hash = h;
+
+	__u32 set_idx = (__u32)h & rl_key_sets_mask;
+	struct rl_set *set = bpf_map_lookup_elem(&rl_keys, &set_idx);
+	if (!set)
+		return RL_LIMIT_EXHAUSTED;
+	struct rl_slot *s = rl_slot_lookup(set, h, now, &info->inserted);
+	if (!s) {
+		/* Every way is busy: the key shares its rule's bucket for its source prefix. Two
+		 * prefixes (or rules) that collide in rl_overflow take the slot from each other;
+		 * the loser restarts fresh, so collisions err on the lenient side for overflow keys
+		 * only. */
+		struct rl_key ok = {};
+		rl_overflow_key(&ok, r, p);
+		__u64 oh = rl_key_hash(&ok);
+		__u32 oidx = (__u32)oh & (RL_OVERFLOW_SLOTS - 1);
+		s = bpf_map_lookup_elem(&rl_overflow, &oidx);
+		if (!s)
+			return RL_LIMIT_EXHAUSTED;
+		__u64 t = RL_READ_ONCE(s->tag);
+		if (t != oh && (t == RL_TAG_CLAIMING || !rl_slot_claim(s, t, oh)))
+			return RL_LIMIT_EXHAUSTED;
+		info->overflow = 1;
+	}
+	info->slot = s;
+	return rl_judge(s, r, now, bytes);
+}
+
+#endif /* RL_BPF_LIMITER_H */

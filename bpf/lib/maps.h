@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Every map of the data path. Names are part of the ABI: rld pins them under <pin root>/maps/
+ * and adopts them by name after a restart.
+ */
+#ifndef RL_BPF_MAPS_H
+#define RL_BPF_MAPS_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "rl_abi.h"
+
+/* ---- Rule set (two generations) ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rl_control);
+} rl_control SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_GENERATIONS);
+	__type(key, __u32);
+	__type(value, struct rl_gen_config);
+} rl_gen_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_GENERATIONS * RL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct rl_rule);
+} rl_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_GENERATIONS * RL_MAX_CLASSES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct rl_bitmap);
+} rl_bitmaps SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_GENERATIONS * RL_PORT_KINDS * RL_PORT_ENTRIES_PER_KIND);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct rl_port_classes);
+} rl_port_classes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_lpm4_key);
+	__type(value, struct rl_src_entry);
+} rl_src_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_lpm6_key);
+	__type(value, struct rl_src_entry);
+} rl_src_v6 SEC(".maps");
+
+/* ---- Runtime allow/deny (not generation-bound) ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_RUNTIME_ACL_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_runtime_lpm4_key);
+	__type(value, struct rl_runtime_entry);
+} rl_runtime_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_RUNTIME_ACL_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_runtime_lpm6_key);
+	__type(value, struct rl_runtime_entry);
+} rl_runtime_v6 SEC(".maps");
+
+/* ---- Limiter state ---- */
+
+/* max_entries (the number of sets) is set by the loader from the configured key capacity. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_DEFAULT_KEY_CAPACITY / RL_WAYS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct rl_set);
+} rl_keys SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_OVERFLOW_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct rl_slot);
+} rl_overflow SEC(".maps");
+
+/* ---- Counters and reports ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RL_MAX_RULE_IDS);
+	__type(key, __u32);
+	__type(value, struct rl_rule_counters);
+} rl_rule_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RL_GC_MAX);
+	__type(key, __u32);
+	__type(value, struct rl_counter);
+} rl_global_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_REPORT_FILTER_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} rl_report_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, RL_RINGBUF_BYTES);
+} rl_events SEC(".maps");
+
+#endif /* RL_BPF_MAPS_H */

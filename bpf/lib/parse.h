@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Header parsers. One contract for all of them: a cursor and data_end in; the next protocol
+ * (>= 0) or a negative RL_PARSE_* error out. A parser advances the cursor only past a header
+ * it has fully bounds-checked, so nothing is ever read beyond data_end.
+ */
+#ifndef RL_BPF_PARSE_H
+#define RL_BPF_PARSE_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "rl_abi.h"
+
+#define RL_PARSE_MALFORMED (-1)
+#define RL_PARSE_NON_IP (-2)
+
+#define RL_L4_NONE 0xff
+
+struct rl_cursor {
+	void *pos;
+};
+
+/* What the rest of the program knows about a packet. */
+struct rl_pkt {
+	__u32 saddr[4];  /* network order; IPv4 uses saddr[0] */
+	__u16 l4_index;  /* destination port (host order) or ICMP type */
+	__u8 family;     /* 4 or 6 */
+	__u8 proto;      /* IP protocol after IPv6 extension headers */
+	__u8 port_kind;  /* enum rl_port_kind, or RL_L4_NONE when there is no L4 index */
+	__u8 tcp_new;    /* SYN without ACK */
+	__u8 fragment;   /* non-first fragment */
+	__u8 pad;
+};
+
+struct rl_vlan_hdr {
+	__be16 tci;
+	__be16 encap_proto;
+};
+
+/* Ethernet plus up to two VLAN tags (802.1Q, 802.1ad). Returns the ethertype in host order. */
+static __always_inline int rl_parse_eth(struct rl_cursor *c, void *data_end)
+{
+	struct ethhdr *eth = c->pos;
+	if ((void *)(eth + 1) > data_end)
+		return RL_PARSE_MALFORMED;
+	c->pos = eth + 1;
+	__u16 proto = bpf_ntohs(eth->h_proto);
+
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		if (proto != ETH_P_8021Q && proto != ETH_P_8021AD)
+			break;
+		struct rl_vlan_hdr *vh = c->pos;
+		if ((void *)(vh + 1) > data_end)
+			return RL_PARSE_MALFORMED;
+		c->pos = vh + 1;
+		proto = bpf_ntohs(vh->encap_proto);
+	}
+	return proto;
+}
+
+static __always_inline int rl_parse_ipv4(struct rl_cursor *c, void *data_end, struct rl_pkt *p)
+{
+	struct iphdr *ip = c->pos;
+	if ((void *)(ip + 1) > data_end)
+		return RL_PARSE_MALFORMED;
+	if (ip->version != 4 || ip->ihl < 5)
+		return RL_PARSE_MALFORMED;
+	__u32 hlen = ip->ihl * 4;
+	if (bpf_ntohs(ip->tot_len) < hlen)
+		return RL_PARSE_MALFORMED;
+	if (c->pos + hlen > data_end)
+		return RL_PARSE_MALFORMED;
+	c->pos += hlen;
+	p->family = 4;
+	p->saddr[0] = ip->saddr;
+	p->proto = ip->protocol;
+	/* A non-first fragment carries no L4 header: it is matched on addresses and protocol. */
+	if (bpf_ntohs(ip->frag_off) & 0x1fff)
+		p->fragment = 1;
+	return ip->protocol;
+}
+
+struct rl_ipv6_opt_hdr {
+	__u8 nexthdr;
+	__u8 hdrlen;
+};
+
+struct rl_ipv6_frag_hdr {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off;
+	__be32 identification;
+};
+
+static __always_inline int rl_ipv6_is_ext(__u8 nh)
+{
+	return nh == IPPROTO_HOPOPTS || nh == IPPROTO_ROUTING || nh == IPPROTO_FRAGMENT ||
+	       nh == IPPROTO_DSTOPTS || nh == IPPROTO_AH;
+}
+
+/* IPv6 and a bounded walk over extension headers. A chain longer than RL_IPV6_MAX_EXT_HDRS is
+ * malformed: the program cannot know the transport, so it must not guess a port. */
+static __always_inline int rl_parse_ipv6(struct rl_cursor *c, void *data_end, struct rl_pkt *p)
+{
+	struct ipv6hdr *ip6 = c->pos;
+	if ((void *)(ip6 + 1) > data_end)
+		return RL_PARSE_MALFORMED;
+	if (ip6->version != 6)
+		return RL_PARSE_MALFORMED;
+	c->pos = ip6 + 1;
+	p->family = 6;
+	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
+	__u8 nh = ip6->nexthdr;
+
+#pragma unroll
+	for (int i = 0; i < RL_IPV6_MAX_EXT_HDRS; i++) {
+		if (!rl_ipv6_is_ext(nh))
+			break;
+		if (nh == IPPROTO_FRAGMENT) {
+			struct rl_ipv6_frag_hdr *fh = c->pos;
+			if ((void *)(fh + 1) > data_end)
+				return RL_PARSE_MALFORMED;
+			if (bpf_ntohs(fh->frag_off) & 0xfff8)
+				p->fragment = 1;
+			c->pos = fh + 1;
+			nh = fh->nexthdr;
+			continue;
+		}
+		struct rl_ipv6_opt_hdr *oh = c->pos;
+		if ((void *)(oh + 1) > data_end)
+			return RL_PARSE_MALFORMED;
+		__u32 len = nh == IPPROTO_AH ? ((__u32)oh->hdrlen + 2) * 4 : ((__u32)oh->hdrlen + 1) * 8;
+		if (c->pos + len > data_end)
+			return RL_PARSE_MALFORMED;
+		c->pos += len;
+		nh = oh->nexthdr;
+	}
+	if (rl_ipv6_is_ext(nh))
+		return RL_PARSE_MALFORMED;
+	p->proto = nh;
+	return nh;
+}
+
+struct rl_icmp_hdr {
+	__u8 type;
+	__u8 code;
+	__be16 checksum;
+};
+
+/* Transport header: fills the L4 index (destination port or ICMP type). Non-first fragments and
+ * protocols without ports leave port_kind at RL_L4_NONE. */
+static __always_inline int rl_parse_l4(struct rl_cursor *c, void *data_end, struct rl_pkt *p)
+{
+	p->port_kind = RL_L4_NONE;
+	if (p->fragment)
+		return 0;
+
+	switch (p->proto) {
+	case IPPROTO_TCP: {
+		struct tcphdr *th = c->pos;
+		if ((void *)(th + 1) > data_end || th->doff < 5)
+			return RL_PARSE_MALFORMED;
+		p->port_kind = RL_PORT_KIND_TCP;
+		p->l4_index = bpf_ntohs(th->dest);
+		p->tcp_new = th->syn && !th->ack;
+		return 0;
+	}
+	case IPPROTO_UDP: {
+		struct udphdr *uh = c->pos;
+		if ((void *)(uh + 1) > data_end)
+			return RL_PARSE_MALFORMED;
+		p->port_kind = RL_PORT_KIND_UDP;
+		p->l4_index = bpf_ntohs(uh->dest);
+		return 0;
+	}
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6: {
+		struct rl_icmp_hdr *ih = c->pos;
+		if ((void *)(ih + 1) > data_end)
+			return RL_PARSE_MALFORMED;
+		p->port_kind = p->proto == IPPROTO_ICMP ? RL_PORT_KIND_ICMP : RL_PORT_KIND_ICMPV6;
+		p->l4_index = ih->type;
+		return 0;
+	}
+	}
+	return 0;
+}
+
+/* The whole parse: 0 for an IP packet ready to classify, or RL_PARSE_NON_IP / RL_PARSE_MALFORMED. */
+static __always_inline int rl_parse_packet(void *data, void *data_end, struct rl_pkt *p)
+{
+	struct rl_cursor c = { .pos = data };
+	int proto = rl_parse_eth(&c, data_end);
+	if (proto < 0)
+		return proto;
+	if (proto == ETH_P_IP)
+		proto = rl_parse_ipv4(&c, data_end, p);
+	else if (proto == ETH_P_IPV6)
+		proto = rl_parse_ipv6(&c, data_end, p);
+	else
+		return RL_PARSE_NON_IP;
+	if (proto < 0)
+		return proto;
+	return rl_parse_l4(&c, data_end, p);
+}
+
+#endif /* RL_BPF_PARSE_H */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Counters and offender reports. Counters live in per-CPU arrays: each CPU adds to its own copy
+ * with plain stores (no atomics on the hot path) and the controller sums the copies when it reads.
+ */
+#ifndef RL_BPF_STATS_H
+#define RL_BPF_STATS_H
+
+#include "maps.h"
+#include "rl_abi.h"
+
+static __always_inline void rl_count(__u32 idx, __u64 bytes)
+{
+	struct rl_counter *c = bpf_map_lookup_elem(&rl_global_stats, &idx);
+	if (c) {
+		c->pkts++;
+		c->bytes += bytes;
+	}
+}
+
+static __always_inline struct rl_rule_counters *rl_rule_counters(__u32 rule_id)
+{
+	__u32 idx = rule_id & (RL_MAX_RULE_IDS - 1);
+	return bpf_map_lookup_elem(&rl_rule_stats, &idx);
+}
+
+/* Report a key that is over its limit, at most once per RL_REPORT_INTERVAL_TICKS per key.
+ * rl_report_filter is indexed by key hash; two keys sharing a filter slot suppress each other's
+ * reports (fewer events, never more). The filter CAS lets exactly one CPU report per interval. */
+static __always_inline void rl_report(const struct rl_rule *r, const struct rl_key *k,
+				      __u64 hash, __u64 now, int blocked)
+{
+	__u32 fidx = (__u32)(hash >> 32) & (RL_REPORT_FILTER_SLOTS - 1);
+	__u32 *last = bpf_map_lookup_elem(&rl_report_filter, &fidx);
+	if (!last)
+		return;
+	__u32 tick = (__u32)(now >> RL_TICK_SHIFT) | 1; /* 0 means never reported */
+	__u32 seen = *(volatile __u32 *)last;
+	if (seen && (__u32)(tick - seen) < RL_REPORT_INTERVAL_TICKS)
+		return;
+	if (__sync_val_compare_and_swap(last, seen, tick) != seen)
+		return;
+
+	struct rl_event *ev = bpf_ringbuf_reserve(&rl_events, sizeof(*ev), 0);
+	if (!ev) {
+		rl_count(RL_GC_REPORTS_LOST, 0);
+		return;
+	}
+	ev->ts_ns = now;
+	ev->kind = RL_EVENT_OVER_LIMIT;
+	ev->rule_id = r->id;
+	ev->key_kind = r->key_kind;
+	ev->action = r->action;
+	ev->blocked = blocked;
+	ev->pad = 0;
+	ev->dport = k->dport;
+	ev->family = k->family;
+	__builtin_memcpy(ev->addr, k->addr, sizeof(ev->addr));
+	bpf_ringbuf_submit(ev, 0);
+	rl_count(RL_GC_REPORTS, 0);
+}
+
+#endif /* RL_BPF_STATS_H */

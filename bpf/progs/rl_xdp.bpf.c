@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * rl_xdp: the rate limiter's XDP program. Order of decisions for a packet:
+ *   parse -> runtime allow/deny -> policy allow/deny -> first matching rule -> its limiter.
+ * The generation is read once per packet, so each packet sees one complete rule set.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "rl_abi.h"
+#include "clock.h"
+#include "parse.h"
+#include "classify.h"
+#include "limiter.h"
+#include "stats.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Load-time settings. */
+const volatile __u32 rl_trace_decisions = 0; /* tests: record each decision in rl_trace */
+/* Benchmarks: rewrite the IPv4 source to 198.18.0.0 + (n mod rl_bench_src_spread), n counting
+ * packets, so one BPF_PROG_TEST_RUN repeat loop sees a stream of distinct sources. */
+const volatile __u32 rl_bench_src_spread = 0;
+
+struct rl_decision rl_trace = {};
+__u32 rl_bench_counter = 0;
+
+static __always_inline int rl_finish(__u32 verdict, __u32 reason, int pos, __u32 rule_id,
+				     __u64 hash, int overflow)
+{
+	if (rl_trace_decisions) {
+		rl_trace.verdict = verdict;
+		rl_trace.reason = reason;
+		rl_trace.rule_pos = pos;
+		rl_trace.rule_id = rule_id;
+		rl_trace.key_hash = hash;
+		rl_trace.overflow = overflow;
+	}
+	return verdict;
+}
+
+SEC("xdp")
+int rl_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	__u64 bytes = data_end - data;
+	struct rl_pkt pkt = {};
+	__u32 zero = 0;
+
+	rl_count(RL_GC_RX, bytes);
+
+	struct rl_control *ctl = bpf_map_lookup_elem(&rl_control, &zero);
+	if (!ctl)
+		return XDP_PASS;
+	__u32 gen = ctl->active_gen & 1;
+	struct rl_gen_config *gc = bpf_map_lookup_elem(&rl_gen_config, &gen);
+	if (!gc)
+		return XDP_PASS;
+
+	int rc = rl_parse_packet(data, data_end, &pkt);
+	if (rc == RL_PARSE_NON_IP) {
+		rl_count(RL_GC_NON_IP, bytes);
+		return rl_finish(XDP_PASS, RL_REASON_NON_IP, -1, 0, 0, 0);
+	}
+	if (rc < 0) {
+		rl_count(RL_GC_MALFORMED, bytes);
+		__u32 v = gc->malformed_verdict == RL_VERDICT_DROP ? XDP_DROP : XDP_PASS;
+		return rl_finish(v, RL_REASON_MALFORMED, -1, 0, 0, 0);
+	}
+	if (pkt.fragment)
+		rl_count(RL_GC_FRAGMENTS, bytes);
+
+	if (rl_bench_src_spread && pkt.family == 4) {
+		__u32 n = rl_bench_counter++;
+		pkt.saddr[0] = bpf_htonl(0xc6120000u + n % rl_bench_src_spread);
+	}
+
+	__u64 now = 0;
+	if (ctl->runtime_acl_v4 | ctl->runtime_acl_v6) {
+		now = rl_now();
+		__u32 f = rl_lookup_runtime(ctl, &pkt, now);
+		if (f & RL_SRC_F_ALLOW) {
+			rl_count(RL_GC_RUNTIME_ALLOWED, bytes);
+			return rl_finish(XDP_PASS, RL_REASON_RUNTIME_ALLOW, -1, 0, 0, 0);
+		}
+		if (f & RL_SRC_F_DENY) {
+			rl_count(RL_GC_RUNTIME_DENIED, bytes);
+			return rl_finish(XDP_DROP, RL_REASON_RUNTIME_DENY, -1, 0, 0, 0);
+		}
+	}
+
+	struct rl_src_entry *src = rl_lookup_source(gen, &pkt);
+	if (src && (src->flags & RL_SRC_F_ALLOW)) {
+		rl_count(RL_GC_ALLOWLISTED, bytes);
+		return rl_finish(XDP_PASS, RL_REASON_ALLOWLIST, -1, 0, 0, 0);
+	}
+	if (src && (src->flags & RL_SRC_F_DENY)) {
+		rl_count(RL_GC_DENYLISTED, bytes);
+		return rl_finish(XDP_DROP, RL_REASON_DENYLIST, -1, 0, 0, 0);
+	}
+
+	int pos = -1;
+	if (src && gc->rule_count)
+		pos = rl_match_rule(gen, gc, src->class_id, &pkt);
+	if (pos < 0 || pos >= RL_MAX_RULES) {
+		rl_count(RL_GC_UNMATCHED, bytes);
+		return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0);
+	}
+	__u32 ridx = gen * RL_MAX_RULES + pos;
+	struct rl_rule *r = bpf_map_lookup_elem(&rl_rules, &ridx);
+	if (!r) {
+		rl_count(RL_GC_UNMATCHED, bytes);
+		return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0);
+	}
+
+	struct rl_rule_counters *rc_ = rl_rule_counters(r->id);
+	if (rc_) {
+		rc_->matched_pkts++;
+		rc_->matched_bytes += bytes;
+	}
+	if (!now)
+		now = rl_now();
+
+	struct rl_limit_info info = {};
+	int res = rl_limit(r, &pkt, now, bytes, &info);
+	if (info.inserted)
+		rl_count(RL_GC_KEY_INSERTED, 0);
+	if (info.overflow)
+		rl_count(RL_GC_KEY_OVERFLOW, bytes);
+
+	if (res == RL_LIMIT_ADMIT) {
+		if (rc_) {
+			rc_->passed_pkts++;
+			rc_->passed_bytes += bytes;
+		}
+		return rl_finish(XDP_PASS, RL_REASON_ADMITTED, pos, r->id, info.hash, info.overflow);
+	}
+
+	__u32 reason = RL_REASON_LIMITED;
+	if (res == RL_LIMIT_BLOCKED) {
+		reason = RL_REASON_BLOCKED;
+		rl_count(RL_GC_BLOCKED, bytes);
+	} else if (res == RL_LIMIT_EXHAUSTED) {
+		reason = RL_REASON_CAS_EXHAUSTED;
+		rl_count(RL_GC_CAS_EXHAUSTED, bytes);
+	}
+	if (r->flags & RL_RULE_F_REPORT)
+		rl_report(r, &info.key, info.hash, now, res == RL_LIMIT_BLOCKED);
+
+	if (r->action == RL_ACTION_MONITOR) {
+		if (rc_) {
+			rc_->monitored_pkts++;
+			rc_->monitored_bytes += bytes;
+			rc_->passed_pkts++;
+			rc_->passed_bytes += bytes;
+		}
+		return rl_finish(XDP_PASS, reason, pos, r->id, info.hash, info.overflow);
+	}
+	if (rc_) {
+		rc_->dropped_pkts++;
+		rc_->dropped_bytes += bytes;
+	}
+	return rl_finish(XDP_DROP, reason, pos, r->id, info.hash, info.overflow);
+}

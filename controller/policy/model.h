@@ -1,0 +1,96 @@
+// The policy model: what operators write, after parsing and validation. Pure data; the
+// compiler (controller/compiler) turns it into map entries.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/prefix.h"
+
+namespace rl::policy {
+
+// Where a policy element was written, for error messages (file:line:column, 1-based).
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string str() const { return file + ":" + std::to_string(line) + ":" + std::to_string(column); }
+};
+
+enum class Algorithm { kTokenBucket, kFixedWindow, kSlidingWindow };
+enum class Unit { kPackets, kBytes };
+enum class KeyKind { kSourceAddress, kSourcePrefix, kSourceAddressPort, kRule };
+enum class Action { kDrop, kMonitor };
+enum class Verdict { kPass, kDrop };
+enum class RedisFailure { kOpen, kClosed };
+
+// `amount` units per `period_ns`: "100/s" is {100, 1e9, kPackets}, "10Mbit/s" is
+// {1250000, 1e9, kBytes}.
+struct Rate {
+  uint64_t amount = 0;
+  uint64_t period_ns = 0;
+  Unit unit = Unit::kPackets;
+  bool operator==(const Rate&) const = default;
+};
+
+struct Limit {
+  Algorithm algorithm = Algorithm::kTokenBucket;
+  Rate rate;
+  // token_bucket only: how many units may pass at once; in the rate's unit. 0 in a parsed
+  // policy means "not given" and is replaced by the default (rate.amount) before compiling.
+  uint64_t burst = 0;
+  bool operator==(const Limit&) const = default;
+};
+
+struct PortRange {
+  uint16_t first = 0;
+  uint16_t last = 0;
+  bool operator==(const PortRange&) const = default;
+};
+
+struct Match {
+  std::vector<std::string> sources;      // source set names (union); empty: any source
+  std::optional<uint8_t> protocol;       // IP protocol number; empty: any
+  std::vector<PortRange> ports;          // destination ports (TCP/UDP); empty: any
+  bool tcp_syn = false;                  // only new TCP connections (SYN without ACK)
+  std::vector<uint8_t> icmp_types;       // ICMP/ICMPv6 types; empty: any
+};
+
+// A fleet-wide limit for the same key, enforced through Redis.
+struct ClusterLimit {
+  Rate rate;
+  RedisFailure on_redis_failure = RedisFailure::kOpen;
+};
+
+struct Rule {
+  std::string name;
+  int priority = 0;  // lower is evaluated first; ties keep file order
+  Match match;
+  Limit limit;
+  KeyKind key = KeyKind::kSourceAddress;
+  uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix
+  uint8_t v6_prefix = 64;
+  Action action = Action::kDrop;
+  uint64_t block_ns = 0;   // drop everything from a key for this long once it exceeds
+  bool report = true;      // log offenders
+  std::optional<ClusterLimit> cluster;
+  SourceLocation where;
+};
+
+struct SourceSet {
+  std::string name;
+  std::vector<Prefix> prefixes;
+  SourceLocation where;
+};
+
+struct Policy {
+  std::vector<SourceSet> sets;
+  std::vector<Prefix> allow;  // never limited
+  std::vector<Prefix> deny;   // always dropped
+  std::vector<Rule> rules;
+  Verdict malformed = Verdict::kPass;
+};
+
+}  // namespace rl::policy

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs every build, test and benchmark dependency of rl from Debian packages.
+# Idempotent: packages already present are left alone; quiet unless something fails.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config clang llvm lld
+  libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
+  libcli11-dev libyaml-cpp-dev libhiredis-dev prometheus-cpp-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  nlohmann-json3-dev
+  redis-server prometheus
+  iproute2 nftables iptables ethtool
+  clang-format
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages: ${missing[*]} (run as root)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Debian's redis-server and prometheus packages start system services on install; the tests
+# start their own instances on private ports, so the packaged ones are stopped to stay out of the way.
+for svc in redis-server prometheus prometheus-node-exporter; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
+    systemctl stop "$svc" >/dev/null 2>&1 || true
+  fi
+done
+exit 0
