@@ -95,7 +95,7 @@ enum rl_action {
 
 /* rl_control[0]: the one word the controller flips to switch generations. */
 struct rl_control {
-	__u32 active_gen;
+	__u32 active_gen; /* written last, atomically, through the mmapped map */
 	__u32 abi_version;
 	__u32 runtime_acl_v4; /* number of runtime allow/deny entries; 0 skips the lookup */
 	__u32 runtime_acl_v6;
@@ -114,7 +114,8 @@ struct rl_gen_config {
 
 /* rl_rules[gen * RL_MAX_RULES + position]: position is the priority order (0 = first). */
 struct rl_rule {
-	__u32 id;          /* stable across reloads while the rule's limiter is unchanged */
+	__u32 id;          /* seeds the rule's key hashes; kept across reloads while the limiter is unchanged */
+	__u32 stats_slot;  /* index into rl_rule_stats and rl_rule_meta */
 	__u8 algo;         /* enum rl_algo */
 	__u8 key_kind;     /* enum rl_key_kind */
 	__u8 cost_unit;    /* enum rl_cost_unit */
@@ -123,7 +124,6 @@ struct rl_rule {
 	__u8 v6_prefix;
 	__u8 cost_shift;   /* window algorithms with bytes: cost = ceil(bytes / 2^shift) */
 	__u8 flags;        /* RL_RULE_F_* */
-	__u32 pad;
 	__u64 block_ns;    /* block period after exceeding, 0 = none */
 	/* token_bucket: interval_fp = ns per unit << 16, burst_ns = burst units * ns per unit.
 	 * windows: window_ns and limit (in cost units after cost_shift). */
@@ -134,6 +134,14 @@ struct rl_rule {
 };
 
 #define RL_RULE_F_REPORT (1u << 0) /* report offenders through the ring buffer */
+
+/* rl_rule_meta[stats_slot]: the controller's record of a rule, read back when rld adopts pinned
+ * maps after a restart. The XDP program never reads it. */
+#define RL_RULE_NAME_MAX 56
+struct rl_rule_meta {
+	char name[RL_RULE_NAME_MAX];
+	__u64 signature;
+};
 
 /* Source LPM tries: one per family, the generation is the first 32 bits of the prefix. */
 struct rl_lpm4_key {
@@ -302,6 +310,7 @@ struct rl_decision {
 RL_STATIC_ASSERT(sizeof(struct rl_control) == 16, "rl_control layout");
 RL_STATIC_ASSERT(sizeof(struct rl_gen_config) == 16, "rl_gen_config layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) == 56, "rl_rule layout");
+RL_STATIC_ASSERT(sizeof(struct rl_rule_meta) == 64, "rl_rule_meta layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm4_key) == 12, "rl_lpm4_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm6_key) == 24, "rl_lpm6_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_src_entry) == 8, "rl_src_entry layout");

@@ -107,8 +107,9 @@ static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *
 	struct rl_bitmap *bs = rl_bitmap_of(gen, src_class);
 	struct rl_bitmap *bp = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + p->proto);
 	struct rl_bitmap *bl = rl_bitmap_of(gen, rl_l4_class(gen, p));
-	/* Packets that are not a new TCP connection must not match rules that require one. */
-	int need_syn_mask = p->port_kind == RL_PORT_KIND_TCP && !p->tcp_new;
+	/* Packets that are not a new TCP connection (including TCP fragments, whose flags are
+	 * unknown) must not match rules that require one. */
+	int need_syn_mask = !p->tcp_new;
 	struct rl_bitmap *bn = rl_bitmap_of(gen, RL_CLASS_NOT_SYN);
 	if (!bs || !bp || !bl || !bn)
 		return -1;

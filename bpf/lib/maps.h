@@ -15,6 +15,7 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct rl_control);
 } rl_control SEC(".maps");
@@ -32,6 +33,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rl_rule);
 } rl_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_MAX_RULE_IDS);
+	__type(key, __u32);
+	__type(value, struct rl_rule_meta);
+} rl_rule_meta SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

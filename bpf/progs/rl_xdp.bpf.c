@@ -114,7 +114,7 @@ int rl_xdp(struct xdp_md *ctx)
 		return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0);
 	}
 
-	struct rl_rule_counters *rc_ = rl_rule_counters(r->id);
+	struct rl_rule_counters *rc_ = rl_rule_counters(r->stats_slot);
 	if (rc_) {
 		rc_->matched_pkts++;
 		rc_->matched_bytes += bytes;

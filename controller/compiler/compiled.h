@@ -1,0 +1,45 @@
+// The compiler's output: everything one generation of the data path holds, as plain values.
+// The datapath writes it into the inactive generation and switches; unit tests inspect it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/prefix.h"
+#include "rl_abi.h"
+
+namespace rl::compiler {
+
+// A rule's identity across reloads. The id seeds its keys' hashes, so a rule keeps its per-key
+// state exactly as long as it keeps its id; stats_slot indexes its counters.
+struct RuleIdentity {
+  uint32_t id = 0;
+  uint32_t stats_slot = 0;
+  uint64_t signature = 0;  // of the limiter parameters: a change means fresh state
+};
+
+struct RuleIds {
+  std::map<std::string, RuleIdentity> by_name;
+  uint32_t next_id = 1;
+};
+
+struct SourceEntry {
+  Prefix prefix;
+  rl_src_entry value{};
+};
+
+struct CompiledRuleSet {
+  rl_gen_config config{};
+  std::vector<rl_rule> rules;       // by position (priority order)
+  std::vector<std::string> names;   // by position
+  std::vector<rl_bitmap> classes;   // by class id; at least RL_CLASS_FIRST_DYNAMIC entries
+  std::array<std::vector<uint16_t>, RL_PORT_KINDS> port_classes;  // 65536 class ids per kind
+  std::vector<SourceEntry> sources; // flattened LPM entries, both families
+  RuleIds ids;                      // pass to the next compile to keep state across reloads
+  std::vector<uint32_t> new_slots;  // stats slots first used by this rule set (counters reset)
+};
+
+}  // namespace rl::compiler

@@ -1,0 +1,93 @@
+// The compiler driver: rule order, identities, then the class passes.
+#include "compiler/compiler.h"
+
+#include <algorithm>
+#include <set>
+
+#include "compiler/passes.h"
+
+namespace rl::compiler {
+namespace {
+
+// FNV-1a over the fields that define a key's state: when any of them changes, the old state
+// means something else and the rule starts fresh.
+uint64_t signature(const rl_rule& r) {
+  const uint64_t fields[] = {r.algo,        r.key_kind,  r.cost_unit, r.v4_prefix,
+                             r.v6_prefix,   r.cost_shift, r.interval_fp, r.burst_ns,
+                             r.window_ns,   r.limit};
+  uint64_t h = 1469598103934665603ULL;
+  for (uint64_t f : fields)
+    for (int i = 0; i < 8; i++) {
+      h ^= (f >> (8 * i)) & 0xff;
+      h *= 1099511628211ULL;
+    }
+  return h;
+}
+
+Status assign_identities(const RuleIds& previous, CompiledRuleSet& out) {
+  std::set<uint32_t> used_slots;
+  for (const auto& [name, ident] : previous.by_name) used_slots.insert(ident.stats_slot);
+  out.ids.next_id = std::max<uint32_t>(previous.next_id, 1);
+  for (size_t pos = 0; pos < out.rules.size(); pos++) {
+    rl_rule& r = out.rules[pos];
+    uint64_t sig = signature(r);
+    RuleIdentity ident;
+    auto it = previous.by_name.find(out.names[pos]);
+    if (it != previous.by_name.end() && it->second.signature == sig) {
+      ident = it->second;
+    } else {
+      // A new incarnation: new id (fresh keys), and a stats slot that neither the rule set
+      // in force nor this one uses, so no counter is shared between two live rules.
+      ident.id = out.ids.next_id++;
+      if (it != previous.by_name.end()) {
+        ident.stats_slot = it->second.stats_slot;  // same rule name: counters continue
+      } else {
+        uint32_t slot = 0;
+        while (slot < RL_MAX_RULE_IDS && used_slots.count(slot)) slot++;
+        if (slot == RL_MAX_RULE_IDS) return Error{E2BIG, "no free rule counter slot"};
+        ident.stats_slot = slot;
+        out.new_slots.push_back(slot);
+      }
+      ident.signature = sig;
+    }
+    used_slots.insert(ident.stats_slot);
+    r.id = ident.id;
+    r.stats_slot = ident.stats_slot;
+    out.ids.by_name[out.names[pos]] = ident;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& previous) {
+  if (policy.rules.size() > RL_MAX_RULES)
+    return Error{E2BIG, "at most " + std::to_string(RL_MAX_RULES) + " rules"};
+
+  std::vector<const policy::Rule*> order;
+  for (const auto& r : policy.rules) order.push_back(&r);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* a, const auto* b) { return a->priority < b->priority; });
+
+  CompiledRuleSet out;
+  for (const auto* rule : order) {
+    auto r = compile_limit(*rule);
+    if (!r) return r.error();
+    out.rules.push_back(*r);
+    out.names.push_back(rule->name);
+  }
+  if (auto s = assign_identities(previous, out); !s) return s.error();
+
+  out.config.rule_count = static_cast<uint32_t>(out.rules.size());
+  out.config.rule_words = static_cast<uint32_t>((out.rules.size() + 63) / 64);
+  out.config.malformed_verdict =
+      policy.malformed == policy::Verdict::kDrop ? RL_VERDICT_DROP : RL_VERDICT_PASS;
+
+  ClassTable table(out.classes);
+  fixed_classes(order, out.classes);
+  if (auto s = port_classes(order, table, out); !s) return s.error();
+  if (auto s = source_entries(policy, order, table, out); !s) return s.error();
+  return out;
+}
+
+}  // namespace rl::compiler

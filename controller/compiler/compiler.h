@@ -1,0 +1,17 @@
+// Policy -> data path entries. A pure function: no kernel, no I/O.
+#pragma once
+
+#include "common/result.h"
+#include "compiler/compiled.h"
+#include "policy/model.h"
+
+namespace rl::compiler {
+
+// `previous` carries the identities of the rule set in force, so unchanged rules keep their
+// per-key state and counters; pass {} for a first compile.
+Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& previous = {});
+
+// Limiter parameters of one rule as the data path wants them (exposed for tests and rlctl).
+Result<rl_rule> compile_limit(const policy::Rule& rule);
+
+}  // namespace rl::compiler

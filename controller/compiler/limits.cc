@@ -1,0 +1,80 @@
+// A rule's limiter as the data path's integer parameters. The arithmetic here defines the
+// limiter's exact behaviour; docs/datapath.md states the formulas.
+#include "compiler/compiler.h"
+
+namespace rl::compiler {
+namespace {
+
+using policy::Algorithm;
+using policy::Unit;
+
+constexpr uint64_t kSlidingMax = (1ULL << 20) - 1;
+constexpr uint64_t kFixedMax = (1ULL << 32) - 1;
+
+uint8_t key_kind(policy::KeyKind k) {
+  switch (k) {
+    case policy::KeyKind::kSourceAddress: return RL_KEY_SRC_ADDR;
+    case policy::KeyKind::kSourcePrefix: return RL_KEY_SRC_PREFIX;
+    case policy::KeyKind::kSourceAddressPort: return RL_KEY_SRC_ADDR_DPORT;
+    case policy::KeyKind::kRule: return RL_KEY_RULE;
+  }
+  return RL_KEY_SRC_ADDR;
+}
+
+}  // namespace
+
+Result<rl_rule> compile_limit(const policy::Rule& rule) {
+  const auto& lim = rule.limit;
+  const auto& rate = lim.rate;
+  auto fail = [&](const std::string& what) {
+    return Error{EINVAL, rule.where.str() + ": rule '" + rule.name + "': " + what};
+  };
+  if (rate.amount == 0 || rate.period_ns == 0) return fail("rate must be positive");
+
+  rl_rule r{};
+  r.key_kind = key_kind(rule.key);
+  r.cost_unit = rate.unit == Unit::kBytes ? RL_COST_BYTES : RL_COST_PACKETS;
+  r.action = rule.action == policy::Action::kMonitor ? RL_ACTION_MONITOR : RL_ACTION_DROP;
+  r.v4_prefix = rule.v4_prefix;
+  r.v6_prefix = rule.v6_prefix;
+  r.flags = rule.report ? RL_RULE_F_REPORT : 0;
+  r.block_ns = rule.block_ns;
+
+  switch (lim.algorithm) {
+    case Algorithm::kTokenBucket: {
+      r.algo = RL_ALGO_TOKEN_BUCKET;
+      unsigned __int128 fp = (static_cast<unsigned __int128>(rate.period_ns) << 16) / rate.amount;
+      if (fp == 0) return fail("rate is faster than one unit per 1/65536 ns");
+      // A packet's cost is units * interval_fp; 16-bit lengths must not overflow 64 bits.
+      if (fp >= (1ULL << 47)) return fail("rate is too slow (more than 2^31 ns per unit)");
+      uint64_t burst = lim.burst ? lim.burst : rate.amount;
+      unsigned __int128 burst_ns = (static_cast<unsigned __int128>(burst) * fp) >> 16;
+      if (burst_ns >= (1ULL << 62)) return fail("burst is too large for the rate");
+      r.interval_fp = static_cast<uint64_t>(fp);
+      r.burst_ns = static_cast<uint64_t>(burst_ns);
+      break;
+    }
+    case Algorithm::kFixedWindow:
+    case Algorithm::kSlidingWindow: {
+      bool sliding = lim.algorithm == Algorithm::kSlidingWindow;
+      r.algo = sliding ? RL_ALGO_SLIDING_WINDOW : RL_ALGO_FIXED_WINDOW;
+      uint64_t max = sliding ? kSlidingMax : kFixedMax;
+      uint64_t limit = rate.amount;
+      uint8_t shift = 0;
+      if (rate.unit == Unit::kBytes) {
+        // Count bytes in units of 2^shift (costs round up, the limit rounds down: never lenient).
+        while ((limit >> shift) > max) shift++;
+      } else if (limit > max) {
+        return fail("at most " + std::to_string(max) + " packets per window with this algorithm");
+      }
+      r.cost_shift = shift;
+      r.limit = limit >> shift;
+      r.window_ns = rate.period_ns;
+      if (r.window_ns > (1ULL << 46)) return fail("window longer than 19 hours");
+      break;
+    }
+  }
+  return r;
+}
+
+}  // namespace rl::compiler

@@ -1,0 +1,24 @@
+// The compiler's passes over a policy whose rules are already in priority order.
+#pragma once
+
+#include <vector>
+
+#include "compiler/class_table.h"
+#include "compiler/compiled.h"
+#include "policy/model.h"
+
+namespace rl::compiler {
+
+// Protocol, not-SYN and no-port classes (the fixed class ids).
+void fixed_classes(const std::vector<const policy::Rule*>& rules, std::vector<rl_bitmap>& classes);
+
+// One class id per (port kind, L4 index).
+Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,
+                    CompiledRuleSet& out);
+
+// Flattened LPM entries: each prefix carries the rules its addresses satisfy and the
+// allow/deny decision of the most specific list entry covering it.
+Status source_entries(const policy::Policy& policy, const std::vector<const policy::Rule*>& rules,
+                      ClassTable& table, CompiledRuleSet& out);
+
+}  // namespace rl::compiler

@@ -1,0 +1,196 @@
+#include "datapath/bpf_datapath.h"
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "rl_xdp.skel.h"
+
+namespace rl {
+namespace {
+
+// A packet reads the active generation once and then uses that generation's maps until it is
+// done, a few microseconds at most. Before the controller rewrites a generation that was active
+// it waits this long after the switch away from it, so no packet can still be reading it.
+constexpr auto kGenerationGrace = std::chrono::milliseconds(50);
+
+uint32_t round_up_pow2(uint32_t v) {
+  uint32_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+template <typename K>
+MapRef<K, rl_src_entry> trie(const bpf_map* m) {
+  return MapRef<K, rl_src_entry>(bpf_map__fd(m), bpf_map__name(m));
+}
+
+}  // namespace
+
+void SkeletonDeleter::operator()(rl_xdp* s) const { rl_xdp__destroy(s); }
+
+BpfDatapath::BpfDatapath(rl_xdp* skel) : skel_(skel) {}
+
+Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) {
+  rl_xdp* skel = rl_xdp__open();
+  if (!skel) return errno_error("open rl_xdp skeleton");
+  std::unique_ptr<BpfDatapath> dp(new BpfDatapath(skel));
+
+  uint32_t sets = round_up_pow2(std::max<uint32_t>(opts.key_capacity / RL_WAYS, 1));
+  dp->key_sets_ = sets;
+  skel->rodata->rl_key_sets_mask = sets - 1;
+  skel->rodata->rl_trace_decisions = opts.trace_decisions ? 1 : 0;
+  skel->rodata->rl_bench_src_spread = opts.bench_src_spread;
+  if (int err = bpf_map__set_max_entries(skel->maps.rl_keys, sets); err)
+    return errno_error("size rl_keys", err);
+  if (int err = rl_xdp__load(skel); err) return errno_error("load rl_xdp (verifier)", err);
+  if (auto s = dp->init(); !s) return s.error();
+  return dp;
+}
+
+Status BpfDatapath::init() {
+  auto control = mmap_array(skel_->maps.rl_control);
+  if (!control) return control.error();
+  control_ = std::move(*control);
+  auto bitmaps = mmap_array(skel_->maps.rl_bitmaps);
+  if (!bitmaps) return bitmaps.error();
+  bitmaps_ = std::move(*bitmaps);
+  auto ports = mmap_array(skel_->maps.rl_port_classes);
+  if (!ports) return ports.error();
+  ports_ = std::move(*ports);
+  auto keys = mmap_array(skel_->maps.rl_keys);
+  if (!keys) return keys.error();
+  keys_ = std::move(*keys);
+  control_.as<rl_control>()->abi_version = RL_ABI_VERSION;
+  return {};
+}
+
+int BpfDatapath::prog_fd() const { return bpf_program__fd(skel_->progs.rl_xdp); }
+
+uint32_t BpfDatapath::active_generation() const {
+  return std::atomic_ref<uint32_t>(control_.as<rl_control>()->active_gen).load() & 1;
+}
+
+Status BpfDatapath::clear_generation(uint32_t gen) {
+  auto v4 = trie<rl_lpm4_key>(skel_->maps.rl_src_v4);
+  auto keys4 = v4.keys();
+  if (!keys4) return keys4.error();
+  for (const auto& k : *keys4)
+    if (k.gen == gen)
+      if (auto s = v4.remove(k); !s) return s;
+  auto v6 = trie<rl_lpm6_key>(skel_->maps.rl_src_v6);
+  auto keys6 = v6.keys();
+  if (!keys6) return keys6.error();
+  for (const auto& k : *keys6)
+    if (k.gen == gen)
+      if (auto s = v6.remove(k); !s) return s;
+  return {};
+}
+
+Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
+  if (rs.rules.size() > RL_MAX_RULES || rs.classes.size() > RL_MAX_CLASSES)
+    return Error{E2BIG, "rule set exceeds the data path's limits"};
+  const uint32_t next = active_generation() ^ 1;
+
+  auto since = std::chrono::steady_clock::now() - last_switch_;
+  if (since < kGenerationGrace) std::this_thread::sleep_for(kGenerationGrace - since);
+
+  if (auto s = clear_generation(next); !s) return s.error().wrap("clear generation");
+
+  MapRef<uint32_t, rl_rule> rules(bpf_map__fd(skel_->maps.rl_rules), "rl_rules");
+  MapRef<uint32_t, rl_rule_meta> meta(bpf_map__fd(skel_->maps.rl_rule_meta), "rl_rule_meta");
+  PerCpuArrayRef<rl_rule_counters> stats(bpf_map__fd(skel_->maps.rl_rule_stats), "rl_rule_stats");
+  for (uint32_t slot : rs.new_slots)
+    if (auto s = stats.reset(slot); !s) return s;
+  for (size_t pos = 0; pos < rs.rules.size(); pos++) {
+    const rl_rule& r = rs.rules[pos];
+    if (auto s = rules.update(next * RL_MAX_RULES + static_cast<uint32_t>(pos), r); !s) return s;
+    rl_rule_meta m{};
+    std::strncpy(m.name, rs.names[pos].c_str(), sizeof(m.name) - 1);
+    m.signature = rs.ids.by_name.at(rs.names[pos]).signature;
+    if (auto s = meta.update(r.stats_slot, m); !s) return s;
+  }
+
+  rl_bitmap* bm = bitmaps_.as<rl_bitmap>() + static_cast<size_t>(next) * RL_MAX_CLASSES;
+  std::memcpy(bm, rs.classes.data(), rs.classes.size() * sizeof(rl_bitmap));
+
+  rl_port_classes* pc = ports_.as<rl_port_classes>();
+  for (uint32_t kind = 0; kind < RL_PORT_KINDS; kind++) {
+    rl_port_classes* base = pc + (static_cast<size_t>(next) * RL_PORT_KINDS + kind) * RL_PORT_ENTRIES_PER_KIND;
+    const auto& cls = rs.port_classes[kind];
+    for (uint32_t port = 0; port < 65536; port++)
+      base[port / RL_PORTS_PER_ENTRY].cls[port % RL_PORTS_PER_ENTRY] = cls.empty() ? 0 : cls[port];
+  }
+
+  auto v4 = trie<rl_lpm4_key>(skel_->maps.rl_src_v4);
+  auto v6 = trie<rl_lpm6_key>(skel_->maps.rl_src_v6);
+  for (const auto& e : rs.sources) {
+    if (e.prefix.addr.family == 4) {
+      rl_lpm4_key k{32u + e.prefix.len, next, {}};
+      std::memcpy(k.addr, e.prefix.addr.bytes.data(), 4);
+      if (auto s = v4.update(k, e.value); !s) return s.error().wrap(e.prefix.str());
+    } else {
+      rl_lpm6_key k{32u + e.prefix.len, next, {}};
+      std::memcpy(k.addr, e.prefix.addr.bytes.data(), 16);
+      if (auto s = v6.update(k, e.value); !s) return s.error().wrap(e.prefix.str());
+    }
+  }
+
+  MapRef<uint32_t, rl_gen_config> gcfg(bpf_map__fd(skel_->maps.rl_gen_config), "rl_gen_config");
+  if (auto s = gcfg.update(next, rs.config); !s) return s;
+
+  // The switch: one aligned 32-bit store that packets read once each. Everything above is
+  // visible before it (release order on the mmapped word).
+  std::atomic_ref<uint32_t>(control_.as<rl_control>()->active_gen).store(next, std::memory_order_release);
+  last_switch_ = std::chrono::steady_clock::now();
+  return {};
+}
+
+Result<GlobalCounters> BpfDatapath::global_counters() const {
+  PerCpuArrayRef<rl_counter> m(bpf_map__fd(skel_->maps.rl_global_stats), "rl_global_stats");
+  GlobalCounters out{};
+  for (uint32_t i = 0; i < RL_GC_MAX; i++) {
+    auto v = m.lookup(i);
+    if (!v) return v.error();
+    for (const auto& c : *v) {
+      out[i].pkts += c.pkts;
+      out[i].bytes += c.bytes;
+    }
+  }
+  return out;
+}
+
+Result<rl_rule_counters> BpfDatapath::rule_counters(uint32_t stats_slot) const {
+  PerCpuArrayRef<rl_rule_counters> m(bpf_map__fd(skel_->maps.rl_rule_stats), "rl_rule_stats");
+  auto v = m.lookup(stats_slot);
+  if (!v) return v.error();
+  rl_rule_counters sum{};
+  for (const auto& c : *v) {
+    sum.matched_pkts += c.matched_pkts;
+    sum.matched_bytes += c.matched_bytes;
+    sum.passed_pkts += c.passed_pkts;
+    sum.passed_bytes += c.passed_bytes;
+    sum.dropped_pkts += c.dropped_pkts;
+    sum.dropped_bytes += c.dropped_bytes;
+    sum.monitored_pkts += c.monitored_pkts;
+    sum.monitored_bytes += c.monitored_bytes;
+  }
+  return sum;
+}
+
+Result<BpfDatapath::RunResult> BpfDatapath::run(const std::vector<uint8_t>& frame,
+                                                uint32_t repeat) const {
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
+              .data_size_in = static_cast<uint32_t>(frame.size()),
+              .repeat = static_cast<int>(repeat));
+  if (bpf_prog_test_run_opts(prog_fd(), &opts) != 0) return errno_error("BPF_PROG_TEST_RUN");
+  return RunResult{opts.retval, opts.duration};
+}
+
+void BpfDatapath::set_clock(uint64_t ns) {
+  std::atomic_ref<__u64>(skel_->bss->rl_clock_override_ns).store(ns);
+}
+
+rl_decision BpfDatapath::last_decision() const { return skel_->bss->rl_trace; }
+
+}  // namespace rl

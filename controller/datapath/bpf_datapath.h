@@ -1,0 +1,71 @@
+// The kernel data path: owns the loaded rl_xdp skeleton (programs and maps) and writes rule
+// sets into it with a generation switch.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "datapath/datapath.h"
+#include "datapath/fd.h"
+#include "datapath/map.h"
+
+struct rl_xdp;  // generated skeleton
+
+namespace rl {
+
+struct LoadOptions {
+  uint32_t key_capacity = RL_DEFAULT_KEY_CAPACITY;  // rounded up to a power of two
+  bool trace_decisions = false;   // tests: record every decision (see last_decision)
+  uint32_t bench_src_spread = 0;  // benchmarks: vary IPv4 sources over this many addresses
+};
+
+struct SkeletonDeleter {
+  void operator()(rl_xdp* s) const;
+};
+
+class BpfDatapath final : public Datapath {
+ public:
+  static Result<std::unique_ptr<BpfDatapath>> load(const LoadOptions& opts = {});
+  BpfDatapath(const BpfDatapath&) = delete;
+  BpfDatapath& operator=(const BpfDatapath&) = delete;
+
+  Status apply(const compiler::CompiledRuleSet& rules) override;
+  uint32_t active_generation() const override;
+  Result<GlobalCounters> global_counters() const override;
+  Result<rl_rule_counters> rule_counters(uint32_t stats_slot) const override;
+
+  int prog_fd() const;
+  uint32_t key_sets() const { return key_sets_; }
+
+  // Runs one frame through the program with BPF_PROG_TEST_RUN; returns the XDP action.
+  // With repeat > 1 the kernel runs the same frame repeatedly and reports the mean time.
+  struct RunResult {
+    uint32_t action = 0;
+    uint32_t duration_ns = 0;  // mean per run
+  };
+  Result<RunResult> run(const std::vector<uint8_t>& frame, uint32_t repeat = 1) const;
+
+  // Test hooks (meaningful only with LoadOptions::trace_decisions).
+  void set_clock(uint64_t ns);
+  rl_decision last_decision() const;
+
+  // The key table as the kernel sees it (mmapped, read-only use).
+  const rl_set* key_table() const { return keys_.as<const rl_set>(); }
+
+ private:
+  explicit BpfDatapath(rl_xdp* skel);
+  Status init();
+  Status clear_generation(uint32_t gen);
+
+  std::unique_ptr<rl_xdp, SkeletonDeleter> skel_;
+  MmapRegion control_;
+  MmapRegion bitmaps_;
+  MmapRegion ports_;
+  MmapRegion keys_;
+  uint32_t key_sets_ = 0;
+  std::chrono::steady_clock::time_point last_switch_{};
+};
+
+}  // namespace rl

@@ -1,0 +1,97 @@
+// Typed views of BPF maps on the control path: each call is one syscall and returns errors as
+// values carrying errno and the map's name.
+#pragma once
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "datapath/fd.h"
+
+namespace rl {
+
+template <typename K, typename V>
+class MapRef {
+ public:
+  MapRef() = default;
+  MapRef(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+
+  int fd() const { return fd_; }
+  const std::string& name() const { return name_; }
+
+  Status update(const K& key, const V& value, uint64_t flags = BPF_ANY) const {
+    if (bpf_map_update_elem(fd_, &key, &value, flags) != 0)
+      return errno_error("update " + name_);
+    return {};
+  }
+  Result<V> lookup(const K& key) const {
+    V v{};
+    if (bpf_map_lookup_elem(fd_, &key, &v) != 0) return errno_error("lookup " + name_);
+    return v;
+  }
+  Status remove(const K& key) const {
+    if (bpf_map_delete_elem(fd_, &key) != 0 && errno != ENOENT)
+      return errno_error("delete " + name_);
+    return {};
+  }
+  Result<std::vector<K>> keys() const {
+    std::vector<K> out;
+    K cur{}, next{};
+    const K* prev = nullptr;
+    while (bpf_map_get_next_key(fd_, prev, &next) == 0) {
+      out.push_back(next);
+      cur = next;
+      prev = &cur;
+    }
+    if (errno != ENOENT) return errno_error("iterate " + name_);
+    return out;
+  }
+
+ private:
+  int fd_ = -1;
+  std::string name_;
+};
+
+// Per-CPU array values: one V per possible CPU, summed by the caller.
+template <typename V>
+class PerCpuArrayRef {
+ public:
+  PerCpuArrayRef() = default;
+  PerCpuArrayRef(int fd, std::string name) : fd_(fd), name_(std::move(name)) {
+    int n = libbpf_num_possible_cpus();
+    ncpus_ = n > 0 ? n : 1;
+  }
+  Result<std::vector<V>> lookup(uint32_t idx) const {
+    std::vector<V> v(ncpus_);
+    if (bpf_map_lookup_elem(fd_, &idx, v.data()) != 0) return errno_error("lookup " + name_);
+    return v;
+  }
+  Status reset(uint32_t idx) const {
+    std::vector<V> v(ncpus_);
+    if (bpf_map_update_elem(fd_, &idx, v.data(), BPF_ANY) != 0)
+      return errno_error("reset " + name_);
+    return {};
+  }
+  size_t cpus() const { return ncpus_; }
+
+ private:
+  int fd_ = -1;
+  std::string name_;
+  size_t ncpus_ = 1;
+};
+
+// mmap an array map created with BPF_F_MMAPABLE.
+inline Result<MmapRegion> mmap_array(const bpf_map* map) {
+  size_t elem = (bpf_map__value_size(map) + 7) & ~size_t{7};
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  size_t len = (elem * bpf_map__max_entries(map) + page - 1) & ~(page - 1);
+  void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+  if (p == MAP_FAILED) return errno_error(std::string("mmap ") + bpf_map__name(map));
+  return MmapRegion(p, len);
+}
+
+}  // namespace rl

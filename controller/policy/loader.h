@@ -1,0 +1,31 @@
+// Loading policy files: YAML in, a validated Policy or every problem found out.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/diagnostic.h"
+#include "policy/model.h"
+
+namespace rl::policy {
+
+struct LoadResult {
+  // Only meaningful when ok(). Rules are in evaluation order: by priority, ties in file
+  // order. Defaults are filled in (token_bucket burst = rate amount).
+  Policy policy;
+  // Every error found, ordered by file (in load order), then line and column.
+  std::vector<Diagnostic> errors;
+  bool ok() const { return errors.empty(); }
+};
+
+// `filename` is used for locations only.
+LoadResult load_string(const std::string& text, const std::string& filename);
+// Parses each file and merges them into one policy, in the given order.
+LoadResult load_files(const std::vector<std::string>& paths);
+// Every *.yaml / *.yml in `dir` (not recursive), sorted by name. Hidden files are skipped so
+// that editor and Kubernetes ConfigMap bookkeeping entries are not read as policy. A
+// directory without policy files is an error: it is more likely a wrong path than an intent
+// to limit nothing.
+LoadResult load_directory(const std::string& dir);
+
+}  // namespace rl::policy

@@ -1,0 +1,28 @@
+// IP protocol and ICMP type names accepted in policy files.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rl::policy::detail {
+
+inline constexpr uint8_t kIcmp = 1;
+inline constexpr uint8_t kTcp = 6;
+inline constexpr uint8_t kUdp = 17;
+inline constexpr uint8_t kIcmpv6 = 58;
+
+// tcp, udp, icmp, icmpv6 (any case).
+std::optional<uint8_t> protocol_number(std::string_view name);
+std::vector<std::string> protocol_names();
+// "tcp" for 6, "132" for protocols without a name here.
+std::string protocol_name(uint8_t number);
+
+// The type names for `protocol` (icmp or icmpv6): the same word means different numbers in
+// ICMP and ICMPv6, e.g. echo-request is 8 and 128.
+std::optional<uint8_t> icmp_type_number(uint8_t protocol, std::string_view name);
+std::vector<std::string> icmp_type_names(uint8_t protocol);
+
+}  // namespace rl::policy::detail

@@ -1,0 +1,119 @@
+#include "model.h"
+
+#include <algorithm>
+
+namespace rl::reference {
+
+using policy::Algorithm;
+
+Model::Model(const policy::Policy& p) : policy_(p) {
+  for (const auto& r : policy_.rules) order_.push_back(&r);
+  std::stable_sort(order_.begin(), order_.end(),
+                   [](const auto* a, const auto* b) { return a->priority < b->priority; });
+}
+
+bool Model::matches(const policy::Rule& r, const Packet& p) const {
+  const auto& m = r.match;
+  if (!m.sources.empty()) {
+    bool in = false;
+    for (const auto& name : m.sources)
+      for (const auto& set : policy_.sets)
+        if (set.name == name)
+          for (const auto& pre : set.prefixes) in = in || pre.contains(p.src);
+    if (!in) return false;
+  }
+  if (m.protocol && *m.protocol != p.proto) return false;
+  bool ports = p.has_l4 && (p.port_kind == RL_PORT_KIND_TCP || p.port_kind == RL_PORT_KIND_UDP);
+  if (!m.ports.empty()) {
+    if (!ports) return false;
+    bool hit = false;
+    for (const auto& pr : m.ports) hit = hit || (p.l4_index >= pr.first && p.l4_index <= pr.last);
+    if (!hit) return false;
+  }
+  if (!m.icmp_types.empty()) {
+    if (!p.has_l4 || ports) return false;
+    if (std::find(m.icmp_types.begin(), m.icmp_types.end(), p.l4_index) == m.icmp_types.end())
+      return false;
+  }
+  if (m.tcp_syn && !p.tcp_new) return false;
+  return true;
+}
+
+bool Model::take(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) const {
+  const auto& rate = r.limit.rate;
+  bool in_bytes = rate.unit == policy::Unit::kBytes;
+  if (r.limit.algorithm == Algorithm::kTokenBucket) {
+    unsigned __int128 t = (static_cast<unsigned __int128>(rate.period_ns) << 16) / rate.amount;
+    uint64_t burst = r.limit.burst ? r.limit.burst : rate.amount;
+    uint64_t burst_ns = static_cast<uint64_t>((burst * t) >> 16);
+    uint64_t cost = static_cast<uint64_t>(((in_bytes ? bytes : 1) * t) >> 16);
+    uint64_t next = std::max(s.tat, now) + cost;
+    if (next - now > burst_ns) return false;
+    s.tat = next;
+    return true;
+  }
+  bool sliding = r.limit.algorithm == Algorithm::kSlidingWindow;
+  uint64_t max = sliding ? (1u << 20) - 1 : 0xffffffffULL;
+  unsigned shift = 0;
+  if (in_bytes)
+    while ((rate.amount >> shift) > max) shift++;
+  uint64_t limit = rate.amount >> shift;
+  uint64_t cost = in_bytes ? (bytes + (1ULL << shift) - 1) >> shift : 1;
+  uint64_t w = rate.period_ns, win = now / w;
+  if (s.window != win) {
+    s.prev = (s.window != UINT64_MAX && s.window + 1 == win) ? s.count : 0;
+    s.count = 0;
+    s.window = win;
+  }
+  uint64_t estimate = s.count;
+  if (sliding) estimate += (s.prev * (((w - (now - win * w)) << 16) / w)) >> 16;
+  if (estimate + cost > limit) return false;
+  s.count += cost;
+  return true;
+}
+
+Decision Model::decide(const std::vector<uint8_t>& frame, uint64_t now) {
+  Packet p = parse(frame);
+  if (p.kind == Packet::kNonIp) return {XDP_PASS, RL_REASON_NON_IP, -1};
+  if (p.kind == Packet::kMalformed)
+    return {policy_.malformed == policy::Verdict::kDrop ? XDP_DROP : XDP_PASS, RL_REASON_MALFORMED,
+            -1};
+
+  // The most specific allow/deny entry decides.
+  int best = -1;
+  uint32_t list = 0;
+  for (const auto& a : policy_.allow)
+    if (a.contains(p.src) && a.len > best) best = a.len, list = RL_REASON_ALLOWLIST;
+  for (const auto& d : policy_.deny)
+    if (d.contains(p.src) && d.len > best) best = d.len, list = RL_REASON_DENYLIST;
+  if (list == RL_REASON_ALLOWLIST) return {XDP_PASS, list, -1};
+  if (list == RL_REASON_DENYLIST) return {XDP_DROP, list, -1};
+
+  for (size_t pos = 0; pos < order_.size(); pos++) {
+    const policy::Rule& r = *order_[pos];
+    if (!matches(r, p)) continue;
+    Key key{static_cast<int>(pos), 0, {}, 0};
+    if (r.key != policy::KeyKind::kRule) {
+      std::get<1>(key) = p.src.family;
+      uint8_t len = static_cast<uint8_t>(p.src.width());
+      if (r.key == policy::KeyKind::kSourcePrefix) len = p.src.family == 4 ? r.v4_prefix : r.v6_prefix;
+      std::get<2>(key) = Prefix::of(p.src, len).addr.bytes;
+      if (r.key == policy::KeyKind::kSourceAddressPort && p.has_l4 &&
+          (p.port_kind == RL_PORT_KIND_TCP || p.port_kind == RL_PORT_KIND_UDP))
+        std::get<3>(key) = p.l4_index;
+    }
+    State& s = state_[key];
+    uint32_t reason = RL_REASON_ADMITTED;
+    if (s.block_until > now) {
+      reason = RL_REASON_BLOCKED;
+    } else if (!take(r, s, now, frame.size())) {
+      reason = RL_REASON_LIMITED;
+      if (r.block_ns) s.block_until = now + r.block_ns;
+    }
+    bool pass = reason == RL_REASON_ADMITTED || r.action == policy::Action::kMonitor;
+    return {pass ? XDP_PASS : XDP_DROP, reason, static_cast<int>(pos)};
+  }
+  return {XDP_PASS, RL_REASON_UNMATCHED, -1};
+}
+
+}  // namespace rl::reference

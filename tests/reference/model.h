@@ -1,0 +1,62 @@
+// A reference model of the data path, written from the documented semantics rather than from
+// the BPF code: frame parsing, rule matching on the policy model (not on compiled maps), and
+// the three limiters with their exact integer formulas. The differential test runs random
+// policies and frames through both and requires identical decisions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "policy/model.h"
+#include <linux/bpf.h>
+
+#include "rl_abi.h"
+
+namespace rl::reference {
+
+struct Packet {
+  enum Kind { kIp, kNonIp, kMalformed } kind = kMalformed;
+  Address src;
+  uint8_t proto = 0;
+  bool fragment = false;
+  bool has_l4 = false;  // a destination port or ICMP type is known
+  unsigned port_kind = 0;
+  uint16_t l4_index = 0;
+  bool tcp_new = false;
+};
+
+Packet parse(const std::vector<uint8_t>& frame);
+
+struct Decision {
+  uint32_t verdict = 0;  // XDP action
+  uint32_t reason = 0;   // enum rl_reason
+  int rule_pos = -1;
+};
+
+class Model {
+ public:
+  explicit Model(const policy::Policy& p);
+  Decision decide(const std::vector<uint8_t>& frame, uint64_t now_ns);
+
+  // Limiter of one rule alone, for formula tests: admitted or not.
+  const std::vector<const policy::Rule*>& order() const { return order_; }
+
+ private:
+  struct State {
+    uint64_t tat = 0;
+    uint64_t window = UINT64_MAX, count = 0, prev = 0;  // window algorithms
+    uint64_t block_until = 0;
+  };
+  using Key = std::tuple<int, uint8_t, std::array<uint8_t, 16>, uint16_t>;
+
+  bool matches(const policy::Rule& r, const Packet& p) const;
+  bool take(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) const;
+
+  policy::Policy policy_;
+  std::vector<const policy::Rule*> order_;
+  std::map<Key, State> state_;
+};
+
+}  // namespace rl::reference

@@ -1,0 +1,42 @@
+// Terse construction of policies in tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/model.h"
+
+namespace rl::testing {
+
+inline Prefix P(const std::string& s) { return *Prefix::parse(s); }
+
+inline policy::Rate per_second(uint64_t n, policy::Unit u = policy::Unit::kPackets) {
+  return {n, 1'000'000'000ULL, u};
+}
+
+inline policy::Rule token_bucket(const std::string& name, uint64_t rate_per_s, uint64_t burst) {
+  policy::Rule r;
+  r.name = name;
+  r.limit.algorithm = policy::Algorithm::kTokenBucket;
+  r.limit.rate = per_second(rate_per_s);
+  r.limit.burst = burst;
+  return r;
+}
+
+inline policy::Rule window(const std::string& name, policy::Algorithm algo, uint64_t limit,
+                           uint64_t window_ns) {
+  policy::Rule r;
+  r.name = name;
+  r.limit.algorithm = algo;
+  r.limit.rate = {limit, window_ns, policy::Unit::kPackets};
+  return r;
+}
+
+inline policy::SourceSet set(const std::string& name, const std::vector<std::string>& cidrs) {
+  policy::SourceSet s;
+  s.name = name;
+  for (const auto& c : cidrs) s.prefixes.push_back(P(c));
+  return s;
+}
+
+}  // namespace rl::testing
