@@ -146,6 +146,58 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
   return {};
 }
 
+namespace {
+
+rl_runtime_lpm4_key runtime_key4(const Prefix& p) {
+  rl_runtime_lpm4_key k{p.len, {}};
+  std::memcpy(k.addr, p.addr.bytes.data(), 4);
+  return k;
+}
+rl_runtime_lpm6_key runtime_key6(const Prefix& p) {
+  rl_runtime_lpm6_key k{p.len, {}};
+  std::memcpy(k.addr, p.addr.bytes.data(), 16);
+  return k;
+}
+
+}  // namespace
+
+Status BpfDatapath::runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64_t expires_ns) {
+  rl_runtime_entry e{flags, 0, expires_ns};
+  Status s;
+  if (prefix.addr.family == 4)
+    s = MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v4), "rl_runtime_v4")
+            .update(runtime_key4(prefix), e);
+  else
+    s = MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v6), "rl_runtime_v6")
+            .update(runtime_key6(prefix), e);
+  if (!s) return s;
+  return recount_runtime_acl();
+}
+
+Status BpfDatapath::runtime_acl_remove(const Prefix& prefix) {
+  Status s;
+  if (prefix.addr.family == 4)
+    s = MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v4), "rl_runtime_v4")
+            .remove(runtime_key4(prefix));
+  else
+    s = MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v6), "rl_runtime_v6")
+            .remove(runtime_key6(prefix));
+  if (!s) return s;
+  return recount_runtime_acl();
+}
+
+// The counts let packets skip the runtime tries while they are empty (the common case).
+Status BpfDatapath::recount_runtime_acl() {
+  auto k4 = MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v4), "rl_runtime_v4").keys();
+  if (!k4) return k4.error();
+  auto k6 = MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v6), "rl_runtime_v6").keys();
+  if (!k6) return k6.error();
+  auto* ctl = control_.as<rl_control>();
+  std::atomic_ref<uint32_t>(ctl->runtime_acl_v4).store(static_cast<uint32_t>(k4->size()));
+  std::atomic_ref<uint32_t>(ctl->runtime_acl_v6).store(static_cast<uint32_t>(k6->size()));
+  return {};
+}
+
 Result<GlobalCounters> BpfDatapath::global_counters() const {
   PerCpuArrayRef<rl_counter> m(bpf_map__fd(skel_->maps.rl_global_stats), "rl_global_stats");
   GlobalCounters out{};

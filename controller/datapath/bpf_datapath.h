@@ -36,6 +36,11 @@ class BpfDatapath final : public Datapath {
   Result<GlobalCounters> global_counters() const override;
   Result<rl_rule_counters> rule_counters(uint32_t stats_slot) const override;
 
+  // Runtime allow/deny entries (flags RL_SRC_F_ALLOW or RL_SRC_F_DENY), outside the policy and
+  // its generations; expires_ns is CLOCK_MONOTONIC, 0 for never.
+  Status runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64_t expires_ns);
+  Status runtime_acl_remove(const Prefix& prefix);
+
   int prog_fd() const;
   uint32_t key_sets() const { return key_sets_; }
 
@@ -58,6 +63,7 @@ class BpfDatapath final : public Datapath {
   explicit BpfDatapath(rl_xdp* skel);
   Status init();
   Status clear_generation(uint32_t gen);
+  Status recount_runtime_acl();
 
   std::unique_ptr<rl_xdp, SkeletonDeleter> skel_;
   MmapRegion control_;

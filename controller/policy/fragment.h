@@ -1,0 +1,63 @@
+// One policy file after reading, before merging: what the file says plus the locations
+// needed to report problems that only show up across files (undefined or duplicate names).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/diagnostic.h"
+#include "policy/model.h"
+#include "policy/yaml_reader.h"
+
+namespace rl::policy::detail {
+
+// A source set named somewhere, resolved once every file is read.
+struct SetRef {
+  std::string name;
+  SourceLocation where;
+};
+
+// An allow or deny entry: a CIDR, or a set name when `prefix` is empty.
+struct ListEntry {
+  std::optional<Prefix> prefix;
+  std::string set;
+  SourceLocation where;
+};
+
+struct RuleDraft {
+  Rule rule;  // match.sources holds only the named sets until the rule is finished
+  SourceLocation name_at;
+  std::vector<SetRef> set_refs;
+  std::vector<Prefix> inline_prefixes;  // CIDRs written directly in match.sources
+  SourceLocation sources_at;
+  // Every match condition was understood. Rules with a half-read match are left out of the
+  // "same match as an earlier rule" check, which would otherwise report noise.
+  bool match_complete = true;
+};
+
+struct Fragment {
+  std::string file;
+  std::vector<SourceSet> sets;
+  std::vector<ListEntry> allow;
+  std::vector<ListEntry> deny;
+  std::vector<RuleDraft> rules;
+  std::optional<Verdict> malformed;
+  SourceLocation malformed_at;
+};
+
+// Reads one file's text; problems go to `errors`, and whatever could be read is returned.
+Fragment read_fragment(const std::string& text, const std::string& file,
+                       std::vector<Diagnostic>& errors);
+
+// Parts of read_fragment, one file each.
+std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node);
+void read_match(Reader& r, const Field& match, RuleDraft& draft);
+
+// Set names must not be mistaken for addresses: they start with a letter.
+bool looks_like_address(std::string_view text);
+// The name of the set holding a rule's inline CIDRs; '#' keeps it apart from user names.
+inline std::string inline_set_name(const std::string& rule) { return rule + "#inline"; }
+
+}  // namespace rl::policy::detail

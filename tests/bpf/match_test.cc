@@ -1,0 +1,205 @@
+// Rule selection: allow/deny lists, priority, conditions, key kinds, generation switches.
+#include "fixture.h"
+
+namespace rl::testing {
+namespace {
+
+using packet::Builder;
+
+class MatchTest : public BpfTest {};
+
+TEST_F(MatchTest, AllowAndDenyMostSpecificWins) {
+  policy::Policy p;
+  p.deny = {P("198.18.0.0/15"), P("2001:db8:bad::/48")};
+  p.allow = {P("198.18.5.0/24"), P("2001:db8:bad:1::/64")};
+  p.deny.push_back(P("198.18.5.7/32"));
+  p.rules = {token_bucket("all", 1, 1)};
+  apply(p);
+  EXPECT_EQ(send(udp4("198.18.9.9")).reason, RL_REASON_DENYLIST);
+  EXPECT_EQ(send(udp4("198.18.9.9")).verdict, XDP_DROP);
+  EXPECT_EQ(send(udp4("198.18.5.1")).reason, RL_REASON_ALLOWLIST);
+  EXPECT_EQ(send(udp4("198.18.5.7")).reason, RL_REASON_DENYLIST);
+  auto v6 = [](const char* s) { return Builder().ipv6(s, "2001:db8::1").udp(1, 53).build(); };
+  EXPECT_EQ(send(v6("2001:db8:bad:2::1")).reason, RL_REASON_DENYLIST);
+  EXPECT_EQ(send(v6("2001:db8:bad:1::1")).reason, RL_REASON_ALLOWLIST);
+  // Allow-listed traffic is never limited, however much of it there is.
+  EXPECT_EQ(passed(udp4("198.18.5.1"), 50), 50);
+  EXPECT_EQ(global(RL_GC_ALLOWLISTED), 52u);
+  EXPECT_EQ(global(RL_GC_DENYLISTED), 4u);
+}
+
+TEST_F(MatchTest, FirstRuleByPriorityDecides) {
+  policy::Policy p;
+  p.sets = {set("lab", {"198.18.0.0/16"})};
+  auto wide = token_bucket("wide", 100, 100);
+  wide.priority = 20;
+  auto narrow = token_bucket("narrow", 1, 1);
+  narrow.priority = 10;
+  narrow.match.sources = {"lab"};
+  auto late = token_bucket("late", 1, 1);
+  late.priority = 30;
+  p.rules = {wide, late, narrow};
+  apply(p);
+  ASSERT_EQ(compiled_.names[0], "narrow");
+  EXPECT_EQ(send(udp4("198.18.1.1")).rule_pos, 0);
+  EXPECT_EQ(send(udp4("198.19.1.1")).rule_pos, 1);
+}
+
+TEST_F(MatchTest, Conditions) {
+  policy::Policy p;
+  auto syn = token_bucket("syn-web", 10, 10);
+  syn.match.protocol = 6;
+  syn.match.ports = {{80, 80}, {443, 443}, {8000, 8100}};
+  syn.match.tcp_syn = true;
+  auto dns = token_bucket("dns", 10, 10);
+  dns.match.protocol = 17;
+  dns.match.ports = {{53, 53}};
+  auto either = token_bucket("tcp-or-udp-9000", 10, 10);
+  either.match.ports = {{9000, 9000}};
+  auto ping = token_bucket("ping", 10, 10);
+  ping.match.protocol = 1;
+  ping.match.icmp_types = {8, 13};
+  auto gre = token_bucket("gre", 10, 10);
+  gre.match.protocol = 47;
+  p.rules = {syn, dns, either, ping, gre};
+  apply(p);
+  auto rule = [&](const std::vector<uint8_t>& f) { return send(f).rule_pos; };
+  EXPECT_EQ(rule(tcp4("198.18.0.1", 443, packet::kSyn)), 0);
+  EXPECT_EQ(rule(tcp4("198.18.0.1", 8050, packet::kSyn)), 0);
+  EXPECT_EQ(rule(tcp4("198.18.0.1", 8101, packet::kSyn)), -1);
+  EXPECT_EQ(rule(tcp4("198.18.0.1", 443, packet::kSyn | packet::kAck)), -1);
+  EXPECT_EQ(rule(tcp4("198.18.0.1", 443, packet::kAck)), -1);
+  EXPECT_EQ(rule(udp4("198.18.0.1", 53)), 1);
+  EXPECT_EQ(rule(tcp4("198.18.0.1", 53, packet::kAck)), -1);
+  EXPECT_EQ(rule(udp4("198.18.0.1", 9000)), 2);
+  EXPECT_EQ(rule(tcp4("198.18.0.1", 9000, packet::kAck)), 2);
+  EXPECT_EQ(rule(Builder().ipv4("198.18.0.1", "192.0.2.1").icmp(13).build()), 3);
+  EXPECT_EQ(rule(Builder().ipv4("198.18.0.1", "192.0.2.1").icmp(0).build()), -1);
+  EXPECT_EQ(rule(Builder().ipv4("198.18.0.1", "192.0.2.1").l4_protocol(47).payload(20).build()), 4);
+}
+
+TEST_F(MatchTest, SourceSetsOverlapAndFlatten) {
+  policy::Policy p;
+  p.sets = {set("big", {"198.18.0.0/15", "2001:db8::/32"}), set("small", {"198.18.7.0/24"}),
+            set("host", {"198.18.7.7"})};
+  auto a = token_bucket("host-rule", 10, 10);
+  a.match.sources = {"host"};
+  a.match.protocol = 6;
+  auto b = token_bucket("small-rule", 10, 10);
+  b.match.sources = {"small"};
+  b.match.protocol = 17;
+  auto c = token_bucket("big-rule", 10, 10);
+  c.match.sources = {"big"};
+  p.rules = {a, b, c};
+  apply(p);
+  // 198.18.7.7 is in all three sets: protocol picks among them.
+  EXPECT_EQ(send(tcp4("198.18.7.7", 1, packet::kAck)).rule_pos, 0);
+  EXPECT_EQ(send(udp4("198.18.7.7")).rule_pos, 1);
+  EXPECT_EQ(send(tcp4("198.18.7.8", 1, packet::kAck)).rule_pos, 2);
+  EXPECT_EQ(send(udp4("198.18.7.8")).rule_pos, 1);
+  EXPECT_EQ(send(udp4("198.18.8.8")).rule_pos, 2);
+  EXPECT_EQ(send(udp4("203.0.113.1")).rule_pos, -1);
+  EXPECT_EQ(send(Builder().ipv6("2001:db8:1::1", "2001:db8::1").udp(1, 2).build()).rule_pos, 2);
+  EXPECT_EQ(send(Builder().ipv6("2001:db9::1", "2001:db8::1").udp(1, 2).build()).rule_pos, -1);
+}
+
+TEST_F(MatchTest, KeyKinds) {
+  policy::Policy p;
+  auto per_src = token_bucket("per-source", 1, 2);
+  per_src.match.ports = {{1, 1}};
+  auto per_prefix = token_bucket("per-prefix", 1, 2);
+  per_prefix.match.ports = {{2, 2}};
+  per_prefix.key = policy::KeyKind::kSourcePrefix;
+  per_prefix.v4_prefix = 24;
+  per_prefix.v6_prefix = 64;
+  auto per_port = token_bucket("per-port", 1, 2);
+  per_port.match.ports = {{10, 11}};
+  per_port.key = policy::KeyKind::kSourceAddressPort;
+  auto aggregate = token_bucket("aggregate", 1, 2);
+  aggregate.match.ports = {{3, 3}};
+  aggregate.key = policy::KeyKind::kRule;
+  p.rules = {per_src, per_prefix, per_port, aggregate};
+  apply(p);
+
+  EXPECT_EQ(passed(udp4("198.18.0.1", 1), 5), 2);
+  EXPECT_EQ(passed(udp4("198.18.0.2", 1), 5), 2) << "another source has its own bucket";
+
+  EXPECT_EQ(passed(udp4("198.18.0.1", 2), 1) + passed(udp4("198.18.0.200", 2), 5), 2)
+      << "one /24 shares a bucket";
+  EXPECT_EQ(passed(udp4("198.18.1.1", 2), 5), 2);
+  auto v6 = [](const char* s) { return Builder().ipv6(s, "2001:db8::1").udp(9, 2).build(); };
+  EXPECT_EQ(passed(v6("2001:db8:0:1::1"), 1) + passed(v6("2001:db8:0:1:ffff::9"), 5), 2)
+      << "one /64 shares a bucket";
+
+  EXPECT_EQ(passed(udp4("198.18.0.1", 10), 5), 2);
+  EXPECT_EQ(passed(udp4("198.18.0.1", 11), 5), 2) << "another port has its own bucket";
+
+  EXPECT_EQ(passed(udp4("198.18.0.1", 3), 1) + passed(udp4("203.0.113.9", 3), 5), 2)
+      << "the whole rule shares one bucket";
+}
+
+TEST_F(MatchTest, GenerationSwitchKeepsStateOfUnchangedRules) {
+  policy::Policy p;
+  auto keep = token_bucket("keep", 1, 3);
+  keep.match.ports = {{1, 1}};
+  auto change = token_bucket("change", 1, 3);
+  change.match.ports = {{2, 2}};
+  p.rules = {keep, change};
+  apply(p);
+  uint32_t gen = dp_->active_generation();
+  EXPECT_EQ(passed(udp4("198.18.0.1", 1), 3), 3);
+  EXPECT_EQ(passed(udp4("198.18.0.1", 2), 3), 3);
+
+  // Same "keep", new limiter for "change", and a new rule in front.
+  p.rules[1].limit.burst = 4;
+  auto front = token_bucket("front", 1, 1);
+  front.match.ports = {{3, 3}};
+  front.priority = -5;
+  p.rules.push_back(front);
+  apply(p);
+  EXPECT_NE(dp_->active_generation(), gen);
+  EXPECT_EQ(passed(udp4("198.18.0.1", 1), 3), 0) << "unchanged rule keeps its exhausted bucket";
+  EXPECT_EQ(passed(udp4("198.18.0.1", 2), 5), 4) << "changed limiter starts fresh";
+  EXPECT_EQ(send(udp4("198.18.0.1", 3)).rule_pos, 0);
+  EXPECT_EQ(counters("keep").matched_pkts, 6u) << "counters continue across reloads";
+
+  // Removing every rule leaves nothing matched.
+  apply(policy::Policy{});
+  EXPECT_EQ(send(udp4("198.18.0.1", 1)).reason, RL_REASON_UNMATCHED);
+}
+
+TEST_F(MatchTest, RuntimeAllowAndDenyWithExpiry) {
+  policy::Policy p;
+  p.rules = {token_bucket("all", 1, 1)};
+  apply(p);
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.1.0/24"), RL_SRC_F_ALLOW, kT0 + 10 * kSec).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8::/32"), RL_SRC_F_DENY, 0).ok());
+  EXPECT_EQ(send(udp4("198.18.1.5")).reason, RL_REASON_RUNTIME_ALLOW);
+  EXPECT_EQ(send(Builder().ipv6("2001:db8::5", "2001:db8::1").udp(1, 2).build()).reason,
+            RL_REASON_RUNTIME_DENY);
+  dp_->set_clock(kT0 + 11 * kSec);
+  EXPECT_EQ(send(udp4("198.18.1.5")).reason, RL_REASON_ADMITTED) << "expired entries stop applying";
+  ASSERT_TRUE(dp_->runtime_acl_remove(P("2001:db8::/32")).ok());
+  EXPECT_EQ(send(Builder().ipv6("2001:db8::5", "2001:db8::1").udp(1, 2).build()).reason,
+            RL_REASON_ADMITTED);
+}
+
+TEST_F(MatchTest, CountersAgreeWithDecisions) {
+  policy::Policy p;
+  auto r = token_bucket("r", 1, 3);
+  p.rules = {r};
+  apply(p);
+  auto f = udp4("198.18.0.1");
+  for (int i = 0; i < 10; i++) send(f);
+  auto c = counters("r");
+  EXPECT_EQ(c.matched_pkts, 10u);
+  EXPECT_EQ(c.passed_pkts, 3u);
+  EXPECT_EQ(c.dropped_pkts, 7u);
+  EXPECT_EQ(c.matched_bytes, 10 * f.size());
+  EXPECT_EQ(c.dropped_bytes, 7 * f.size());
+  EXPECT_EQ(global(RL_GC_RX), 10u);
+  EXPECT_EQ(global(RL_GC_KEY_INSERTED), 1u);
+}
+
+}  // namespace
+}  // namespace rl::testing
