@@ -1,0 +1,205 @@
+// Reading a rule's `match:`: which packets the rule applies to.
+#include <algorithm>
+
+#include "policy/fragment.h"
+#include "policy/protocols.h"
+
+namespace rl::policy::detail {
+namespace {
+
+const Schema kMatchSchema{
+    "in match",
+    {"sources", "protocol", "ports", "port", "tcp_flags", "icmp_types"},
+    {{{"name", "priority", "limit", "key", "prefix", "action", "block", "report", "cluster"},
+      "it belongs to the rule, one level up"},
+     {{"algorithm", "rate", "burst"}, "it belongs under limit:"}}};
+
+void read_sources(Reader& r, const Field& f, RuleDraft& d) {
+  if (!expect_list(r, f, "sources must be a list of CIDRs or set names")) return;
+  if (f.value.size() == 0) {
+    r.error(f.at, "sources must not be empty (leave it out to match any source)");
+    return;
+  }
+  d.sources_at = f.at;
+  for (const auto& item : f.value) {
+    SourceLocation at = r.at(item);
+    auto text = scalar(r, item, at, "sources entries must be CIDRs or set names");
+    if (!text) continue;
+    if (!looks_like_address(*text)) {
+      d.set_refs.push_back(SetRef{*text, at});
+      continue;
+    }
+    auto prefix = Prefix::parse(*text);
+    if (!prefix) {
+      r.error(at, prefix.error().message);
+      continue;
+    }
+    if (std::find(d.inline_prefixes.begin(), d.inline_prefixes.end(), *prefix) ==
+        d.inline_prefixes.end())
+      d.inline_prefixes.push_back(*prefix);
+  }
+}
+
+std::optional<uint8_t> read_protocol(Reader& r, const Field& f) {
+  const std::string expected = "protocol must be tcp, udp, icmp, icmpv6 or a number 0-255";
+  auto text = scalar(r, f, expected);
+  if (!text) return std::nullopt;
+  if (auto n = parse_int(*text)) {
+    if (*n < 0 || *n > 255) {
+      r.error(f.at, "protocol " + *text + " is out of range (0-255)");
+      return std::nullopt;
+    }
+    return static_cast<uint8_t>(*n);
+  }
+  if (auto n = protocol_number(*text)) return n;
+  r.error(f.at, "unknown protocol '" + *text + "'" + did_you_mean(*text, protocol_names()) +
+                    "; " + expected);
+  return std::nullopt;
+}
+
+std::optional<PortRange> read_port_range(Reader& r, const YAML::Node& node,
+                                         const SourceLocation& at) {
+  auto text = scalar(r, node, at, "ports entries must be a port or a range like 8000-8100");
+  if (!text) return std::nullopt;
+  std::string first_text = *text, last_text = *text;
+  if (auto dash = text->find('-'); dash != std::string::npos && dash > 0) {
+    first_text = text->substr(0, dash);
+    last_text = text->substr(dash + 1);
+  }
+  auto trim = [](std::string s) {
+    s.erase(0, s.find_first_not_of(' '));
+    s.erase(s.find_last_not_of(' ') + 1);
+    return s;
+  };
+  auto first = parse_int(trim(first_text)), last = parse_int(trim(last_text));
+  if (!first || !last) {
+    r.error(at, "invalid port '" + *text + "': use a number 1-65535 or a range like 8000-8100");
+    return std::nullopt;
+  }
+  for (int64_t p : {*first, *last}) {
+    if (p < 1 || p > 65535) {
+      r.error(at, "port " + std::to_string(p) + " is out of range (1-65535)");
+      return std::nullopt;
+    }
+  }
+  if (*first > *last) {
+    r.error(at, "port range " + *text + " is reversed (did you mean " + std::to_string(*last) +
+                    "-" + std::to_string(*first) + "?)");
+    return std::nullopt;
+  }
+  return PortRange{static_cast<uint16_t>(*first), static_cast<uint16_t>(*last)};
+}
+
+void read_ports(Reader& r, const Field* ports, const Field* port, Match& m) {
+  if (ports && port) {
+    auto after = [](const SourceLocation& a, const SourceLocation& b) {
+      return a.line != b.line ? a.line > b.line : a.column > b.column;
+    };
+    const Field* later = after(ports->key_at, port->key_at) ? ports : port;
+    r.error(later->key_at, "use either port or ports, not both");
+    return;
+  }
+  if (port) {
+    if (auto range = read_port_range(r, port->value, port->at)) m.ports.push_back(*range);
+    return;
+  }
+  if (!expect_list(r, *ports, "ports must be a list of ports or ranges")) return;
+  if (ports->value.size() == 0) {
+    r.error(ports->at, "ports must not be empty (leave it out to match any port)");
+    return;
+  }
+  for (const auto& item : ports->value)
+    if (auto range = read_port_range(r, item, r.at(item))) m.ports.push_back(*range);
+}
+
+void read_icmp_types(Reader& r, const Field& f, uint8_t protocol, Match& m) {
+  if (!expect_list(r, f, "icmp_types must be a list of ICMP type numbers or names")) return;
+  if (f.value.size() == 0) {
+    r.error(f.at, "icmp_types must not be empty (leave it out to match any type)");
+    return;
+  }
+  std::vector<std::string> names = icmp_type_names(protocol);
+  for (const auto& item : f.value) {
+    SourceLocation at = r.at(item);
+    auto text = scalar(r, item, at, "icmp_types entries must be numbers 0-255 or names");
+    if (!text) continue;
+    if (auto n = parse_int(*text)) {
+      if (*n < 0 || *n > 255)
+        r.error(at, "icmp type " + *text + " is out of range (0-255)");
+      else
+        m.icmp_types.push_back(static_cast<uint8_t>(*n));
+      continue;
+    }
+    if (auto n = icmp_type_number(protocol, *text)) {
+      m.icmp_types.push_back(*n);
+      continue;
+    }
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    r.error(at, "unknown " + protocol_name(protocol) + " type '" + *text + "'" +
+                    did_you_mean(*text, names) + "; use a number 0-255 or " + list);
+  }
+}
+
+bool carries_ports(uint8_t protocol) { return protocol == kTcp || protocol == kUdp; }
+bool is_icmp(uint8_t protocol) { return protocol == kIcmp || protocol == kIcmpv6; }
+
+}  // namespace
+
+void read_match(Reader& r, const Field& f, RuleDraft& d) {
+  if (f.is_null()) return;  // `match:` with nothing under it matches everything, like no match
+  size_t errors_before = r.error_count();
+  if (expect_map(r, f, "match")) {
+    Fields fields(r, f.value, kMatchSchema);
+    Match& m = d.rule.match;
+
+    if (const Field* sources = fields.get("sources")) read_sources(r, *sources, d);
+
+    // Conditions below depend on the protocol; when it failed to read, they are checked for
+    // syntax only, since "can never match" would be a guess.
+    bool protocol_ok = true;
+    if (const Field* protocol = fields.get("protocol")) {
+      m.protocol = read_protocol(r, *protocol);
+      protocol_ok = m.protocol.has_value();
+    }
+    std::string proto_name = m.protocol ? protocol_name(*m.protocol) : "";
+
+    const Field* ports = fields.get("ports");
+    const Field* port = fields.get("port");
+    if (ports || port) {
+      read_ports(r, ports, port, m);
+      const Field* given = ports ? ports : port;
+      if (m.protocol && !carries_ports(*m.protocol))
+        r.error(given->key_at, given->name + " can never match protocol " + proto_name +
+                                   " (only tcp and udp have ports)");
+    }
+
+    if (const Field* flags = fields.get("tcp_flags")) {
+      auto text = scalar(r, *flags, "tcp_flags must be syn");
+      if (text && *text != "syn") {
+        r.error(flags->at,
+                "tcp_flags must be syn (a new connection: SYN without ACK), got '" + *text + "'");
+      } else if (text) {
+        m.tcp_syn = true;
+        if (!m.protocol && protocol_ok)
+          r.error(flags->key_at, "tcp_flags requires protocol: tcp");
+        else if (m.protocol && *m.protocol != kTcp)
+          r.error(flags->key_at,
+                  "tcp_flags can never match protocol " + proto_name + " (only tcp has flags)");
+      }
+    }
+
+    if (const Field* types = fields.get("icmp_types")) {
+      if (!m.protocol && protocol_ok)
+        r.error(types->key_at, "icmp_types requires protocol: icmp or icmpv6");
+      else if (m.protocol && !is_icmp(*m.protocol))
+        r.error(types->key_at, "icmp_types can never match protocol " + proto_name +
+                                   " (only icmp and icmpv6 have types)");
+      else if (m.protocol)
+        read_icmp_types(r, *types, *m.protocol, m);
+    }
+  }
+  if (r.error_count() != errors_before) d.match_complete = false;
+}
+
+}  // namespace rl::policy::detail

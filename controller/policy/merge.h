@@ -1,0 +1,19 @@
+// Merging the files of a policy into one Policy, with the checks that need all of them:
+// names defined once, references resolved, rules ordered and reachable.
+#pragma once
+
+#include <vector>
+
+#include "policy/diagnostic.h"
+#include "policy/fragment.h"
+#include "policy/model.h"
+
+namespace rl::policy::detail {
+
+// At most this many rules in a policy: the data path's rule table (RL_MAX_RULES).
+inline constexpr size_t kMaxRules = 1024;
+
+// `fragments` in load order; that order breaks priority ties.
+Policy merge(std::vector<Fragment> fragments, std::vector<Diagnostic>& errors);
+
+}  // namespace rl::policy::detail

@@ -1,0 +1,255 @@
+// Reading one entry of `rules:`: everything except its match (match_schema.cc).
+#include "policy/fragment.h"
+#include "policy/limits.h"
+#include "policy/rate.h"
+
+namespace rl::policy::detail {
+namespace {
+
+// The data path stores names in RL_RULE_NAME_MAX (56) bytes with a terminating NUL.
+constexpr size_t kMaxRuleName = 55;
+constexpr int kDefaultPriority = 100;
+// A block is added to nanosecond timestamps; a year is plenty and far from overflow.
+constexpr uint64_t kMaxBlockNs = uint64_t{365} * 24 * 3600 * 1'000'000'000;
+
+const Schema kRuleSchema{
+    "in rule",
+    {"name", "priority", "match", "limit", "key", "prefix", "action", "block", "report", "cluster"},
+    {{{"sources", "protocol", "ports", "port", "tcp_flags", "icmp_types"},
+      "it belongs under match:"},
+     {{"algorithm", "rate", "burst"}, "it belongs under limit:"},
+     {{"on_redis_failure"}, "it belongs under cluster:"},
+     {{"ipv4", "ipv6"}, "it belongs under prefix:"}}};
+
+const Schema kLimitSchema{
+    "in limit",
+    {"algorithm", "rate", "burst"},
+    {{{"key", "prefix", "action", "block", "report", "cluster"},
+      "it belongs to the rule, one level up"}}};
+
+const Schema kPrefixSchema{"in prefix", {"ipv4", "ipv6"}, {}};
+
+const Schema kClusterSchema{"in cluster", {"rate", "on_redis_failure"}, {}};
+
+std::optional<std::string> read_name(Reader& r, const Field& f) {
+  auto name = scalar(r, f, "name must be a string");
+  if (!name) return std::nullopt;
+  if (name->empty()) {
+    r.error(f.at, "rule name must not be empty");
+    return std::nullopt;
+  }
+  if (name->size() > kMaxRuleName) {
+    r.error(f.at, "rule name '" + *name + "' is too long (" + std::to_string(name->size()) +
+                      " characters, at most " + std::to_string(kMaxRuleName) + ")");
+    return std::nullopt;
+  }
+  for (char c : *name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-';
+    if (!ok) {
+      r.error(f.at, "rule name '" + *name +
+                        "' may only contain letters, digits, '_', '.' and '-'");
+      return std::nullopt;
+    }
+  }
+  return name;
+}
+
+std::optional<Rate> read_rate(Reader& r, const Field& f, const std::string& name) {
+  auto text = scalar(r, f, name + " must be a rate like 100/s or 10Mbit/s");
+  if (!text) return std::nullopt;
+  auto rate = parse_rate(*text);
+  if (!rate) {
+    r.error(f.at, rate.error().message);
+    return std::nullopt;
+  }
+  return *rate;
+}
+
+// A packet count for packet rates, a byte size ("1MB" or a plain number of bytes) for byte
+// rates.
+std::optional<uint64_t> read_burst(Reader& r, const Field& f, Unit unit) {
+  auto text = scalar(r, f, "burst must be a number");
+  if (!text) return std::nullopt;
+  std::optional<uint64_t> burst;
+  if (unit == Unit::kPackets) {
+    auto n = parse_int(*text);
+    if (!n) {
+      std::string hint = parse_bytes(*text) ? " (byte sizes need a byte rate like 10MB/s)" : "";
+      r.error(f.at, "burst for a packet rate must be a number of packets, got '" + *text + "'" +
+                        hint);
+      return std::nullopt;
+    }
+    if (*n < 0) {
+      r.error(f.at, "burst must be greater than 0");
+      return std::nullopt;
+    }
+    burst = static_cast<uint64_t>(*n);
+  } else {
+    auto bytes = parse_bytes(*text);
+    if (!bytes) {
+      r.error(f.at, bytes.error().message);
+      return std::nullopt;
+    }
+    burst = *bytes;
+  }
+  if (*burst == 0) {
+    r.error(f.at, "burst must be greater than 0");
+    return std::nullopt;
+  }
+  return burst;
+}
+
+// Returns whether the rate was read, which later checks need.
+bool read_limit(Reader& r, const Field& f, Limit& limit) {
+  if (!expect_map(r, f, "limit")) return false;
+  Fields fields(r, f.value, kLimitSchema);
+  bool algorithm_ok = true;
+  if (const Field* a = fields.get("algorithm")) {
+    auto algorithm = choice<Algorithm>(r, *a, "algorithm",
+                                       {{"token_bucket", Algorithm::kTokenBucket},
+                                        {"fixed_window", Algorithm::kFixedWindow},
+                                        {"sliding_window", Algorithm::kSlidingWindow}});
+    if (algorithm) limit.algorithm = *algorithm;
+    algorithm_ok = algorithm.has_value();
+  }
+  const Field* rate_field = fields.get("rate");
+  std::optional<Rate> rate;
+  if (!rate_field)
+    r.error(f.at, "limit is missing required key 'rate'");
+  else
+    rate = read_rate(r, *rate_field, "rate");
+  if (rate) limit.rate = *rate;
+
+  const Field* burst_field = fields.get("burst");
+  if (burst_field && algorithm_ok && limit.algorithm != Algorithm::kTokenBucket) {
+    r.error(burst_field->key_at, "burst is only valid with algorithm: token_bucket");
+    return rate.has_value();
+  }
+  if (!rate || !algorithm_ok) return rate.has_value();  // what burst means depends on both
+  if (burst_field) {
+    auto burst = read_burst(r, *burst_field, rate->unit);
+    if (!burst) return true;
+    limit.burst = *burst;
+  } else if (limit.algorithm == Algorithm::kTokenBucket) {
+    limit.burst = rate->amount;
+  }
+  for (const auto& problem : check_limit(limit, burst_field != nullptr)) {
+    bool at_burst = problem.field == LimitProblem::Field::kBurst;
+    r.error(at_burst ? burst_field->at : rate_field->at, problem.message);
+  }
+  return true;
+}
+
+void read_prefix(Reader& r, const Field& f, Rule& rule) {
+  if (!expect_map(r, f, "prefix")) return;
+  Fields fields(r, f.value, kPrefixSchema);
+  if (const Field* v4 = fields.get("ipv4"))
+    if (auto n = integer(r, *v4, "prefix ipv4", 0, 32)) rule.v4_prefix = static_cast<uint8_t>(*n);
+  if (const Field* v6 = fields.get("ipv6"))
+    if (auto n = integer(r, *v6, "prefix ipv6", 0, 128)) rule.v6_prefix = static_cast<uint8_t>(*n);
+}
+
+void read_cluster(Reader& r, const Field& f, Rule& rule, bool limit_rate_ok) {
+  if (!expect_map(r, f, "cluster")) return;
+  Fields fields(r, f.value, kClusterSchema);
+  ClusterLimit cluster;
+  bool ok = true;
+  if (const Field* rate_field = fields.get("rate")) {
+    auto rate = read_rate(r, *rate_field, "cluster rate");
+    if (rate) {
+      cluster.rate = *rate;
+      // The fleet-wide counter and the local one count the same thing.
+      if (limit_rate_ok && rate->unit != rule.limit.rate.unit) {
+        auto unit = [](Unit u) { return u == Unit::kBytes ? "a byte rate" : "a packet rate"; };
+        r.error(rate_field->at, std::string("cluster rate is ") + unit(rate->unit) +
+                                    " but limit rate is " + unit(rule.limit.rate.unit) +
+                                    "; use the same unit");
+      }
+    }
+    ok = rate.has_value();
+  } else {
+    r.error(f.at, "cluster is missing required key 'rate'");
+    ok = false;
+  }
+  if (const Field* failure = fields.get("on_redis_failure")) {
+    auto v = choice<RedisFailure>(r, *failure, "on_redis_failure",
+                                  {{"open", RedisFailure::kOpen}, {"closed", RedisFailure::kClosed}});
+    if (v) cluster.on_redis_failure = *v;
+  }
+  if (ok) rule.cluster = cluster;
+}
+
+}  // namespace
+
+std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node) {
+  if (!node.IsMap()) {
+    r.error(r.at(node), "each rule must be a mapping with at least name: and limit:");
+    return std::nullopt;
+  }
+  RuleDraft d;
+  Rule& rule = d.rule;
+  rule.where = r.at(node);
+  rule.priority = kDefaultPriority;
+  Fields fields(r, node, kRuleSchema);
+
+  if (const Field* name = fields.get("name")) {
+    d.name_at = name->at;
+    if (auto n = read_name(r, *name)) rule.name = *n;
+  } else {
+    r.error(rule.where, "rule is missing required key 'name'");
+  }
+  if (const Field* priority = fields.get("priority")) {
+    if (auto p = integer(r, *priority, "priority", INT32_MIN, INT32_MAX))
+      rule.priority = static_cast<int>(*p);
+  }
+  if (const Field* match = fields.get("match")) read_match(r, *match, d);
+
+  bool limit_rate_ok = false;
+  if (const Field* limit = fields.get("limit")) {
+    limit_rate_ok = read_limit(r, *limit, rule.limit);
+  } else {
+    r.error(rule.where, "rule" + (rule.name.empty() ? "" : " '" + rule.name + "'") +
+                            " is missing required key 'limit'");
+  }
+
+  bool key_ok = true;
+  if (const Field* key = fields.get("key")) {
+    auto k = choice<KeyKind>(r, *key, "key",
+                             {{"source", KeyKind::kSourceAddress},
+                              {"source_prefix", KeyKind::kSourcePrefix},
+                              {"source_port", KeyKind::kSourceAddressPort},
+                              {"rule", KeyKind::kRule}});
+    if (k) rule.key = *k;
+    key_ok = k.has_value();
+  }
+  if (const Field* prefix = fields.get("prefix")) {
+    if (key_ok && rule.key != KeyKind::kSourcePrefix)
+      r.error(prefix->key_at, "prefix is only valid with key: source_prefix");
+    else
+      read_prefix(r, *prefix, rule);
+  }
+  if (const Field* action = fields.get("action")) {
+    auto a = choice<Action>(r, *action, "action",
+                            {{"drop", Action::kDrop}, {"monitor", Action::kMonitor}});
+    if (a) rule.action = *a;
+  }
+  if (const Field* block = fields.get("block")) {
+    if (auto text = scalar(r, *block, "block must be a duration like 30s or 10m")) {
+      auto ns = parse_duration_ns(*text);
+      if (!ns)
+        r.error(block->at, ns.error().message);
+      else if (*ns > kMaxBlockNs)
+        r.error(block->at, "block of " + *text + " is longer than the maximum of 365d");
+      else
+        rule.block_ns = *ns;
+    }
+  }
+  if (const Field* report = fields.get("report")) {
+    if (auto b = boolean(r, *report, "report")) rule.report = *b;
+  }
+  if (const Field* cluster = fields.get("cluster")) read_cluster(r, *cluster, rule, limit_rate_ok);
+  return d;
+}
+
+}  // namespace rl::policy::detail

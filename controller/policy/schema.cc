@@ -1,0 +1,148 @@
+// Reading one policy file: the top level, source sets, allow and deny. Rules are read by
+// rule_schema.cc; cross-file checks happen in merge.cc.
+#include <algorithm>
+#include <cctype>
+
+#include "policy/fragment.h"
+
+namespace rl::policy::detail {
+namespace {
+
+constexpr size_t kMaxSetName = 55;
+
+const Schema kTopSchema{
+    "at the top level",
+    {"version", "malformed", "sets", "allow", "deny", "rules"},
+    {{{"name", "priority", "match", "limit", "key", "prefix", "action", "block", "report",
+       "cluster"},
+      "rules go in a list under rules:"}}};
+
+bool valid_set_name(const std::string& name) {
+  if (name.empty() || name.size() > kMaxSetName) return false;
+  if (!std::isalpha(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+  });
+}
+
+void read_sets(Reader& r, const Field& f, Fragment& frag) {
+  if (f.is_null()) return;  // everything under it commented out
+  if (!f.value.IsMap()) {
+    r.error(f.at, "sets must be a mapping of set names to lists of CIDRs");
+    return;
+  }
+  for (auto it = f.value.begin(); it != f.value.end(); ++it) {
+    SourceLocation name_at = r.at(it->first);
+    auto name = scalar(r, it->first, name_at, "set names must be plain words");
+    if (!name) continue;
+    if (!valid_set_name(*name)) {
+      r.error(name_at, "invalid set name '" + *name +
+                           "': start with a letter, then letters, digits, '_', '.' or '-' (at "
+                           "most 55 characters)");
+      continue;
+    }
+    SourceSet set{*name, {}, name_at};
+    SourceLocation value_at = it->second.IsNull() ? name_at : r.at(it->second);
+    if (!it->second.IsSequence()) {
+      r.error(value_at, "set '" + *name + "' must be a list of CIDRs");
+      continue;
+    }
+    for (const auto& item : it->second) {
+      SourceLocation at = r.at(item);
+      auto text = scalar(r, item, at, "set entries must be CIDRs");
+      if (!text) continue;
+      if (!looks_like_address(*text)) {
+        r.error(at, "sets hold CIDRs only; '" + *text + "' is not an address");
+        continue;
+      }
+      auto prefix = Prefix::parse(*text);
+      if (!prefix) {
+        r.error(at, prefix.error().message);
+        continue;
+      }
+      if (std::find(set.prefixes.begin(), set.prefixes.end(), *prefix) == set.prefixes.end())
+        set.prefixes.push_back(*prefix);
+    }
+    frag.sets.push_back(std::move(set));
+  }
+}
+
+void read_list(Reader& r, const Field& f, std::vector<ListEntry>& out) {
+  if (f.is_null()) return;
+  if (!expect_list(r, f, f.name + " must be a list of CIDRs or set names")) return;
+  for (const auto& item : f.value) {
+    SourceLocation at = r.at(item);
+    auto text = scalar(r, item, at, f.name + " entries must be CIDRs or set names");
+    if (!text) continue;
+    if (!looks_like_address(*text)) {
+      out.push_back(ListEntry{std::nullopt, *text, at});
+      continue;
+    }
+    auto prefix = Prefix::parse(*text);
+    if (!prefix)
+      r.error(at, prefix.error().message);
+    else
+      out.push_back(ListEntry{*prefix, "", at});
+  }
+}
+
+void read_rules(Reader& r, const Field& f, Fragment& frag) {
+  if (f.is_null()) return;
+  if (!expect_list(r, f, "rules must be a list of rules")) return;
+  for (const auto& item : f.value) {
+    if (auto rule = read_rule(r, item)) frag.rules.push_back(std::move(*rule));
+  }
+}
+
+}  // namespace
+
+bool looks_like_address(std::string_view text) {
+  return !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) ||
+                           text.find(':') != std::string_view::npos ||
+                           text.find('/') != std::string_view::npos);
+}
+
+Fragment read_fragment(const std::string& text, const std::string& file,
+                       std::vector<Diagnostic>& errors) {
+  Reader r(file, errors);
+  Fragment frag;
+  frag.file = file;
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    // The parser stops at its first error, so a syntax error is the only one reported.
+    r.error(r.at(e.mark), "invalid YAML: " + e.msg);
+    return frag;
+  }
+  if (docs.empty() || docs[0].IsNull()) return frag;  // empty, or only comments
+  if (docs.size() > 1) {
+    r.error(r.at(docs[1]),
+            "a policy file holds one YAML document; put further documents in their own files");
+    return frag;
+  }
+  const YAML::Node& root = docs[0];
+  if (!root.IsMap()) {
+    r.error(r.at(root),
+            "the top level must be a mapping with keys like sets:, allow:, deny: and rules:");
+    return frag;
+  }
+  Fields fields(r, root, kTopSchema);
+  if (const Field* version = fields.get("version")) {
+    auto v = integer(r, *version, "version", INT64_MIN, INT64_MAX);
+    if (v && *v != 1)
+      r.error(version->at, "unsupported version " + std::to_string(*v) + " (only 1 exists)");
+  }
+  if (const Field* malformed = fields.get("malformed")) {
+    frag.malformed = choice<Verdict>(r, *malformed, "malformed",
+                                     {{"pass", Verdict::kPass}, {"drop", Verdict::kDrop}});
+    frag.malformed_at = malformed->at;
+  }
+  if (const Field* sets = fields.get("sets")) read_sets(r, *sets, frag);
+  if (const Field* allow = fields.get("allow")) read_list(r, *allow, frag.allow);
+  if (const Field* deny = fields.get("deny")) read_list(r, *deny, frag.deny);
+  if (const Field* rules = fields.get("rules")) read_rules(r, *rules, frag);
+  return frag;
+}
+
+}  // namespace rl::policy::detail

@@ -1,0 +1,73 @@
+#include "policy/shadow.h"
+
+#include <algorithm>
+
+namespace rl::policy::detail {
+namespace {
+
+// Sorted, without prefixes covered by another one: two source lists written differently
+// but covering the same addresses compare equal (mostly; adjacent halves are not joined).
+std::vector<Prefix> canonical_sources(const Match& m,
+                                      const std::map<std::string, const SourceSet*>& sets) {
+  std::vector<Prefix> all;
+  for (const auto& name : m.sources) {
+    auto it = sets.find(name);
+    if (it != sets.end()) all.insert(all.end(), it->second->prefixes.begin(), it->second->prefixes.end());
+  }
+  // Sorting by (address, length) puts a covering prefix right before what it covers, and the
+  // kept prefixes are disjoint, so only the last kept one can cover the next.
+  std::sort(all.begin(), all.end());
+  std::vector<Prefix> out;
+  for (const auto& p : all)
+    if (out.empty() || !out.back().contains(p)) out.push_back(p);
+  return out;
+}
+
+std::vector<PortRange> canonical_ports(std::vector<PortRange> ports) {
+  std::sort(ports.begin(), ports.end(),
+            [](const PortRange& a, const PortRange& b) { return a.first < b.first; });
+  std::vector<PortRange> out;
+  for (const auto& r : ports) {
+    if (!out.empty() && r.first <= static_cast<uint32_t>(out.back().last) + 1)
+      out.back().last = std::max(out.back().last, r.last);
+    else
+      out.push_back(r);
+  }
+  return out;
+}
+
+// A string equal for two matches exactly when they select the same packets (as written).
+std::string match_key(const Match& m, const std::map<std::string, const SourceSet*>& sets) {
+  std::string key = "src";
+  for (const auto& p : canonical_sources(m, sets)) key += " " + p.str();
+  key += "|proto " + (m.protocol ? std::to_string(*m.protocol) : std::string("any"));
+  key += "|ports";
+  for (const auto& r : canonical_ports(m.ports))
+    key += " " + std::to_string(r.first) + "-" + std::to_string(r.last);
+  key += m.tcp_syn ? "|syn" : "|";
+  std::vector<uint8_t> types = m.icmp_types;
+  std::sort(types.begin(), types.end());
+  types.erase(std::unique(types.begin(), types.end()), types.end());
+  key += "|icmp";
+  for (uint8_t t : types) key += " " + std::to_string(t);
+  return key;
+}
+
+}  // namespace
+
+void check_shadowed(const std::vector<const RuleDraft*>& in_order,
+                    const std::map<std::string, const SourceSet*>& sets,
+                    std::vector<Diagnostic>& errors) {
+  std::map<std::string, const Rule*> first_with;
+  for (const RuleDraft* d : in_order) {
+    if (!d->match_complete) continue;
+    auto [it, inserted] = first_with.emplace(match_key(d->rule.match, sets), &d->rule);
+    if (inserted) continue;
+    const Rule& earlier = *it->second;
+    errors.push_back({d->rule.where, "rule '" + d->rule.name + "' can never match: rule '" +
+                                         earlier.name + "' at " + earlier.where.str() +
+                                         " matches the same packets first"});
+  }
+}
+
+}  // namespace rl::policy::detail

@@ -1,0 +1,145 @@
+// Each algorithm's admitted counts against its formula, with the controlled clock.
+#include "fixture.h"
+
+namespace rl::testing {
+namespace {
+
+class LimiterTest : public BpfTest {
+ protected:
+  void one_rule(const policy::Rule& r) {
+    policy::Policy p;
+    p.rules = {r};
+    apply(p);
+  }
+  void at(uint64_t ns) { dp_->set_clock(kT0 + ns); }
+};
+
+TEST_F(LimiterTest, TokenBucketBurstThenRate) {
+  one_rule(token_bucket("tb", 10, 5));  // T = 100 ms
+  auto f = udp4("198.18.0.1");
+  EXPECT_EQ(passed(f, 20), 5) << "a fresh key gets its burst";
+  at(99'999'999);
+  EXPECT_EQ(passed(f, 3), 0) << "the next token is due at +100 ms";
+  at(100'000'000);
+  EXPECT_EQ(passed(f, 3), 1);
+  at(1'100'000'000);  // 1 s later: 10 tokens, capped at the burst of 5
+  EXPECT_EQ(passed(f, 20), 5);
+  // Over a long run at a steady 100 packets/s, exactly rate * time + burst pass.
+  uint64_t start = 10 * kSec;
+  int ok = 0;
+  for (int i = 0; i < 1000; i++) {
+    at(start + i * 10'000'000ULL);
+    ok += passed(f, 1);
+  }
+  EXPECT_EQ(ok, 5 + 99);  // burst at t=0, then one per 100 ms over 9.99 s
+}
+
+TEST_F(LimiterTest, TokenBucketBytes) {
+  auto r = token_bucket("bw", 0, 0);
+  r.limit.rate = per_second(10'000, policy::Unit::kBytes);  // 10 kB/s
+  r.limit.burst = 3000;
+  one_rule(r);
+  auto f = packet::Builder().ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).payload(958).build();
+  ASSERT_EQ(f.size(), 1000u);
+  EXPECT_EQ(passed(f, 10), 3);
+  at(100'000'000);  // 1000 bytes more
+  EXPECT_EQ(passed(f, 10), 1);
+  auto small = udp4("198.18.0.1");
+  at(100'000'000 + 6'000'000);  // 60 bytes of credit: one 60-byte frame
+  EXPECT_EQ(passed(small, 3), 1);
+}
+
+TEST_F(LimiterTest, FixedWindow) {
+  one_rule(window("fw", policy::Algorithm::kFixedWindow, 4, kSec));
+  auto f = udp4("198.18.0.1");
+  at(999'000'000);  // late in window 1000
+  EXPECT_EQ(passed(f, 10), 4);
+  at(kSec);  // the next window starts empty: the boundary burst fixed windows allow
+  EXPECT_EQ(passed(f, 10), 4);
+  at(kSec + 999'999'999);
+  EXPECT_EQ(passed(f, 10), 0);
+}
+
+TEST_F(LimiterTest, SlidingWindowWeighsThePreviousWindow) {
+  one_rule(window("sw", policy::Algorithm::kSlidingWindow, 10, kSec));
+  auto f = udp4("198.18.0.1");
+  at(900'000'000);
+  EXPECT_EQ(passed(f, 20), 10);
+  // 25% into the next window the previous 10 weigh 7.5 (floor 7): 3 more may pass.
+  at(kSec + 250'000'000);
+  EXPECT_EQ(passed(f, 20), 3);
+  // 75% in: previous weighs 2.5 (floor 2), current holds 3: 5 more.
+  at(kSec + 750'000'000);
+  EXPECT_EQ(passed(f, 20), 5);
+  // Two windows later nothing carries over.
+  at(3 * kSec);
+  EXPECT_EQ(passed(f, 20), 10);
+}
+
+TEST_F(LimiterTest, WindowBytesRoundAgainstTheSender) {
+  auto r = window("swb", policy::Algorithm::kSlidingWindow, 0, kSec);
+  r.limit.rate = {3'000'000, kSec, policy::Unit::kBytes};  // needs a 2-bit unit shift
+  one_rule(r);
+  ASSERT_EQ(compiled_.rules[0].cost_shift, 2);
+  auto f = packet::Builder().ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).payload(1457).build();
+  ASSERT_EQ(f.size(), 1499u);  // costs ceil(1499 / 4) = 375 units of the 750000 allowed
+  EXPECT_EQ(passed(f, 5000), 2000);
+}
+
+TEST_F(LimiterTest, BlockPeriod) {
+  auto r = token_bucket("blk", 10, 2);
+  r.block_ns = 5 * kSec;
+  one_rule(r);
+  auto f = udp4("198.18.0.1");
+  EXPECT_EQ(passed(f, 2), 2);
+  EXPECT_EQ(send(f).reason, RL_REASON_LIMITED);
+  at(kSec);  // the bucket has refilled, but the key is blocked
+  EXPECT_EQ(send(f).reason, RL_REASON_BLOCKED);
+  at(5 * kSec - 1);
+  EXPECT_EQ(passed(f, 5), 0);
+  at(5 * kSec);
+  EXPECT_EQ(passed(f, 5), 2);
+  EXPECT_EQ(send(udp4("198.18.0.2")).reason, RL_REASON_ADMITTED) << "other keys are not blocked";
+  EXPECT_GE(global(RL_GC_BLOCKED), 6u);
+}
+
+TEST_F(LimiterTest, MonitorCountsButPasses) {
+  auto r = token_bucket("dry-run", 1, 2);
+  r.action = policy::Action::kMonitor;
+  one_rule(r);
+  auto f = udp4("198.18.0.1");
+  EXPECT_EQ(passed(f, 10), 10);
+  auto c = counters("dry-run");
+  EXPECT_EQ(c.matched_pkts, 10u);
+  EXPECT_EQ(c.monitored_pkts, 8u);
+  EXPECT_EQ(c.dropped_pkts, 0u);
+  EXPECT_EQ(send(f).reason, RL_REASON_LIMITED);
+}
+
+// Slots of idle keys are reused; when every way of a set is busy a new key is judged by its
+// prefix's overflow bucket instead of evicting a key that is being limited.
+TEST_F(LimiterTest, FullSetsFallBackToOverflowBucket) {
+  LoadOptions o;
+  o.key_capacity = RL_WAYS;  // one set
+  o.trace_decisions = true;
+  auto small = BpfDatapath::load(o);
+  ASSERT_TRUE(small.ok()) << small.error().str();
+  dp_ = std::move(*small);
+  dp_->set_clock(kT0);
+  one_rule(token_bucket("tiny", 1, 1));
+  for (int i = 1; i <= RL_WAYS; i++) EXPECT_EQ(send(udp4("198.18.0." + std::to_string(i))).overflow, 0u);
+  // All four ways owe a token for a second: the fifth source shares the 198.18/16 bucket.
+  auto d = send(udp4("198.18.0.99"));
+  EXPECT_EQ(d.overflow, 1u);
+  EXPECT_EQ(d.reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(send(udp4("198.18.0.100")).reason, RL_REASON_LIMITED) << "same /16 bucket, now empty";
+  EXPECT_EQ(send(udp4("198.18.0.1")).reason, RL_REASON_LIMITED) << "known keys keep their state";
+  at(kSec);  // every key is idle again: slots are reusable
+  d = send(udp4("198.18.0.99"));
+  EXPECT_EQ(d.overflow, 0u);
+  EXPECT_EQ(d.reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(global(RL_GC_KEY_OVERFLOW), 2u);
+}
+
+}  // namespace
+}  // namespace rl::testing
