@@ -18,8 +18,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Load-time settings. */
 const volatile __u32 rl_trace_decisions = 0; /* tests: record each decision in rl_trace */
-/* Benchmarks: rewrite the IPv4 source to 198.18.0.0 + (n mod rl_bench_src_spread), n counting
- * packets, so one BPF_PROG_TEST_RUN repeat loop sees a stream of distinct sources. */
+/* Benchmarks: replace the low 32 bits of an IPv6 source with n mod rl_bench_src_spread, n
+ * counting packets, so one BPF_PROG_TEST_RUN repeat loop sees a stream of distinct sources
+ * (2001:db8::/96 + n for the benchmark's frames). Zero, and compiled out, in production. */
 const volatile __u32 rl_bench_src_spread = 0;
 
 struct rl_decision rl_trace = {};
@@ -71,9 +72,9 @@ int rl_xdp(struct xdp_md *ctx)
 	if (pkt.fragment)
 		rl_count(RL_GC_FRAGMENTS, bytes);
 
-	if (rl_bench_src_spread && pkt.family == 4) {
+	if (rl_bench_src_spread && pkt.family == 6) {
 		__u32 n = rl_bench_counter++;
-		pkt.saddr[0] = bpf_htonl(0xc6120000u + n % rl_bench_src_spread);
+		pkt.saddr[3] = bpf_htonl(n % rl_bench_src_spread);
 	}
 
 	__u64 now = 0;

@@ -27,7 +27,8 @@ Result<rl_rule> compile_limit(const policy::Rule& rule) {
   const auto& lim = rule.limit;
   const auto& rate = lim.rate;
   auto fail = [&](const std::string& what) {
-    return Error{EINVAL, rule.where.str() + ": rule '" + rule.name + "': " + what};
+    std::string at = rule.where.file.empty() ? "" : rule.where.str() + ": ";
+    return Error{EINVAL, at + "rule '" + rule.name + "': " + what};
   };
   if (rate.amount == 0 || rate.period_ns == 0) return fail("rate must be positive");
 
@@ -45,8 +46,12 @@ Result<rl_rule> compile_limit(const policy::Rule& rule) {
       r.algo = RL_ALGO_TOKEN_BUCKET;
       unsigned __int128 fp = (static_cast<unsigned __int128>(rate.period_ns) << 16) / rate.amount;
       if (fp == 0) return fail("rate is faster than one unit per 1/65536 ns");
-      // A packet's cost is units * interval_fp; 16-bit lengths must not overflow 64 bits.
-      if (fp >= (1ULL << 47)) return fail("rate is too slow (more than 2^31 ns per unit)");
+      // A packet's cost is units * interval_fp: with byte costs (frame lengths below 2^16) the
+      // interval must stay below 2^48, with packet costs below 2^63.
+      bool bytes = rate.unit == Unit::kBytes;
+      if (fp >= (bytes ? (1ULL << 48) : (1ULL << 62)))
+        return fail(bytes ? "byte rate is too slow (less than one byte per 4 s)"
+                          : "rate is too slow (less than one packet per 19 hours)");
       uint64_t burst = lim.burst ? lim.burst : rate.amount;
       unsigned __int128 burst_ns = (static_cast<unsigned __int128>(burst) * fp) >> 16;
       if (burst_ns >= (1ULL << 62)) return fail("burst is too large for the rate");

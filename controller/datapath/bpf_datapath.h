@@ -18,7 +18,7 @@ namespace rl {
 struct LoadOptions {
   uint32_t key_capacity = RL_DEFAULT_KEY_CAPACITY;  // rounded up to a power of two
   bool trace_decisions = false;   // tests: record every decision (see last_decision)
-  uint32_t bench_src_spread = 0;  // benchmarks: vary IPv4 sources over this many addresses
+  uint32_t bench_src_spread = 0;  // benchmarks: vary IPv6 sources over this many addresses
 };
 
 struct SkeletonDeleter {
@@ -42,6 +42,7 @@ class BpfDatapath final : public Datapath {
   Status runtime_acl_remove(const Prefix& prefix);
 
   int prog_fd() const;
+  int events_fd() const;  // rl_events ring buffer
   uint32_t key_sets() const { return key_sets_; }
 
   // Runs one frame through the program with BPF_PROG_TEST_RUN; returns the XDP action.
