@@ -101,15 +101,26 @@ struct rl_control {
 	__u32 runtime_acl_v6;
 };
 
-#define RL_GEN_F_HAS_V4_SOURCES (1u << 0)
-#define RL_GEN_F_HAS_V6_SOURCES (1u << 1)
+/* Source filter: per generation and family, a bitset over hashes of a source's /min_len prefix.
+ * A clear bit proves that no source entry longer than /0 covers the address, so the packet takes
+ * the family's default entry without an LPM lookup. rl_src_filter[(gen * 2 + fam6) *
+ * RL_FILTER_WORDS + word]. */
+#define RL_FILTER_BITS_LOG2 20
+#define RL_FILTER_WORDS ((1u << RL_FILTER_BITS_LOG2) / 64)
+
+struct rl_src_entry {
+	__u32 class_id; /* rule bitmap of the rules whose source condition this prefix satisfies */
+	__u32 flags;    /* RL_SRC_F_* */
+};
 
 /* rl_gen_config[gen]: everything a packet needs about its generation besides the maps. */
 struct rl_gen_config {
 	__u32 rule_count;
-	__u32 rule_words; /* ceil(rule_count / 64) */
-	__u32 flags;      /* RL_GEN_F_* */
+	__u32 rule_words;        /* ceil(rule_count / 64) */
 	__u32 malformed_verdict; /* RL_VERDICT_* */
+	__u8 min_len[2];         /* [fam6]: shortest source prefix other than /0; 0 = none */
+	__u16 pad;
+	struct rl_src_entry defaults[2]; /* [fam6]: the /0 entry */
 };
 
 /* rl_rules[gen * RL_MAX_RULES + position]: position is the priority order (0 = first). */
@@ -133,7 +144,8 @@ struct rl_rule {
 	__u64 limit;
 };
 
-#define RL_RULE_F_REPORT (1u << 0) /* report offenders through the ring buffer */
+#define RL_RULE_F_REPORT (1u << 0)        /* report offenders through the ring buffer */
+#define RL_RULE_F_PRECISE_CLOCK (1u << 1) /* the coarse (jiffy) clock would distort this limit */
 
 /* rl_rule_meta[stats_slot]: the controller's record of a rule, read back when rld adopts pinned
  * maps after a restart. The XDP program never reads it. */
@@ -159,10 +171,6 @@ struct rl_lpm6_key {
 #define RL_SRC_F_ALLOW (1u << 0)
 #define RL_SRC_F_DENY (1u << 1)
 
-struct rl_src_entry {
-	__u32 class_id; /* rule bitmap of the rules whose source condition this prefix satisfies */
-	__u32 flags;    /* RL_SRC_F_* */
-};
 
 /* Runtime allow/deny entries (rlctl allow/deny): not generation-bound, each with an expiry. */
 struct rl_runtime_lpm4_key {
@@ -308,7 +316,7 @@ struct rl_decision {
 #endif
 
 RL_STATIC_ASSERT(sizeof(struct rl_control) == 16, "rl_control layout");
-RL_STATIC_ASSERT(sizeof(struct rl_gen_config) == 16, "rl_gen_config layout");
+RL_STATIC_ASSERT(sizeof(struct rl_gen_config) == 32, "rl_gen_config layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) == 56, "rl_rule layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule_meta) == 64, "rl_rule_meta layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm4_key) == 12, "rl_lpm4_key layout");

@@ -39,4 +39,12 @@ RL_HASH_INLINE __u64 rl_key_hash(const struct rl_key *k)
 	return (h == RL_TAG_FREE || h == RL_TAG_CLAIMING) ? 1 : h;
 }
 
+/* Source filter hash of an address already masked to the generation's min_len. */
+RL_HASH_INLINE __u32 rl_filter_hash(const __u32 addr[4], __u8 family)
+{
+	__u64 h = rl_mix64(((__u64)addr[0] | ((__u64)addr[1] << 32)) ^ family);
+	h = rl_mix64(h ^ ((__u64)addr[2] | ((__u64)addr[3] << 32)));
+	return (__u32)h & ((1u << RL_FILTER_BITS_LOG2) - 1);
+}
+
 #endif /* RL_HASH_H */

@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto dp = load(0);
-  constexpr uint32_t kSources = 1'000'000;
+  const uint32_t kSources = getenv("RL_BENCH_SOURCES") ? std::strtoul(getenv("RL_BENCH_SOURCES"), nullptr, 10) : 1000000;
   auto spread = load(kSources);
 
   using packet::Builder;

@@ -9,13 +9,35 @@
 #ifndef RL_BPF_CLASSIFY_H
 #define RL_BPF_CLASSIFY_H
 
+#include "addr.h"
 #include "maps.h"
 #include "parse.h"
+#include "rl_hash.h"
 
-/* The generation's source entry for the packet's source: class and allow/deny flags. The
- * compiler writes a /0 entry per family, so a generation that has any rule always answers. */
-static __always_inline struct rl_src_entry *rl_lookup_source(__u32 gen, const struct rl_pkt *p)
+/* Whether some source entry longer than /0 may cover the address (see RL_FILTER_BITS_LOG2).
+ * False positives only cost an LPM lookup; there are no false negatives. */
+static __always_inline int rl_source_filter_hit(__u32 gen, __u32 fam6, __u32 min_len,
+						const struct rl_pkt *p)
 {
+	__u32 a[4];
+	__builtin_memcpy(a, p->saddr, sizeof(a));
+	rl_mask_addr(a, p->family, min_len);
+	__u32 h = rl_filter_hash(a, p->family);
+	__u32 idx = (gen * 2 + fam6) * RL_FILTER_WORDS + (h >> 6);
+	__u64 *w = bpf_map_lookup_elem(&rl_src_filter, &idx);
+	return w && ((*w >> (h & 63)) & 1);
+}
+
+/* The generation's source entry for the packet's source: class and allow/deny flags. Most
+ * sources are covered by no list or set entry; the filter sends those straight to the /0 entry
+ * kept in the generation's config, and only the rest pay for the LPM trie. */
+static __always_inline const struct rl_src_entry *
+rl_lookup_source(__u32 gen, const struct rl_gen_config *gc, const struct rl_pkt *p)
+{
+	__u32 fam6 = p->family == 6;
+	__u32 min_len = gc->min_len[fam6 & 1];
+	if (!min_len || !rl_source_filter_hit(gen, fam6, min_len, p))
+		return &gc->defaults[fam6 & 1];
 	if (p->family == 4) {
 		struct rl_lpm4_key k = { .prefixlen = 64, .gen = gen };
 		__builtin_memcpy(k.addr, p->saddr, 4);

@@ -23,6 +23,7 @@
 #define RL_BPF_LIMITER_H
 
 #include "maps.h"
+#include "addr.h"
 #include "parse.h"
 #include "rl_hash.h"
 
@@ -40,23 +41,6 @@ enum rl_limit_result {
 #define RL_WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
 
 /* ---- Keys ---- */
-
-static __always_inline void rl_mask_addr(__u32 addr[4], __u8 family, __u32 prefix)
-{
-	__u32 words = family == 4 ? 1 : 4;
-#pragma unroll
-	for (__u32 i = 0; i < 4; i++) {
-		__u32 bits;
-		if (i >= words) {
-			addr[i] = 0;
-			continue;
-		}
-		bits = prefix > i * 32 ? prefix - i * 32 : 0;
-		if (bits >= 32)
-			continue;
-		addr[i] &= bits ? bpf_htonl(~0u << (32 - bits)) : 0;
-	}
-}
 
 static __always_inline void rl_key_build(struct rl_key *k, const struct rl_rule *r,
 					 const struct rl_pkt *p)

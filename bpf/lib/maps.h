@@ -73,6 +73,14 @@ struct {
 	__type(value, struct rl_src_entry);
 } rl_src_v6 SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_GENERATIONS * 2 * RL_FILTER_WORDS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+} rl_src_filter SEC(".maps");
+
 /* ---- Runtime allow/deny (not generation-bound) ---- */
 
 struct {

@@ -26,6 +26,12 @@ struct RuleIds {
   uint32_t next_id = 1;
 };
 
+struct CompileOptions {
+  // Resolution of the kernel's coarse clock (clock_getres(CLOCK_MONOTONIC_COARSE)); rld passes
+  // the running kernel's. The default is the coarsest common one, HZ=100.
+  uint64_t coarse_clock_ns = 10'000'000;
+};
+
 struct SourceEntry {
   Prefix prefix;
   rl_src_entry value{};
@@ -38,6 +44,7 @@ struct CompiledRuleSet {
   std::vector<rl_bitmap> classes;   // by class id; at least RL_CLASS_FIRST_DYNAMIC entries
   std::array<std::vector<uint16_t>, RL_PORT_KINDS> port_classes;  // 65536 class ids per kind
   std::vector<SourceEntry> sources; // flattened LPM entries, both families
+  std::array<std::vector<uint64_t>, 2> source_filter;  // [fam6]: RL_FILTER_WORDS words
   RuleIds ids;                      // pass to the next compile to keep state across reloads
   std::vector<uint32_t> new_slots;  // stats slots first used by this rule set (counters reset)
 };

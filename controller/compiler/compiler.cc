@@ -60,7 +60,8 @@ Status assign_identities(const RuleIds& previous, CompiledRuleSet& out) {
 
 }  // namespace
 
-Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& previous) {
+Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& previous,
+                                const CompileOptions& options) {
   if (policy.rules.size() > RL_MAX_RULES)
     return Error{E2BIG, "at most " + std::to_string(RL_MAX_RULES) + " rules"};
 
@@ -71,7 +72,7 @@ Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& pre
 
   CompiledRuleSet out;
   for (const auto* rule : order) {
-    auto r = compile_limit(*rule);
+    auto r = compile_limit(*rule, options);
     if (!r) return r.error();
     out.rules.push_back(*r);
     out.names.push_back(rule->name);

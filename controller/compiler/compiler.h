@@ -9,9 +9,10 @@ namespace rl::compiler {
 
 // `previous` carries the identities of the rule set in force, so unchanged rules keep their
 // per-key state and counters; pass {} for a first compile.
-Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& previous = {});
+Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& previous = {},
+                                const CompileOptions& options = {});
 
 // Limiter parameters of one rule as the data path wants them (exposed for tests and rlctl).
-Result<rl_rule> compile_limit(const policy::Rule& rule);
+Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& options = {});
 
 }  // namespace rl::compiler

@@ -23,7 +23,7 @@ uint8_t key_kind(policy::KeyKind k) {
 
 }  // namespace
 
-Result<rl_rule> compile_limit(const policy::Rule& rule) {
+Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& options) {
   const auto& lim = rule.limit;
   const auto& rate = lim.rate;
   auto fail = [&](const std::string& what) {
@@ -57,6 +57,9 @@ Result<rl_rule> compile_limit(const policy::Rule& rule) {
       if (burst_ns >= (1ULL << 62)) return fail("burst is too large for the rate");
       r.interval_fp = static_cast<uint64_t>(fp);
       r.burst_ns = static_cast<uint64_t>(burst_ns);
+      // A bucket smaller than a few ticks of the coarse clock would lose the credit of a late
+      // tick against its cap (see bpf/lib/clock.h).
+      if (r.burst_ns < 8 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;
       break;
     }
     case Algorithm::kFixedWindow:
@@ -76,6 +79,8 @@ Result<rl_rule> compile_limit(const policy::Rule& rule) {
       r.limit = limit >> shift;
       r.window_ns = rate.period_ns;
       if (r.window_ns > (1ULL << 46)) return fail("window longer than 19 hours");
+      // A tick of lateness moves a window edge by at most 1% of the window.
+      if (r.window_ns < 100 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;
       break;
     }
   }

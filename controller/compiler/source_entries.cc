@@ -2,9 +2,11 @@
 // must already carry what every shorter prefix covering it contributes. Prefixes sorted by
 // (address, length) come in pre-order (a prefix before everything it contains), and a stack
 // of the current ancestors gives each entry its inherited rules and list decision.
+#include <cstring>
 #include <map>
 
 #include "compiler/passes.h"
+#include "rl_hash.h"
 
 namespace rl::compiler {
 namespace {
@@ -20,6 +22,32 @@ struct Frame {
   uint32_t list;
   rl_src_entry value;
 };
+
+// The /0 entries go to the generation's config, and the filter gets one bit per entry at the
+// family's shortest other prefix length (see RL_FILTER_BITS_LOG2 in rl_abi.h).
+void build_filter(CompiledRuleSet& out) {
+  uint8_t min_len[2] = {0, 0};
+  for (const auto& e : out.sources) {
+    size_t fam6 = e.prefix.addr.family == 6;
+    if (e.prefix.len == 0)
+      out.config.defaults[fam6] = e.value;
+    else if (!min_len[fam6] || e.prefix.len < min_len[fam6])
+      min_len[fam6] = e.prefix.len;
+  }
+  for (size_t fam6 = 0; fam6 < 2; fam6++) {
+    out.config.min_len[fam6] = min_len[fam6];
+    out.source_filter[fam6].assign(RL_FILTER_WORDS, 0);
+  }
+  for (const auto& e : out.sources) {
+    if (e.prefix.len == 0) continue;
+    size_t fam6 = e.prefix.addr.family == 6;
+    Prefix at = Prefix::of(e.prefix.addr, min_len[fam6]);
+    uint32_t words[4];
+    std::memcpy(words, at.addr.bytes.data(), sizeof(words));
+    uint32_t h = rl_filter_hash(words, at.addr.family);
+    out.source_filter[fam6][h >> 6] |= 1ULL << (h & 63);
+  }
+}
 
 }  // namespace
 
@@ -76,7 +104,7 @@ Status source_entries(const policy::Policy& policy, const std::vector<const poli
     }
     stack.push_back({prefix, eff, list, value});
   }
-  out.config.flags |= RL_GEN_F_HAS_V4_SOURCES | RL_GEN_F_HAS_V6_SOURCES;
+  build_filter(out);
   return {};
 }
 

@@ -58,6 +58,9 @@ Status BpfDatapath::init() {
   auto ports = mmap_array(skel_->maps.rl_port_classes);
   if (!ports) return ports.error();
   ports_ = std::move(*ports);
+  auto filter = mmap_array(skel_->maps.rl_src_filter);
+  if (!filter) return filter.error();
+  filter_ = std::move(*filter);
   auto keys = mmap_array(skel_->maps.rl_keys);
   if (!keys) return keys.error();
   keys_ = std::move(*keys);
@@ -121,6 +124,15 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
     const auto& cls = rs.port_classes[kind];
     for (uint32_t port = 0; port < 65536; port++)
       base[port / RL_PORTS_PER_ENTRY].cls[port % RL_PORTS_PER_ENTRY] = cls.empty() ? 0 : cls[port];
+  }
+
+  for (size_t fam6 = 0; fam6 < 2; fam6++) {
+    uint64_t* words = filter_.as<uint64_t>() + (static_cast<size_t>(next) * 2 + fam6) * RL_FILTER_WORDS;
+    const auto& f = rs.source_filter[fam6];
+    if (f.size() == RL_FILTER_WORDS)
+      std::memcpy(words, f.data(), RL_FILTER_WORDS * sizeof(uint64_t));
+    else
+      std::memset(words, 0, RL_FILTER_WORDS * sizeof(uint64_t));
   }
 
   auto v4 = trie<rl_lpm4_key>(skel_->maps.rl_src_v4);

@@ -70,6 +70,7 @@ class BpfDatapath final : public Datapath {
   MmapRegion control_;
   MmapRegion bitmaps_;
   MmapRegion ports_;
+  MmapRegion filter_;
   MmapRegion keys_;
   uint32_t key_sets_ = 0;
   std::chrono::steady_clock::time_point last_switch_{};
