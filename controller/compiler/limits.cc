@@ -49,9 +49,9 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
       // A packet's cost is units * interval_fp: with byte costs (frame lengths below 2^16) the
       // interval must stay below 2^48, with packet costs below 2^63.
       bool bytes = rate.unit == Unit::kBytes;
-      if (fp >= (bytes ? (1ULL << 48) : (1ULL << 62)))
+      if (fp >= (bytes ? (1ULL << 48) : (1ULL << 63)))
         return fail(bytes ? "byte rate is too slow (less than one byte per 4 s)"
-                          : "rate is too slow (less than one packet per 19 hours)");
+                          : "rate is too slow (less than one packet per 39 hours)");
       uint64_t burst = lim.burst ? lim.burst : rate.amount;
       unsigned __int128 burst_ns = (static_cast<unsigned __int128>(burst) * fp) >> 16;
       if (burst_ns >= (1ULL << 62)) return fail("burst is too large for the rate");
@@ -78,7 +78,8 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
       r.cost_shift = shift;
       r.limit = limit >> shift;
       r.window_ns = rate.period_ns;
-      if (r.window_ns > (1ULL << 46)) return fail("window longer than 19 hours");
+      // The sliding weight shifts (window - elapsed) left by 16 bits in 64.
+      if (r.window_ns > (1ULL << 47)) return fail("window longer than 39 hours");
       // A tick of lateness moves a window edge by at most 1% of the window.
       if (r.window_ns < 100 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;
       break;

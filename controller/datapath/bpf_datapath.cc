@@ -70,6 +70,7 @@ Status BpfDatapath::init() {
 
 int BpfDatapath::prog_fd() const { return bpf_program__fd(skel_->progs.rl_xdp); }
 int BpfDatapath::events_fd() const { return bpf_map__fd(skel_->maps.rl_events); }
+int BpfDatapath::keys_fd() const { return bpf_map__fd(skel_->maps.rl_keys); }
 
 uint32_t BpfDatapath::active_generation() const {
   return std::atomic_ref<uint32_t>(control_.as<rl_control>()->active_gen).load() & 1;

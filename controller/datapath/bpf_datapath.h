@@ -43,6 +43,7 @@ class BpfDatapath final : public Datapath {
 
   int prog_fd() const;
   int events_fd() const;  // rl_events ring buffer
+  int keys_fd() const;    // rl_keys key table
   uint32_t key_sets() const { return key_sets_; }
 
   // Runs one frame through the program with BPF_PROG_TEST_RUN; returns the XDP action.

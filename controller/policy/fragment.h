@@ -32,14 +32,17 @@ struct RuleDraft {
   std::vector<SetRef> set_refs;
   std::vector<Prefix> inline_prefixes;  // CIDRs written directly in match.sources
   SourceLocation sources_at;
-  // Every match condition was understood. Rules with a half-read match are left out of the
-  // "same match as an earlier rule" check, which would otherwise report noise.
-  bool match_complete = true;
+  // No error was found in the rule. Only such rules take part in the "same match as an
+  // earlier rule" check: a rule with a misplaced or broken condition would report noise.
+  bool valid = true;
 };
 
 struct Fragment {
   std::string file;
   std::vector<SourceSet> sets;
+  // Sets with errors in their definition: uses of them are not reported again as undefined
+  // or empty.
+  std::vector<std::string> broken_sets;
   std::vector<ListEntry> allow;
   std::vector<ListEntry> deny;
   std::vector<RuleDraft> rules;
@@ -57,6 +60,15 @@ void read_match(Reader& r, const Field& match, RuleDraft& draft);
 
 // Set names must not be mistaken for addresses: they start with a letter.
 bool looks_like_address(std::string_view text);
+
+// An entry of allow, deny or match.sources: a CIDR, or a set name when `prefix` is empty.
+struct CidrOrSet {
+  std::optional<Prefix> prefix;
+  std::string set;
+};
+// Reports entries that are not strings, and CIDRs that do not parse.
+std::optional<CidrOrSet> read_cidr_or_set(Reader& r, const YAML::Node& node,
+                                          const SourceLocation& at, const std::string& type_error);
 // The name of the set holding a rule's inline CIDRs; '#' keeps it apart from user names.
 inline std::string inline_set_name(const std::string& rule) { return rule + "#inline"; }
 

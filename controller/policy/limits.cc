@@ -10,8 +10,10 @@ using u128 = unsigned __int128;
 // Token buckets (GCRA) keep the emission interval, ns per unit, in 16.16 fixed point
 // (rl_rule.interval_fp): below one 65536th of a ns per unit it rounds to zero.
 constexpr u128 kFixedOne = 65536;
-// A byte bucket multiplies the interval by the packet size (up to 2^16 bytes) in 64 bits.
+// A byte bucket multiplies the interval by the packet size (up to 2^16 bytes) in 64 bits; a
+// packet bucket keeps it below 2^63 (about 39 hours per packet).
 constexpr u128 kByteIntervalLimit = u128{1} << 48;
+constexpr u128 kPacketIntervalLimit = u128{1} << 63;
 // burst_ns = burst * interval is added to nanosecond timestamps; a year keeps it far from
 // overflow while no real burst comes near it.
 constexpr u128 kYearNs = u128{365} * 24 * 3600 * 1'000'000'000;
@@ -41,6 +43,11 @@ void check_token_bucket(const Limit& l, bool burst_given, std::vector<LimitProbl
                                  "4.29s); use a packet rate or a window"});
     return;
   }
+  if (!bytes && interval >= kPacketIntervalLimit) {
+    out.push_back({F::kRate, "rate " + rate +
+                                 " is too slow for token_bucket (at least 1 packet every 39h)"});
+    return;
+  }
   if (bytes && l.burst < kMinPacketBytes) {
     if (burst_given)
       out.push_back({F::kBurst, "burst of " + std::to_string(l.burst) +
@@ -62,7 +69,8 @@ void check_window(const Limit& l, std::vector<LimitProblem>& out) {
   using F = LimitProblem::Field;
   const Rate& r = l.rate;
   std::string rate = format_rate(r);
-  std::string algorithm = l.algorithm == Algorithm::kFixedWindow ? "fixed_window" : "sliding_window";
+  std::string algorithm =
+      l.algorithm == Algorithm::kFixedWindow ? "fixed_window" : "sliding_window";
   if (r.period_ns < kMinWindowNs || r.period_ns > kMaxWindowNs) {
     out.push_back({F::kRate, algorithm + " needs a window between 1ms and 1d; rate " + rate +
                                  " has a window of " + format_duration(r.period_ns)});

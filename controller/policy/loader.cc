@@ -43,12 +43,10 @@ void sort_errors(std::vector<Diagnostic>& errors, const std::vector<std::string>
   for (const auto& f : files) order.emplace(f, order.size());
   auto rank = [&](const Diagnostic& d) {
     auto it = order.find(d.where.file);
-    return std::tuple(it == order.end() ? order.size() : it->second, d.where.line,
-                      d.where.column);
+    return std::tuple(it == order.end() ? order.size() : it->second, d.where.line, d.where.column);
   };
-  std::stable_sort(errors.begin(), errors.end(), [&](const Diagnostic& a, const Diagnostic& b) {
-    return rank(a) < rank(b);
-  });
+  std::stable_sort(errors.begin(), errors.end(),
+                   [&](const Diagnostic& a, const Diagnostic& b) { return rank(a) < rank(b); });
 }
 
 LoadResult finish(std::vector<detail::Fragment> fragments, std::vector<Diagnostic> errors,
@@ -62,8 +60,7 @@ LoadResult finish(std::vector<detail::Fragment> fragments, std::vector<Diagnosti
 
 bool is_policy_file(const std::filesystem::path& p) {
   std::string name = p.filename().string();
-  return !name.empty() && name[0] != '.' &&
-         (p.extension() == ".yaml" || p.extension() == ".yml");
+  return !name.empty() && name[0] != '.' && (p.extension() == ".yaml" || p.extension() == ".yml");
 }
 
 }  // namespace
@@ -103,8 +100,8 @@ LoadResult load_directory(const std::string& dir) {
   }
   LoadResult result;
   if (ec) {
-    result.errors.push_back({SourceLocation{dir, 0, 0}, "cannot read policy directory: " +
-                                                             ec.message()});
+    result.errors.push_back(
+        {SourceLocation{dir, 0, 0}, "cannot read policy directory: " + ec.message()});
     return result;
   }
   if (paths.empty()) {

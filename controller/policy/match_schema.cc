@@ -23,20 +23,13 @@ void read_sources(Reader& r, const Field& f, RuleDraft& d) {
   d.sources_at = f.at;
   for (const auto& item : f.value) {
     SourceLocation at = r.at(item);
-    auto text = scalar(r, item, at, "sources entries must be CIDRs or set names");
-    if (!text) continue;
-    if (!looks_like_address(*text)) {
-      d.set_refs.push_back(SetRef{*text, at});
-      continue;
-    }
-    auto prefix = Prefix::parse(*text);
-    if (!prefix) {
-      r.error(at, prefix.error().message);
-      continue;
-    }
-    if (std::find(d.inline_prefixes.begin(), d.inline_prefixes.end(), *prefix) ==
-        d.inline_prefixes.end())
-      d.inline_prefixes.push_back(*prefix);
+    auto entry = read_cidr_or_set(r, item, at, "sources entries must be CIDRs or set names");
+    if (!entry) continue;
+    if (!entry->prefix)
+      d.set_refs.push_back(SetRef{entry->set, at});
+    else if (std::find(d.inline_prefixes.begin(), d.inline_prefixes.end(), *entry->prefix) ==
+             d.inline_prefixes.end())
+      d.inline_prefixes.push_back(*entry->prefix);
   }
 }
 
@@ -52,8 +45,8 @@ std::optional<uint8_t> read_protocol(Reader& r, const Field& f) {
     return static_cast<uint8_t>(*n);
   }
   if (auto n = protocol_number(*text)) return n;
-  r.error(f.at, "unknown protocol '" + *text + "'" + did_you_mean(*text, protocol_names()) +
-                    "; " + expected);
+  r.error(f.at, "unknown protocol '" + *text + "'" + did_you_mean(*text, protocol_names()) + "; " +
+                    expected);
   return std::nullopt;
 }
 
@@ -148,7 +141,6 @@ bool is_icmp(uint8_t protocol) { return protocol == kIcmp || protocol == kIcmpv6
 
 void read_match(Reader& r, const Field& f, RuleDraft& d) {
   if (f.is_null()) return;  // `match:` with nothing under it matches everything, like no match
-  size_t errors_before = r.error_count();
   if (expect_map(r, f, "match")) {
     Fields fields(r, f.value, kMatchSchema);
     Match& m = d.rule.match;
@@ -176,7 +168,7 @@ void read_match(Reader& r, const Field& f, RuleDraft& d) {
 
     if (const Field* flags = fields.get("tcp_flags")) {
       auto text = scalar(r, *flags, "tcp_flags must be syn");
-      if (text && *text != "syn") {
+      if (text && *text != "syn" && *text != "SYN") {
         r.error(flags->at,
                 "tcp_flags must be syn (a new connection: SYN without ACK), got '" + *text + "'");
       } else if (text) {
@@ -199,7 +191,6 @@ void read_match(Reader& r, const Field& f, RuleDraft& d) {
         read_icmp_types(r, *types, *m.protocol, m);
     }
   }
-  if (r.error_count() != errors_before) d.match_complete = false;
 }
 
 }  // namespace rl::policy::detail

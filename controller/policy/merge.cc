@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "policy/shadow.h"
 #include "policy/suggest.h"
@@ -20,10 +21,10 @@ void merge_malformed(const std::vector<Fragment>& fragments, Policy& p,
       first = &f;
       p.malformed = *f.malformed;
     } else if (*f.malformed != *first->malformed) {
-      errors.push_back({f.malformed_at, std::string("malformed: ") + verdict_word(*f.malformed) +
-                                            " conflicts with malformed: " +
-                                            verdict_word(*first->malformed) + " at " +
-                                            first->malformed_at.str() + "; files must agree"});
+      errors.push_back(
+          {f.malformed_at, std::string("malformed: ") + verdict_word(*f.malformed) +
+                               " conflicts with malformed: " + verdict_word(*first->malformed) +
+                               " at " + first->malformed_at.str() + "; files must agree"});
     }
   }
 }
@@ -45,8 +46,10 @@ class Merger {
 
   Policy run(std::vector<Fragment>& fragments) {
     merge_malformed(fragments, p_, errors_);
-    for (auto& f : fragments)
+    for (auto& f : fragments) {
       for (auto& s : f.sets) add_user_set(std::move(s));
+      broken_sets_.insert(f.broken_sets.begin(), f.broken_sets.end());
+    }
     for (auto& f : fragments)
       for (auto& d : f.rules) add_rule(d);
     for (RuleDraft* d : drafts_) resolve_sources(*d);
@@ -94,14 +97,16 @@ class Merger {
     for (const auto& ref : d.set_refs) {
       names.push_back(ref.name);
       const SourceSet* set = user_set(ref.name);
-      if (!set) {
-        error(ref.where, "undefined source set '" + ref.name + "'" +
-                             did_you_mean(ref.name, user_set_names_));
-        d.match_complete = false;
+      if (broken_sets_.count(ref.name)) {
+        d.valid = false;
+      } else if (!set) {
+        error(ref.where,
+              "undefined source set '" + ref.name + "'" + did_you_mean(ref.name, user_set_names_));
+        d.valid = false;
       } else if (set->prefixes.empty()) {
         error(ref.where, "source set '" + ref.name + "' is empty, so rule '" + d.rule.name +
                              "' can never match");
-        d.match_complete = false;
+        d.valid = false;
       }
     }
     if (!d.inline_prefixes.empty()) names.push_back(inline_set_name(d.rule.name));
@@ -123,9 +128,10 @@ class Merger {
           continue;
         }
         const SourceSet* s = user_set(e.set);
+        if (broken_sets_.count(e.set)) continue;
         if (!s) {
-          error(e.where, "undefined source set '" + e.set + "'" +
-                             did_you_mean(e.set, user_set_names_));
+          error(e.where,
+                "undefined source set '" + e.set + "'" + did_you_mean(e.set, user_set_names_));
           continue;
         }
         for (const auto& prefix : s->prefixes) add(prefix, e.where, e.set);
@@ -140,9 +146,9 @@ class Merger {
     for (const auto& [prefix, deny] : denied_) {
       auto it = allowed_.find(prefix);
       if (it == allowed_.end()) continue;
-      error(deny.where, prefix.str() + " is in both allow and deny (allowed at " +
-                            origin(it->second) + ")" +
-                            (deny.via_set.empty() ? "" : ", denied through set '" + deny.via_set + "'"));
+      error(deny.where,
+            prefix.str() + " is in both allow and deny (allowed at " + origin(it->second) + ")" +
+                (deny.via_set.empty() ? "" : ", denied through set '" + deny.via_set + "'"));
     }
   }
 
@@ -166,6 +172,7 @@ class Merger {
   Policy p_;
   std::map<std::string, size_t> user_sets_;  // index into p_.sets, which grows
   std::vector<std::string> user_set_names_;
+  std::set<std::string> broken_sets_;
   std::map<std::string, SourceLocation> rule_names_;
   std::vector<RuleDraft*> drafts_;
   size_t rule_count_ = 0;

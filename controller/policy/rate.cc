@@ -34,20 +34,31 @@ struct Decimal {
   u128 scale = 1;
 };
 
-// Consumes "123" or "1.25" from the front of `s`. Digits are capped so that mantissa times any
-// unit multiplier still fits in 128 bits; longer numbers are overflow anyway.
-std::optional<Decimal> take_decimal(std::string_view& s, bool* too_long) {
+// Consumes "123" or "1.25" from the front of `s`. Significant and fraction digits are capped
+// at 24 each so that mantissa and scale times any unit multiplier fit in 128 bits; a quantity
+// needing more digits is out of range anyway.
+std::optional<Decimal> take_decimal(std::string_view& s, bool* too_many_digits) {
+  constexpr size_t kMaxDigits = 24;
   Decimal d;
-  size_t i = 0, digits = 0;
-  bool any = false;
-  for (; i < s.size() && is_digit(s[i]); i++, digits++) {
-    d.mantissa = d.mantissa * 10 + (s[i] - '0');
-    any = true;
-  }
+  size_t i = 0, significant = 0;
+  auto take = [&](char c) {
+    if (d.mantissa == 0 && c == '0') return;
+    if (++significant > kMaxDigits) {
+      *too_many_digits = true;
+      return;
+    }
+    d.mantissa = d.mantissa * 10 + (c - '0');
+  };
+  for (; i < s.size() && is_digit(s[i]); i++) take(s[i]);
+  bool any = i > 0;
   if (i < s.size() && s[i] == '.') {
     size_t j = i + 1;
-    for (; j < s.size() && is_digit(s[j]); j++, digits++) {
-      d.mantissa = d.mantissa * 10 + (s[j] - '0');
+    for (size_t fraction_digits = 1; j < s.size() && is_digit(s[j]); j++, fraction_digits++) {
+      if (fraction_digits > kMaxDigits) {
+        *too_many_digits = true;
+        continue;
+      }
+      take(s[j]);
       d.scale *= 10;
     }
     if (j == i + 1) return std::nullopt;  // "1." is a typo more often than a number
@@ -55,7 +66,6 @@ std::optional<Decimal> take_decimal(std::string_view& s, bool* too_long) {
     any = true;
   }
   if (!any) return std::nullopt;
-  if (digits > 24) *too_long = true;
   s.remove_prefix(i);
   return d;
 }
@@ -95,14 +105,10 @@ std::optional<AmountUnit> amount_unit(std::string_view u) {
   };
   if (auto q = base_of(u)) return AmountUnit{*q, 1};
   if (u.empty()) return std::nullopt;
-  int exp = 0;
-  switch (u[0]) {
-    case 'k': case 'K': exp = 1; break;
-    case 'm': case 'M': exp = 2; break;
-    case 'g': case 'G': exp = 3; break;
-    case 't': case 'T': exp = 4; break;
-    default: return std::nullopt;
-  }
+  static constexpr std::string_view kPrefixes = "kmgt";  // 10^3, 10^6, 10^9, 10^12
+  size_t index = kPrefixes.find(static_cast<char>(std::tolower(static_cast<unsigned char>(u[0]))));
+  if (index == std::string_view::npos) return std::nullopt;
+  int exp = static_cast<int>(index) + 1;
   bool binary = u.size() > 1 && u[1] == 'i';
   auto q = base_of(u.substr(binary ? 2 : 1));
   if (!q) return std::nullopt;
@@ -117,6 +123,16 @@ std::optional<uint64_t> period_unit_ns(std::string_view u) {
   if (u == "m" || u == "min" || u == "mins" || u == "minute" || u == "minutes") return kMin;
   if (u == "h" || u == "hr" || u == "hrs" || u == "hour" || u == "hours") return kHour;
   if (u == "d" || u == "day" || u == "days") return kDay;
+  return std::nullopt;
+}
+
+// Durations use Go's short units; "min" as well, since rates accept it.
+std::optional<uint64_t> duration_unit_ns(std::string_view u) {
+  static constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
+      {"ns", kNs}, {"us", kUs},   {"ms", kMs},  {"s", kSec},
+      {"m", kMin}, {"min", kMin}, {"h", kHour}, {"d", kDay}};
+  for (auto [name, ns] : kUnits)
+    if (u == name) return ns;
   return std::nullopt;
 }
 
@@ -139,11 +155,11 @@ Result<uint64_t> parse_period(std::string_view original, std::string_view p) {
     if (count == 0) return rate_error(original, "period must be greater than 0");
     p = trim(p);
   }
-  if (p.empty()) return rate_error(original, "missing period unit after '/' (use ms, s, min, h or d)");
+  if (p.empty())
+    return rate_error(original, "missing period unit after '/' (use ms, s, min, h or d)");
   auto unit = period_unit_ns(p);
   if (!unit)
-    return rate_error(original,
-                      "unknown period '" + std::string(p) + "' (use ms, s, min, h or d)");
+    return rate_error(original, "unknown period '" + std::string(p) + "' (use ms, s, min, h or d)");
   u128 ns = count * *unit;
   if (ns > kU64Max) return rate_error(original, "period is too long");
   return static_cast<uint64_t>(ns);
@@ -165,8 +181,8 @@ Result<Rate> parse_rate(std::string_view text) {
   }
 
   std::string_view rest = trim(amount_text);
-  bool too_long = false;
-  auto number = take_decimal(rest, &too_long);
+  bool too_many_digits = false;
+  auto number = take_decimal(rest, &too_many_digits);
   if (!number) return rate_error(s, "expected a number first, e.g. 100/s or 10Mbit/s");
   rest = trim(rest);
   std::string_view unit_text = take_letters(rest);
@@ -192,8 +208,9 @@ Result<Rate> parse_rate(std::string_view text) {
     period_ns = *period;
   }
 
-  if (number->mantissa == 0) return Error{0, "rate '" + std::string(s) + "' must be greater than 0"};
-  if (too_long) return Error{0, "rate '" + std::string(s) + "' is too large"};
+  if (too_many_digits) return Error{0, "rate '" + std::string(s) + "' has too many digits"};
+  if (number->mantissa == 0)
+    return Error{0, "rate '" + std::string(s) + "' must be greater than 0"};
   u128 scaled = number->mantissa * unit->multiplier;
   u128 amount;
   if (unit->quantity == Quantity::kBits) {
@@ -221,8 +238,8 @@ Result<uint64_t> parse_bytes(std::string_view text) {
   if (s.empty()) return Error{0, "empty byte size: expected e.g. 1500, 64KiB or 1MB"};
   if (s[0] == '-') return bad("must not be negative");
   std::string_view rest = s;
-  bool too_long = false;
-  auto number = take_decimal(rest, &too_long);
+  bool too_many_digits = false;
+  auto number = take_decimal(rest, &too_many_digits);
   if (!number) return bad("expected a number, e.g. 1500, 64KiB or 1MB");
   rest = trim(rest);
   std::string_view unit_text = take_letters(rest);
@@ -231,7 +248,7 @@ Result<uint64_t> parse_bytes(std::string_view text) {
   if (unit && unit->quantity == Quantity::kBits) return bad("sizes are in bytes (B), not bits");
   if (!unit || (unit->quantity == Quantity::kPackets && !unit_text.empty()))
     return bad("unknown unit '" + std::string(unit_text) + "' (use B, kB, KiB, MB, MiB, GB, GiB)");
-  if (too_long) return bad("too large");
+  if (too_many_digits) return bad("too many digits");
   u128 scaled = number->mantissa * unit->multiplier;
   if (scaled % number->scale != 0) return bad("not a whole number of bytes");
   u128 bytes = scaled / number->scale;
@@ -247,27 +264,21 @@ Result<uint64_t> parse_duration_ns(std::string_view text) {
   if (s.empty()) return Error{0, "empty duration: expected e.g. 30s, 500ms, 10m or 1h"};
   if (s[0] == '-') return bad("must not be negative");
   if (s.find_first_not_of("0123456789.") == std::string_view::npos)
-    return Error{0, "duration '" + std::string(s) +
-                        "' needs a unit (e.g. " + std::string(s) + "s, 500ms, 10m, 1h)"};
+    return Error{0, "duration '" + std::string(s) + "' needs a unit (e.g. " + std::string(s) +
+                        "s, 500ms, 10m, 1h)"};
   std::string_view rest = s;
   u128 total = 0;
-  bool too_long = false;
+  bool too_many_digits = false;
   while (!rest.empty()) {
-    auto number = take_decimal(rest, &too_long);
+    auto number = take_decimal(rest, &too_many_digits);
     if (!number) return bad("expected a number, e.g. 30s or 2h30m");
+    rest = trim(rest);
     std::string_view unit_text = take_letters(rest);
-    uint64_t unit;
-    if (unit_text == "ns") unit = kNs;
-    else if (unit_text == "us") unit = kUs;
-    else if (unit_text == "ms") unit = kMs;
-    else if (unit_text == "s") unit = kSec;
-    else if (unit_text == "m" || unit_text == "min") unit = kMin;
-    else if (unit_text == "h") unit = kHour;
-    else if (unit_text == "d") unit = kDay;
-    else if (unit_text.empty()) return bad("missing unit after the last number");
-    else return bad("unknown unit '" + std::string(unit_text) + "' (use ms, s, m, h or d)");
-    if (too_long) return bad("too long");
-    u128 part = number->mantissa * unit;
+    if (unit_text.empty()) return bad("missing unit after the last number");
+    auto unit = duration_unit_ns(unit_text);
+    if (!unit) return bad("unknown unit '" + std::string(unit_text) + "' (use ms, s, m, h or d)");
+    if (too_many_digits) return bad("too many digits");
+    u128 part = number->mantissa * *unit;
     if (part % number->scale != 0) return bad("finer than a nanosecond");
     total += part / number->scale;
     if (total > kU64Max) return bad("too long");

@@ -21,11 +21,10 @@ const Schema kRuleSchema{
      {{"on_redis_failure"}, "it belongs under cluster:"},
      {{"ipv4", "ipv6"}, "it belongs under prefix:"}}};
 
-const Schema kLimitSchema{
-    "in limit",
-    {"algorithm", "rate", "burst"},
-    {{{"key", "prefix", "action", "block", "report", "cluster"},
-      "it belongs to the rule, one level up"}}};
+const Schema kLimitSchema{"in limit",
+                          {"algorithm", "rate", "burst"},
+                          {{{"key", "prefix", "action", "block", "report", "cluster"},
+                            "it belongs to the rule, one level up"}}};
 
 const Schema kPrefixSchema{"in prefix", {"ipv4", "ipv6"}, {}};
 
@@ -47,8 +46,7 @@ std::optional<std::string> read_name(Reader& r, const Field& f) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               c == '_' || c == '.' || c == '-';
     if (!ok) {
-      r.error(f.at, "rule name '" + *name +
-                        "' may only contain letters, digits, '_', '.' and '-'");
+      r.error(f.at, "rule name '" + *name + "' may only contain letters, digits, '_', '.' and '-'");
       return std::nullopt;
     }
   }
@@ -76,8 +74,8 @@ std::optional<uint64_t> read_burst(Reader& r, const Field& f, Unit unit) {
     auto n = parse_int(*text);
     if (!n) {
       std::string hint = parse_bytes(*text) ? " (byte sizes need a byte rate like 10MB/s)" : "";
-      r.error(f.at, "burst for a packet rate must be a number of packets, got '" + *text + "'" +
-                        hint);
+      r.error(f.at,
+              "burst for a packet rate must be a number of packets, got '" + *text + "'" + hint);
       return std::nullopt;
     }
     if (*n < 0) {
@@ -173,8 +171,9 @@ void read_cluster(Reader& r, const Field& f, Rule& rule, bool limit_rate_ok) {
     ok = false;
   }
   if (const Field* failure = fields.get("on_redis_failure")) {
-    auto v = choice<RedisFailure>(r, *failure, "on_redis_failure",
-                                  {{"open", RedisFailure::kOpen}, {"closed", RedisFailure::kClosed}});
+    auto v =
+        choice<RedisFailure>(r, *failure, "on_redis_failure",
+                             {{"open", RedisFailure::kOpen}, {"closed", RedisFailure::kClosed}});
     if (v) cluster.on_redis_failure = *v;
   }
   if (ok) rule.cluster = cluster;
@@ -187,6 +186,7 @@ std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node) {
     r.error(r.at(node), "each rule must be a mapping with at least name: and limit:");
     return std::nullopt;
   }
+  size_t errors_before = r.error_count();
   RuleDraft d;
   Rule& rule = d.rule;
   rule.where = r.at(node);
@@ -249,6 +249,7 @@ std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node) {
     if (auto b = boolean(r, *report, "report")) rule.report = *b;
   }
   if (const Field* cluster = fields.get("cluster")) read_cluster(r, *cluster, rule, limit_rate_ok);
+  d.valid = r.error_count() == errors_before;
   return d;
 }
 

@@ -10,12 +10,11 @@ namespace {
 
 constexpr size_t kMaxSetName = 55;
 
-const Schema kTopSchema{
-    "at the top level",
-    {"version", "malformed", "sets", "allow", "deny", "rules"},
-    {{{"name", "priority", "match", "limit", "key", "prefix", "action", "block", "report",
-       "cluster"},
-      "rules go in a list under rules:"}}};
+const Schema kTopSchema{"at the top level",
+                        {"version", "malformed", "sets", "allow", "deny", "rules"},
+                        {{{"name", "priority", "match", "limit", "key", "prefix", "action", "block",
+                           "report", "cluster"},
+                          "rules go in a list under rules:"}}};
 
 bool valid_set_name(const std::string& name) {
   if (name.empty() || name.size() > kMaxSetName) return false;
@@ -32,8 +31,10 @@ void read_sets(Reader& r, const Field& f, Fragment& frag) {
     return;
   }
   for (auto it = f.value.begin(); it != f.value.end(); ++it) {
-    SourceLocation name_at = r.at(it->first);
-    auto name = scalar(r, it->first, name_at, "set names must be plain words");
+    YAML::Node key = it->first;  // copies: the iterator hands out a temporary pair
+    YAML::Node value = it->second;
+    SourceLocation name_at = r.at(key);
+    auto name = scalar(r, key, name_at, "set names must be plain words");
     if (!name) continue;
     if (!valid_set_name(*name)) {
       r.error(name_at, "invalid set name '" + *name +
@@ -42,12 +43,10 @@ void read_sets(Reader& r, const Field& f, Fragment& frag) {
       continue;
     }
     SourceSet set{*name, {}, name_at};
-    SourceLocation value_at = it->second.IsNull() ? name_at : r.at(it->second);
-    if (!it->second.IsSequence()) {
-      r.error(value_at, "set '" + *name + "' must be a list of CIDRs");
-      continue;
-    }
-    for (const auto& item : it->second) {
+    SourceLocation value_at = value.IsNull() ? name_at : r.at(value);
+    size_t errors_before = r.error_count();
+    if (!value.IsSequence()) r.error(value_at, "set '" + *name + "' must be a list of CIDRs");
+    for (const auto& item : value.IsSequence() ? value : YAML::Node(YAML::NodeType::Sequence)) {
       SourceLocation at = r.at(item);
       auto text = scalar(r, item, at, "set entries must be CIDRs");
       if (!text) continue;
@@ -63,6 +62,7 @@ void read_sets(Reader& r, const Field& f, Fragment& frag) {
       if (std::find(set.prefixes.begin(), set.prefixes.end(), *prefix) == set.prefixes.end())
         set.prefixes.push_back(*prefix);
     }
+    if (r.error_count() != errors_before) frag.broken_sets.push_back(*name);
     frag.sets.push_back(std::move(set));
   }
 }
@@ -72,17 +72,8 @@ void read_list(Reader& r, const Field& f, std::vector<ListEntry>& out) {
   if (!expect_list(r, f, f.name + " must be a list of CIDRs or set names")) return;
   for (const auto& item : f.value) {
     SourceLocation at = r.at(item);
-    auto text = scalar(r, item, at, f.name + " entries must be CIDRs or set names");
-    if (!text) continue;
-    if (!looks_like_address(*text)) {
-      out.push_back(ListEntry{std::nullopt, *text, at});
-      continue;
-    }
-    auto prefix = Prefix::parse(*text);
-    if (!prefix)
-      r.error(at, prefix.error().message);
-    else
-      out.push_back(ListEntry{*prefix, "", at});
+    auto entry = read_cidr_or_set(r, item, at, f.name + " entries must be CIDRs or set names");
+    if (entry) out.push_back(ListEntry{entry->prefix, entry->set, at});
   }
 }
 
@@ -97,9 +88,22 @@ void read_rules(Reader& r, const Field& f, Fragment& frag) {
 }  // namespace
 
 bool looks_like_address(std::string_view text) {
-  return !text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) ||
-                           text.find(':') != std::string_view::npos ||
-                           text.find('/') != std::string_view::npos);
+  return !text.empty() &&
+         (std::isdigit(static_cast<unsigned char>(text[0])) ||
+          text.find(':') != std::string_view::npos || text.find('/') != std::string_view::npos);
+}
+
+std::optional<CidrOrSet> read_cidr_or_set(Reader& r, const YAML::Node& node,
+                                          const SourceLocation& at, const std::string& type_error) {
+  auto text = scalar(r, node, at, type_error);
+  if (!text) return std::nullopt;
+  if (!looks_like_address(*text)) return CidrOrSet{std::nullopt, *text};
+  auto prefix = Prefix::parse(*text);
+  if (!prefix) {
+    r.error(at, prefix.error().message);
+    return std::nullopt;
+  }
+  return CidrOrSet{*prefix, ""};
 }
 
 Fragment read_fragment(const std::string& text, const std::string& file,

@@ -12,7 +12,8 @@ std::vector<Prefix> canonical_sources(const Match& m,
   std::vector<Prefix> all;
   for (const auto& name : m.sources) {
     auto it = sets.find(name);
-    if (it != sets.end()) all.insert(all.end(), it->second->prefixes.begin(), it->second->prefixes.end());
+    if (it != sets.end())
+      all.insert(all.end(), it->second->prefixes.begin(), it->second->prefixes.end());
   }
   // Sorting by (address, length) puts a covering prefix right before what it covers, and the
   // kept prefixes are disjoint, so only the last kept one can cover the next.
@@ -60,7 +61,7 @@ void check_shadowed(const std::vector<const RuleDraft*>& in_order,
                     std::vector<Diagnostic>& errors) {
   std::map<std::string, const Rule*> first_with;
   for (const RuleDraft* d : in_order) {
-    if (!d->match_complete) continue;
+    if (!d->valid) continue;
     auto [it, inserted] = first_with.emplace(match_key(d->rule.match, sets), &d->rule);
     if (inserted) continue;
     const Rule& earlier = *it->second;

@@ -11,7 +11,7 @@
 
 namespace rl::policy::detail {
 
-// `in_order`: rules in evaluation order; those without a complete match are skipped. `sets`
+// `in_order`: rules in evaluation order; those with errors are skipped. `sets`
 // resolves every name their matches use.
 void check_shadowed(const std::vector<const RuleDraft*>& in_order,
                     const std::map<std::string, const SourceSet*>& sets,

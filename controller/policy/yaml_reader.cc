@@ -17,7 +17,9 @@ SourceLocation Reader::at(const YAML::Node& node) const {
 Fields::Fields(Reader& r, const YAML::Node& map, const Schema& schema) {
   std::map<std::string, SourceLocation> seen;
   for (auto it = map.begin(); it != map.end(); ++it) {
-    const YAML::Node& key = it->first;
+    // Copies: the iterator hands out a temporary pair.
+    YAML::Node key = it->first;
+    YAML::Node value = it->second;
     SourceLocation key_at = r.at(key);
     if (!key.IsScalar()) {
       r.error(key_at, "keys must be plain words, not lists or mappings");
@@ -27,11 +29,17 @@ Fields::Fields(Reader& r, const YAML::Node& map, const Schema& schema) {
     bool known = false;
     for (const auto& k : schema.keys) known = known || k == name;
     if (!known) {
-      std::string hint = did_you_mean(name, schema.keys);
+      if (name == "<<") {
+        r.error(key_at, "YAML merge keys (<<) are not supported; write the keys out");
+        continue;
+      }
+      // A known key one level off is likelier than a typo: 'rate' in a rule is not 'name'.
+      std::string hint;
       for (const auto& [keys, where] : schema.elsewhere) {
         for (const auto& k : keys)
           if (hint.empty() && k == name) hint = " (" + where + ")";
       }
+      if (hint.empty()) hint = did_you_mean(name, schema.keys);
       r.error(key_at, "unknown key '" + name + "' " + schema.context + hint);
       continue;
     }
@@ -40,7 +48,7 @@ Fields::Fields(Reader& r, const YAML::Node& map, const Schema& schema) {
                           std::to_string(first->second.line) + ")");
       continue;
     }
-    Field f{name, it->second, key_at, key_at};
+    Field f{name, value, key_at, key_at};
     if (!f.is_null()) f.at = r.at(f.value);
     fields_.push_back(std::move(f));
   }

@@ -98,8 +98,8 @@ std::optional<T> choice(Reader& r, const Field& f, const std::string& name,
   if (!text) return std::nullopt;
   for (const auto& [word, value] : options)
     if (*text == word) return value;
-  r.error(f.at, name + " must be one of " + list + "; got '" + *text + "'" +
-                    did_you_mean(*text, words));
+  r.error(f.at,
+          name + " must be one of " + list + "; got '" + *text + "'" + did_you_mean(*text, words));
   return std::nullopt;
 }
 

@@ -1,3 +1,193 @@
-#include <gtest/gtest.h>
+// The compiler alone: no kernel. Checks the map entries it produces against the policy.
 #include "compiler/compiler.h"
-TEST(Compiler, Empty) { EXPECT_TRUE(rl::compiler::compile({}).ok()); }
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "compiler/bitmap.h"
+#include "rl_hash.h"
+#include "support/builders.h"
+
+namespace rl::testing {
+namespace {
+
+using compiler::compile;
+using compiler::CompiledRuleSet;
+
+// The entry an LPM lookup would return, computed by brute force over the compiled entries.
+const rl_src_entry* lpm(const CompiledRuleSet& c, const Address& a) {
+  const compiler::SourceEntry* best = nullptr;
+  for (const auto& e : c.sources)
+    if (e.prefix.contains(a) && (!best || e.prefix.len > best->prefix.len)) best = &e;
+  return best ? &best->value : nullptr;
+}
+
+bool filter_hit(const CompiledRuleSet& c, const Address& a) {
+  size_t fam6 = a.family == 6;
+  uint8_t len = c.config.min_len[fam6];
+  if (!len) return false;
+  Prefix p = Prefix::of(a, len);
+  uint32_t w[4];
+  std::memcpy(w, p.addr.bytes.data(), sizeof(w));
+  uint32_t h = rl_filter_hash(w, a.family);
+  return (c.source_filter[fam6][h >> 6] >> (h & 63)) & 1;
+}
+
+TEST(Compiler, EmptyPolicyHasDefaultsOnly) {
+  auto c = compile({});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->config.rule_count, 0u);
+  EXPECT_EQ(c->sources.size(), 2u);  // one /0 per family
+  EXPECT_EQ(c->config.min_len[0], 0);
+}
+
+TEST(Compiler, RulesAreOrderedByPriorityThenFileOrder) {
+  policy::Policy p;
+  auto a = token_bucket("a", 1, 1), b = token_bucket("b", 1, 1), c = token_bucket("c", 1, 1);
+  a.priority = 5;
+  b.priority = 1;
+  c.priority = 5;
+  p.rules = {a, b, c};
+  auto out = compile(p);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->names, (std::vector<std::string>{"b", "a", "c"}));
+}
+
+TEST(Compiler, FlatteningGivesEachPrefixItsAncestorsRules) {
+  policy::Policy p;
+  p.sets = {set("wide", {"198.18.0.0/15"}), set("narrow", {"198.18.4.0/24"})};
+  p.deny = {P("198.18.4.128/25")};
+  auto w = token_bucket("w", 1, 1);
+  w.match.sources = {"wide"};
+  auto n = token_bucket("n", 1, 1);
+  n.match.sources = {"narrow"};
+  auto any = token_bucket("any", 1, 1);
+  p.rules = {n, w, any};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  auto rules_at = [&](const char* addr) {
+    auto e = lpm(*c, *Address::parse(addr));
+    std::vector<int> r;
+    for (int i = 0; i < 3; i++)
+      if (compiler::bitmap_test(c->classes[e->class_id], i)) r.push_back(i);
+    return r;
+  };
+  EXPECT_EQ(rules_at("198.18.4.1"), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(rules_at("198.18.5.1"), (std::vector<int>{1, 2}));
+  EXPECT_EQ(rules_at("203.0.113.1"), (std::vector<int>{2}));
+  EXPECT_EQ(lpm(*c, *Address::parse("198.18.4.200"))->flags, static_cast<uint32_t>(RL_SRC_F_DENY));
+  EXPECT_EQ(lpm(*c, *Address::parse("198.18.4.100"))->flags, 0u);
+}
+
+TEST(Compiler, RedundantPrefixesAreDropped) {
+  policy::Policy p;
+  p.allow = {P("198.18.0.0/16"), P("198.18.1.0/24"), P("198.18.1.1/32")};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->sources.size(), 3u);  // /0 for each family and the /16
+}
+
+TEST(Compiler, AllowAndDenyOfTheSamePrefixIsAnError) {
+  policy::Policy p;
+  p.allow = {P("198.18.0.0/16")};
+  p.deny = {P("198.18.0.0/16")};
+  EXPECT_FALSE(compile(p).ok());
+}
+
+TEST(Compiler, PortClassesFollowRanges) {
+  policy::Policy p;
+  auto a = token_bucket("a", 1, 1);
+  a.match.ports = {{80, 80}, {1000, 2000}};
+  auto b = token_bucket("b", 1, 1);
+  b.match.ports = {{1500, 1500}};
+  auto ping = token_bucket("ping", 1, 1);
+  ping.match.icmp_types = {8};
+  p.rules = {a, b, ping};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  auto rules = [&](unsigned kind, unsigned port) {
+    std::vector<int> r;
+    for (int i = 0; i < 3; i++)
+      if (compiler::bitmap_test(c->classes[c->port_classes[kind][port]], i)) r.push_back(i);
+    return r;
+  };
+  EXPECT_EQ(rules(RL_PORT_KIND_TCP, 80), (std::vector<int>{0}));
+  EXPECT_EQ(rules(RL_PORT_KIND_UDP, 1500), (std::vector<int>{0, 1}));
+  EXPECT_EQ(rules(RL_PORT_KIND_UDP, 2001), (std::vector<int>{}));
+  EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 8), (std::vector<int>{2}));
+  EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 80), (std::vector<int>{}));
+  EXPECT_FALSE(compiler::bitmap_test(c->classes[RL_CLASS_NO_PORT], 0));
+}
+
+TEST(Compiler, IdentitiesSurviveUnchangedLimiters) {
+  policy::Policy p;
+  p.rules = {token_bucket("keep", 1, 1), token_bucket("change", 1, 1)};
+  auto first = compile(p);
+  ASSERT_TRUE(first.ok());
+  p.rules[1].limit.burst = 2;
+  p.rules[0].match.protocol = 6;  // match changes do not reset state
+  auto second = compile(p, first->ids);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->ids.by_name.at("keep").id, first->ids.by_name.at("keep").id);
+  EXPECT_NE(second->ids.by_name.at("change").id, first->ids.by_name.at("change").id);
+  EXPECT_EQ(second->ids.by_name.at("change").stats_slot, first->ids.by_name.at("change").stats_slot);
+  EXPECT_TRUE(second->new_slots.empty());
+}
+
+TEST(Compiler, ClockChoiceFollowsBucketSize) {
+  compiler::CompileOptions o;
+  o.coarse_clock_ns = 4'000'000;
+  auto slow = compiler::compile_limit(token_bucket("slow", 3, 5), o);  // 1.67 s bucket
+  auto fast = compiler::compile_limit(token_bucket("fast", 100000, 10), o);  // 0.1 ms bucket
+  ASSERT_TRUE(slow.ok() && fast.ok());
+  EXPECT_FALSE(slow->flags & RL_RULE_F_PRECISE_CLOCK);
+  EXPECT_TRUE(fast->flags & RL_RULE_F_PRECISE_CLOCK);
+}
+
+TEST(Compiler, LimitsAreEnforced) {
+  policy::Policy p;
+  for (int i = 0; i <= RL_MAX_RULES; i++) p.rules.push_back(token_bucket("r" + std::to_string(i), 1, 1));
+  EXPECT_FALSE(compile(p).ok());
+  auto sw = window("sw", policy::Algorithm::kSlidingWindow, 1 << 20, 1'000'000'000);
+  EXPECT_FALSE(compiler::compile_limit(sw).ok());
+}
+
+// The source filter may only say "no entry here" when the LPM answer is the /0 entry.
+TEST(Compiler, SourceFilterHasNoFalseNegatives) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 20; round++) {
+    policy::Policy p;
+    policy::SourceSet s{"s", {}, {}};
+    for (int i = 0; i < 200; i++) {
+      Address a;
+      a.family = rng() % 3 ? 4 : 6;
+      if (a.family == 4) a.bytes = {198, static_cast<uint8_t>(18 + rng() % 2), static_cast<uint8_t>(rng()), static_cast<uint8_t>(rng())};
+      else a.bytes = {0x20, 0x01, 0x0d, 0xb8, static_cast<uint8_t>(rng() % 4), static_cast<uint8_t>(rng()), 0, 0, 0, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(rng())};
+      uint8_t len = a.family == 4 ? 16 + rng() % 17 : 32 + rng() % 97;
+      s.prefixes.push_back(Prefix::of(a, len));
+    }
+    p.sets = {s};
+    auto r = token_bucket("r", 1, 1);
+    r.match.sources = {"s"};
+    p.rules = {r};
+    auto c = compile(p);
+    ASSERT_TRUE(c.ok());
+    for (int i = 0; i < 5000; i++) {
+      Address a;
+      a.family = rng() % 2 ? 4 : 6;
+      if (a.family == 4) a.bytes = {198, static_cast<uint8_t>(18 + rng() % 2), static_cast<uint8_t>(rng()), static_cast<uint8_t>(rng())};
+      else a.bytes = {0x20, 0x01, 0x0d, 0xb8, static_cast<uint8_t>(rng() % 4), static_cast<uint8_t>(rng()), 0, 0, 0, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(rng())};
+      const rl_src_entry* e = lpm(*c, a);
+      if (!filter_hit(*c, a)) {
+        const auto& def = c->config.defaults[a.family == 6];
+        ASSERT_EQ(e->class_id, def.class_id) << a.str();
+        ASSERT_EQ(e->flags, def.flags) << a.str();
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rl::testing
