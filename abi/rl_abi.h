@@ -16,27 +16,27 @@
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
-#define RL_MAX_RULES 1024 /* rules per generation; bit position == priority order */
-#define RL_RULE_WORDS (RL_MAX_RULES / 64)
-#define RL_MAX_RULE_IDS 2048 /* stable rule ids: two full generations can coexist */
-#define RL_GENERATIONS 2
-#define RL_MAX_CLASSES 16384 /* rule bitmaps per generation (see class layout below) */
-#define RL_MAX_PREFIXES 262144 /* LPM entries per family, both generations together */
-#define RL_RUNTIME_ACL_MAX 65536 /* runtime allow/deny entries per family */
-#define RL_PORT_KINDS 4        /* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
-#define RL_PORTS_PER_ENTRY 4   /* u16 classes packed per 8-byte array element */
+#define RL_MAX_RULES		 1024 /* rules per generation; bit position == priority order */
+#define RL_RULE_WORDS		 (RL_MAX_RULES / 64)
+#define RL_MAX_RULE_IDS		 2048 /* stable rule ids: two full generations can coexist */
+#define RL_GENERATIONS		 2
+#define RL_MAX_CLASSES		 16384	/* rule bitmaps per generation (see class layout below) */
+#define RL_MAX_PREFIXES		 262144 /* LPM entries per family, both generations together */
+#define RL_RUNTIME_ACL_MAX	 65536	/* runtime allow/deny entries per family */
+#define RL_PORT_KINDS		 4	/* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
+#define RL_PORTS_PER_ENTRY	 4	/* u16 classes packed per 8-byte array element */
 #define RL_PORT_ENTRIES_PER_KIND (65536 / RL_PORTS_PER_ENTRY)
-#define RL_WAYS 4              /* key table associativity */
-#define RL_DEFAULT_KEY_CAPACITY 1048576
-#define RL_OVERFLOW_SLOTS 65536
-#define RL_REPORT_FILTER_SLOTS 65536
-#define RL_IPV6_MAX_EXT_HDRS 6
-#define RL_RINGBUF_BYTES (256 * 1024)
+#define RL_WAYS			 4 /* key table associativity */
+#define RL_DEFAULT_KEY_CAPACITY	 1048576
+#define RL_OVERFLOW_SLOTS	 65536
+#define RL_REPORT_FILTER_SLOTS	 65536
+#define RL_IPV6_MAX_EXT_HDRS	 6
+#define RL_RINGBUF_BYTES	 (256 * 1024)
 
 /* Time is kept in ns; slot bookkeeping uses "ticks" of 2^20 ns (~1.05 ms) stored in 32 bits. */
-#define RL_TICK_SHIFT 20
+#define RL_TICK_SHIFT		 20
 #define RL_REPORT_INTERVAL_TICKS 2861 /* ~3 s between two reports of the same key */
-#define RL_CAS_RETRIES 16
+#define RL_CAS_RETRIES		 16
 
 /* Overflow keys aggregate a source prefix of this length (see docs/datapath.md). */
 #define RL_OVERFLOW_V4_PREFIX 16
@@ -49,9 +49,9 @@
  *   257        rules without a port/ICMP-type condition (for packets that have no L4 index)
  *   258 ...    source classes and port classes allocated by the compiler
  */
-#define RL_CLASS_PROTO_BASE 0
-#define RL_CLASS_NOT_SYN 256
-#define RL_CLASS_NO_PORT 257
+#define RL_CLASS_PROTO_BASE    0
+#define RL_CLASS_NOT_SYN       256
+#define RL_CLASS_NO_PORT       257
 #define RL_CLASS_FIRST_DYNAMIC 258
 
 enum rl_port_kind {
@@ -64,8 +64,8 @@ enum rl_port_kind {
 /* ---- Enumerations shared with the policy model ----------------------------------------------- */
 
 enum rl_algo {
-	RL_ALGO_TOKEN_BUCKET = 0, /* GCRA: state = theoretical arrival time (ns) */
-	RL_ALGO_FIXED_WINDOW = 1, /* state = [window index:32][count:32] */
+	RL_ALGO_TOKEN_BUCKET = 0,   /* GCRA: state = theoretical arrival time (ns) */
+	RL_ALGO_FIXED_WINDOW = 1,   /* state = [window index:32][count:32] */
 	RL_ALGO_SLIDING_WINDOW = 2, /* state = [window index:16][previous:24][current:24] */
 };
 
@@ -91,7 +91,8 @@ enum rl_action {
 #define RL_VERDICT_DROP 1 /* XDP_DROP */
 #define RL_VERDICT_PASS 2 /* XDP_PASS */
 
-/* ---- Control maps ------------------------------------------------------------------------------ */
+/* ---- Control maps ------------------------------------------------------------------------------
+ */
 
 /* rl_control[0]: the one word the controller flips to switch generations. */
 struct rl_control {
@@ -106,36 +107,37 @@ struct rl_control {
  * the family's default entry without an LPM lookup. rl_src_filter[(gen * 2 + fam6) *
  * RL_FILTER_WORDS + word]. */
 #define RL_FILTER_BITS_LOG2 20
-#define RL_FILTER_WORDS ((1u << RL_FILTER_BITS_LOG2) / 64)
+#define RL_FILTER_WORDS	    ((1u << RL_FILTER_BITS_LOG2) / 64)
 
 struct rl_src_entry {
 	__u32 class_id; /* rule bitmap of the rules whose source condition this prefix satisfies */
-	__u32 flags;    /* RL_SRC_F_* */
+	__u32 flags;	/* RL_SRC_F_* */
 };
 
 /* rl_gen_config[gen]: everything a packet needs about its generation besides the maps. */
 struct rl_gen_config {
 	__u32 rule_count;
-	__u32 rule_words;        /* ceil(rule_count / 64) */
+	__u32 rule_words;	 /* ceil(rule_count / 64) */
 	__u32 malformed_verdict; /* RL_VERDICT_* */
-	__u8 min_len[2];         /* [fam6]: shortest source prefix other than /0; 0 = none */
+	__u8 min_len[2];	 /* [fam6]: shortest source prefix other than /0; 0 = none */
 	__u16 pad;
 	struct rl_src_entry defaults[2]; /* [fam6]: the /0 entry */
 };
 
 /* rl_rules[gen * RL_MAX_RULES + position]: position is the priority order (0 = first). */
 struct rl_rule {
-	__u32 id;          /* seeds the rule's key hashes; kept across reloads while the limiter is unchanged */
-	__u32 stats_slot;  /* index into rl_rule_stats and rl_rule_meta */
-	__u8 algo;         /* enum rl_algo */
-	__u8 key_kind;     /* enum rl_key_kind */
-	__u8 cost_unit;    /* enum rl_cost_unit */
-	__u8 action;       /* enum rl_action */
-	__u8 v4_prefix;    /* RL_KEY_SRC_PREFIX: prefix lengths */
+	__u32 id; /* seeds the rule's key hashes; kept across reloads while the limiter is unchanged
+		   */
+	__u32 stats_slot; /* index into rl_rule_stats and rl_rule_meta */
+	__u8 algo;	  /* enum rl_algo */
+	__u8 key_kind;	  /* enum rl_key_kind */
+	__u8 cost_unit;	  /* enum rl_cost_unit */
+	__u8 action;	  /* enum rl_action */
+	__u8 v4_prefix;	  /* RL_KEY_SRC_PREFIX: prefix lengths */
 	__u8 v6_prefix;
-	__u8 cost_shift;   /* window algorithms with bytes: cost = ceil(bytes / 2^shift) */
-	__u8 flags;        /* RL_RULE_F_* */
-	__u64 block_ns;    /* block period after exceeding, 0 = none */
+	__u8 cost_shift; /* window algorithms with bytes: cost = ceil(bytes / 2^shift) */
+	__u8 flags;	 /* RL_RULE_F_* */
+	__u64 block_ns;	 /* block period after exceeding, 0 = none */
 	/* token_bucket: interval_fp = ns per unit << 16, burst_ns = burst units * ns per unit.
 	 * windows: window_ns and limit (in cost units after cost_shift). */
 	__u64 interval_fp;
@@ -144,7 +146,7 @@ struct rl_rule {
 	__u64 limit;
 };
 
-#define RL_RULE_F_REPORT (1u << 0)        /* report offenders through the ring buffer */
+#define RL_RULE_F_REPORT	(1u << 0) /* report offenders through the ring buffer */
 #define RL_RULE_F_PRECISE_CLOCK (1u << 1) /* the coarse (jiffy) clock would distort this limit */
 
 /* rl_rule_meta[stats_slot]: the controller's record of a rule, read back when rld adopts pinned
@@ -169,8 +171,7 @@ struct rl_lpm6_key {
 };
 
 #define RL_SRC_F_ALLOW (1u << 0)
-#define RL_SRC_F_DENY (1u << 1)
-
+#define RL_SRC_F_DENY  (1u << 1)
 
 /* Runtime allow/deny entries (rlctl allow/deny): not generation-bound, each with an expiry. */
 struct rl_runtime_lpm4_key {
@@ -184,9 +185,9 @@ struct rl_runtime_lpm6_key {
 };
 
 struct rl_runtime_entry {
-	__u32 flags;       /* RL_SRC_F_ALLOW or RL_SRC_F_DENY */
+	__u32 flags; /* RL_SRC_F_ALLOW or RL_SRC_F_DENY */
 	__u32 pad;
-	__u64 expires_ns;  /* 0 = never */
+	__u64 expires_ns; /* 0 = never */
 };
 
 struct rl_bitmap {
@@ -209,13 +210,13 @@ struct rl_key {
 	__u32 addr[4];
 };
 
-#define RL_TAG_FREE 0ULL
+#define RL_TAG_FREE	0ULL
 #define RL_TAG_CLAIMING (~0ULL) /* a CPU is resetting the slot for a new key */
 
 struct rl_slot {
-	__u64 tag;            /* key hash (rl_key_hash), or RL_TAG_FREE / RL_TAG_CLAIMING */
-	__u64 state;          /* algorithm state, only ever changed by compare-and-swap */
-	__u64 idle_at_ns;     /* from then on the state equals a fresh key's: the slot may be reused */
+	__u64 tag;	  /* key hash (rl_key_hash), or RL_TAG_FREE / RL_TAG_CLAIMING */
+	__u64 state;	  /* algorithm state, only ever changed by compare-and-swap */
+	__u64 idle_at_ns; /* from then on the state equals a fresh key's: the slot may be reused */
 	__u64 block_until_ns; /* blocked while now < block_until_ns */
 };
 
@@ -223,7 +224,8 @@ struct rl_set {
 	struct rl_slot way[RL_WAYS];
 };
 
-/* ---- Counters ------------------------------------------------------------------------------------ */
+/* ---- Counters
+ * ------------------------------------------------------------------------------------ */
 
 struct rl_rule_counters {
 	__u64 matched_pkts;
@@ -232,26 +234,27 @@ struct rl_rule_counters {
 	__u64 passed_bytes;
 	__u64 dropped_pkts;
 	__u64 dropped_bytes;
-	__u64 monitored_pkts; /* would have been dropped, passed because the rule is in monitor mode */
+	__u64 monitored_pkts; /* would have been dropped, passed because the rule is in monitor mode
+			       */
 	__u64 monitored_bytes;
 };
 
 enum rl_global_counter {
-	RL_GC_RX = 0,          /* every packet the program saw */
+	RL_GC_RX = 0,	       /* every packet the program saw */
 	RL_GC_MALFORMED,       /* truncated or invalid headers */
-	RL_GC_NON_IP,          /* not IPv4/IPv6 (ARP, LLDP, ...): passed */
+	RL_GC_NON_IP,	       /* not IPv4/IPv6 (ARP, LLDP, ...): passed */
 	RL_GC_ALLOWLISTED,     /* policy allow list */
 	RL_GC_DENYLISTED,      /* policy deny list */
 	RL_GC_RUNTIME_ALLOWED, /* runtime allow entries */
 	RL_GC_RUNTIME_DENIED,  /* runtime deny entries */
 	RL_GC_UNMATCHED,       /* no rule matched */
 	RL_GC_KEY_INSERTED,    /* a new key took a slot */
-	RL_GC_KEY_OVERFLOW,    /* a new key found its set busy and was judged by its prefix bucket */
-	RL_GC_CAS_EXHAUSTED,   /* compare-and-swap retries ran out: the packet was dropped */
-	RL_GC_BLOCKED,         /* dropped (or monitored) because the key is in its block period */
-	RL_GC_REPORTS,         /* offender events written to the ring buffer */
-	RL_GC_REPORTS_LOST,    /* ring buffer full */
-	RL_GC_FRAGMENTS,       /* non-first fragments (matched without ports) */
+	RL_GC_KEY_OVERFLOW,  /* a new key found its set busy and was judged by its prefix bucket */
+	RL_GC_CAS_EXHAUSTED, /* compare-and-swap retries ran out: the packet was dropped */
+	RL_GC_BLOCKED,	     /* dropped (or monitored) because the key is in its block period */
+	RL_GC_REPORTS,	     /* offender events written to the ring buffer */
+	RL_GC_REPORTS_LOST,  /* ring buffer full */
+	RL_GC_FRAGMENTS,     /* non-first fragments (matched without ports) */
 	RL_GC_MAX,
 };
 
@@ -298,8 +301,8 @@ enum rl_reason {
 };
 
 struct rl_decision {
-	__u32 verdict;  /* XDP action */
-	__u32 reason;   /* enum rl_reason */
+	__u32 verdict;	/* XDP action */
+	__u32 reason;	/* enum rl_reason */
 	__s32 rule_pos; /* position of the matched rule, -1 if none */
 	__u32 rule_id;
 	__u64 key_hash;
@@ -307,7 +310,8 @@ struct rl_decision {
 	__u32 pad;
 };
 
-/* ---- Layout checks ----------------------------------------------------------------------------- */
+/* ---- Layout checks -----------------------------------------------------------------------------
+ */
 
 #ifdef __cplusplus
 #define RL_STATIC_ASSERT(c, m) static_assert(c, m)

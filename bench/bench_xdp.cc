@@ -71,7 +71,8 @@ policy::Policy realistic_policy() {
     p.deny.push_back(pre("2001:db8:d:" + std::to_string(i) + "::/64"));
   }
   policy::SourceSet partners{"partners", {}, {}};
-  for (int i = 0; i < 64; i++) partners.prefixes.push_back(pre("198.19.3." + std::to_string(i * 4) + "/30"));
+  for (int i = 0; i < 64; i++)
+    partners.prefixes.push_back(pre("198.19.3." + std::to_string(i * 4) + "/30"));
   p.sets.push_back(partners);
   for (int i = 0; i < 64; i++) {
     policy::Rule r;
@@ -126,8 +127,10 @@ std::unique_ptr<BpfDatapath> load(uint32_t spread) {
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
-    if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) g_repeat = std::strtoul(argv[++i], nullptr, 10);
-    else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) g_rounds = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
+      g_repeat = std::strtoul(argv[++i], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc)
+      g_rounds = std::atoi(argv[++i]);
     else {
       std::fprintf(stderr, "usage: %s [--repeat N] [--rounds R]\n", argv[0]);
       return 2;
@@ -180,20 +183,23 @@ int main(int argc, char** argv) {
   };
   auto c = dp->global_counters();
 
-  std::printf("rl data path, BPF_PROG_TEST_RUN, repeat %u, median of %d rounds\n", g_repeat, g_rounds);
+  std::printf("rl data path, BPF_PROG_TEST_RUN, repeat %u, median of %d rounds\n", g_repeat,
+              g_rounds);
   std::printf("policy: 1,000 allow/deny prefixes, 66 rules (the frames match the last two)\n\n");
   std::printf("%-36s %10s %10s %12s\n", "path", "ns/pkt", "Mpps", "x empty");
   for (const auto& r : rows)
     std::printf("%-36s %10.2f %10.1f %12.2f\n", r.name, r.ns, r.ns > 0 ? 1000.0 / r.ns : 0.0,
                 floor_ns > 0 ? r.ns / floor_ns : 0.0);
   double drop4 = rows[3].ns, drop6_ns = rows[4].ns, many = rows[5].ns;
-  std::printf("\ndrop path / empty:                       %.2fx (target <= 8x)\n", drop4 / floor_ns);
-  std::printf("%u-source stream / single-source drop:   %.2fx (target <= 3x, both IPv6)\n", kSources,
-              many / drop6_ns);
+  std::printf("\ndrop path / empty:                       %.2fx (target <= 8x)\n",
+              drop4 / floor_ns);
+  std::printf("%u-source stream / single-source drop:   %.2fx (target <= 3x, both IPv6)\n",
+              kSources, many / drop6_ns);
   auto sc = spread->global_counters();
   if (sc)
     std::printf("stream run: %lu keys inserted, %lu judged by overflow buckets\n",
-                (unsigned long)(*sc)[RL_GC_KEY_INSERTED].pkts, (unsigned long)(*sc)[RL_GC_KEY_OVERFLOW].pkts);
+                (unsigned long)(*sc)[RL_GC_KEY_INSERTED].pkts,
+                (unsigned long)(*sc)[RL_GC_KEY_OVERFLOW].pkts);
   (void)c;
   uint64_t mem = memlock(dp->keys_fd());
   uint64_t keys = static_cast<uint64_t>(dp->key_sets()) * RL_WAYS;

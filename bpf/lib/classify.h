@@ -39,11 +39,11 @@ rl_lookup_source(__u32 gen, const struct rl_gen_config *gc, const struct rl_pkt 
 	if (!min_len || !rl_source_filter_hit(gen, fam6, min_len, p))
 		return &gc->defaults[fam6 & 1];
 	if (p->family == 4) {
-		struct rl_lpm4_key k = { .prefixlen = 64, .gen = gen };
+		struct rl_lpm4_key k = {.prefixlen = 64, .gen = gen};
 		__builtin_memcpy(k.addr, p->saddr, 4);
 		return bpf_map_lookup_elem(&rl_src_v4, &k);
 	}
-	struct rl_lpm6_key k = { .prefixlen = 160, .gen = gen };
+	struct rl_lpm6_key k = {.prefixlen = 160, .gen = gen};
 	__builtin_memcpy(k.addr, p->saddr, 16);
 	return bpf_map_lookup_elem(&rl_src_v6, &k);
 }
@@ -56,13 +56,13 @@ static __always_inline __u32 rl_lookup_runtime(const struct rl_control *ctl, con
 	if (p->family == 4) {
 		if (!ctl->runtime_acl_v4)
 			return 0;
-		struct rl_runtime_lpm4_key k = { .prefixlen = 32 };
+		struct rl_runtime_lpm4_key k = {.prefixlen = 32};
 		__builtin_memcpy(k.addr, p->saddr, 4);
 		e = bpf_map_lookup_elem(&rl_runtime_v4, &k);
 	} else {
 		if (!ctl->runtime_acl_v6)
 			return 0;
-		struct rl_runtime_lpm6_key k = { .prefixlen = 128 };
+		struct rl_runtime_lpm6_key k = {.prefixlen = 128};
 		__builtin_memcpy(k.addr, p->saddr, 16);
 		e = bpf_map_lookup_elem(&rl_runtime_v6, &k);
 	}
@@ -85,7 +85,7 @@ static __always_inline __u32 rl_l4_class(__u32 gen, const struct rl_pkt *p)
 	if (p->port_kind == RL_L4_NONE)
 		return RL_CLASS_NO_PORT;
 	__u32 idx = (gen * RL_PORT_KINDS + (p->port_kind & (RL_PORT_KINDS - 1))) *
-			    RL_PORT_ENTRIES_PER_KIND +
+			RL_PORT_ENTRIES_PER_KIND +
 		    (p->l4_index / RL_PORTS_PER_ENTRY);
 	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_port_classes, &idx);
 	if (!pc)
@@ -123,8 +123,8 @@ static __always_inline __u32 rl_ctz64(__u64 x)
 }
 
 /* Position of the first rule that matches, or -1. */
-static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc,
-					 __u32 src_class, const struct rl_pkt *p)
+static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc, __u32 src_class,
+					 const struct rl_pkt *p)
 {
 	struct rl_bitmap *bs = rl_bitmap_of(gen, src_class);
 	struct rl_bitmap *bp = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + p->proto);

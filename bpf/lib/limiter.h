@@ -37,7 +37,7 @@ enum rl_limit_result {
 	RL_LIMIT_EXHAUSTED = 3,
 };
 
-#define RL_READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+#define RL_READ_ONCE(x)	    (*(volatile typeof(x) *)&(x))
 #define RL_WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
 
 /* ---- Keys ---- */

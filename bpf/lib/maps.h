@@ -29,7 +29,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RL_GENERATIONS * RL_MAX_RULES);
+	__uint(max_entries, RL_GENERATIONS *RL_MAX_RULES);
 	__type(key, __u32);
 	__type(value, struct rl_rule);
 } rl_rules SEC(".maps");
@@ -43,7 +43,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RL_GENERATIONS * RL_MAX_CLASSES);
+	__uint(max_entries, RL_GENERATIONS *RL_MAX_CLASSES);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct rl_bitmap);
@@ -51,7 +51,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RL_GENERATIONS * RL_PORT_KINDS * RL_PORT_ENTRIES_PER_KIND);
+	__uint(max_entries, RL_GENERATIONS *RL_PORT_KINDS *RL_PORT_ENTRIES_PER_KIND);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct rl_port_classes);

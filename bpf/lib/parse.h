@@ -19,7 +19,7 @@
 #include "rl_abi.h"
 
 #define RL_PARSE_MALFORMED (-1)
-#define RL_PARSE_NON_IP (-2)
+#define RL_PARSE_NON_IP	   (-2)
 
 #define RL_L4_NONE 0xff
 
@@ -29,13 +29,13 @@ struct rl_cursor {
 
 /* What the rest of the program knows about a packet. */
 struct rl_pkt {
-	__u32 saddr[4];  /* network order; IPv4 uses saddr[0] */
-	__u16 l4_index;  /* destination port (host order) or ICMP type */
-	__u8 family;     /* 4 or 6 */
-	__u8 proto;      /* IP protocol after IPv6 extension headers */
-	__u8 port_kind;  /* enum rl_port_kind, or RL_L4_NONE when there is no L4 index */
-	__u8 tcp_new;    /* SYN without ACK */
-	__u8 fragment;   /* non-first fragment */
+	__u32 saddr[4]; /* network order; IPv4 uses saddr[0] */
+	__u16 l4_index; /* destination port (host order) or ICMP type */
+	__u8 family;	/* 4 or 6 */
+	__u8 proto;	/* IP protocol after IPv6 extension headers */
+	__u8 port_kind; /* enum rl_port_kind, or RL_L4_NONE when there is no L4 index */
+	__u8 tcp_new;	/* SYN without ACK */
+	__u8 fragment;	/* non-first fragment */
 	__u8 pad;
 };
 
@@ -137,7 +137,8 @@ static __always_inline int rl_parse_ipv6(struct rl_cursor *c, void *data_end, st
 		struct rl_ipv6_opt_hdr *oh = c->pos;
 		if ((void *)(oh + 1) > data_end)
 			return RL_PARSE_MALFORMED;
-		__u32 len = nh == IPPROTO_AH ? ((__u32)oh->hdrlen + 2) * 4 : ((__u32)oh->hdrlen + 1) * 8;
+		__u32 len =
+		    nh == IPPROTO_AH ? ((__u32)oh->hdrlen + 2) * 4 : ((__u32)oh->hdrlen + 1) * 8;
 		if (c->pos + len > data_end)
 			return RL_PARSE_MALFORMED;
 		c->pos += len;
@@ -194,10 +195,11 @@ static __always_inline int rl_parse_l4(struct rl_cursor *c, void *data_end, stru
 	return 0;
 }
 
-/* The whole parse: 0 for an IP packet ready to classify, or RL_PARSE_NON_IP / RL_PARSE_MALFORMED. */
+/* The whole parse: 0 for an IP packet ready to classify, or RL_PARSE_NON_IP / RL_PARSE_MALFORMED.
+ */
 static __always_inline int rl_parse_packet(void *data, void *data_end, struct rl_pkt *p)
 {
-	struct rl_cursor c = { .pos = data };
+	struct rl_cursor c = {.pos = data};
 	int proto = rl_parse_eth(&c, data_end);
 	if (proto < 0)
 		return proto;

@@ -27,8 +27,8 @@ static __always_inline struct rl_rule_counters *rl_rule_counters(__u32 stats_slo
 /* Report a key that is over its limit, at most once per RL_REPORT_INTERVAL_TICKS per key.
  * rl_report_filter is indexed by key hash; two keys sharing a filter slot suppress each other's
  * reports (fewer events, never more). The filter CAS lets exactly one CPU report per interval. */
-static __always_inline void rl_report(const struct rl_rule *r, const struct rl_key *k,
-				      __u64 hash, __u64 now, int blocked)
+static __always_inline void rl_report(const struct rl_rule *r, const struct rl_key *k, __u64 hash,
+				      __u64 now, int blocked)
 {
 	__u32 fidx = (__u32)(hash >> 32) & (RL_REPORT_FILTER_SLOTS - 1);
 	__u32 *last = bpf_map_lookup_elem(&rl_report_filter, &fidx);

@@ -133,7 +133,8 @@ int rl_xdp(struct xdp_md *ctx)
 			rc_->passed_pkts++;
 			rc_->passed_bytes += bytes;
 		}
-		return rl_finish(XDP_PASS, RL_REASON_ADMITTED, pos, r->id, info.hash, info.overflow);
+		return rl_finish(XDP_PASS, RL_REASON_ADMITTED, pos, r->id, info.hash,
+				 info.overflow);
 	}
 
 	__u32 reason = RL_REASON_LIMITED;

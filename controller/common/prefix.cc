@@ -42,15 +42,17 @@ Result<Prefix> Prefix::parse(std::string_view text) {
   size_t len = addr->width();
   if (slash != std::string_view::npos) {
     auto lt = text.substr(slash + 1);
-    if (lt.empty() || lt.size() > 3) return Error{0, "invalid prefix length in '" + std::string(text) + "'"};
+    if (lt.empty() || lt.size() > 3)
+      return Error{0, "invalid prefix length in '" + std::string(text) + "'"};
     len = 0;
     for (char c : lt) {
-      if (c < '0' || c > '9') return Error{0, "invalid prefix length in '" + std::string(text) + "'"};
+      if (c < '0' || c > '9')
+        return Error{0, "invalid prefix length in '" + std::string(text) + "'"};
       len = len * 10 + (c - '0');
     }
     if (len > addr->width())
-      return Error{0, "prefix length " + std::to_string(len) + " exceeds " + std::to_string(addr->width()) +
-                          " in '" + std::string(text) + "'"};
+      return Error{0, "prefix length " + std::to_string(len) + " exceeds " +
+                          std::to_string(addr->width()) + " in '" + std::string(text) + "'"};
   }
   Prefix p = of(*addr, static_cast<uint8_t>(len));
   if (p.addr != *addr)

@@ -11,8 +11,8 @@
 namespace rl {
 
 struct Address {
-  uint8_t family = 4;                // 4 or 6
-  std::array<uint8_t, 16> bytes{};   // network order; IPv4 uses the first 4 bytes
+  uint8_t family = 4;               // 4 or 6
+  std::array<uint8_t, 16> bytes{};  // network order; IPv4 uses the first 4 bytes
 
   static Result<Address> parse(std::string_view text);
   std::string str() const;
@@ -22,7 +22,7 @@ struct Address {
 };
 
 struct Prefix {
-  Address addr;     // host bits are zero
+  Address addr;  // host bits are zero
   uint8_t len = 0;
 
   // "198.18.0.0/15", "2001:db8::/32"; a bare address is a full-length prefix. Host bits set
@@ -31,7 +31,9 @@ struct Prefix {
   static Prefix of(const Address& a, uint8_t len);  // masks host bits
   std::string str() const;
   bool contains(const Address& a) const;
-  bool contains(const Prefix& p) const { return p.addr.family == addr.family && p.len >= len && contains(p.addr); }
+  bool contains(const Prefix& p) const {
+    return p.addr.family == addr.family && p.len >= len && contains(p.addr);
+  }
   auto operator<=>(const Prefix&) const = default;
 };
 

@@ -19,8 +19,9 @@ class ClassTable {
     auto it = index_.find(b);
     if (it != index_.end()) return it->second;
     if (classes_.size() >= RL_MAX_CLASSES)
-      return Error{E2BIG, "policy needs more than " + std::to_string(RL_MAX_CLASSES) +
-                              " distinct rule combinations; merge overlapping source sets or port lists"};
+      return Error{E2BIG,
+                   "policy needs more than " + std::to_string(RL_MAX_CLASSES) +
+                       " distinct rule combinations; merge overlapping source sets or port lists"};
     uint16_t id = static_cast<uint16_t>(classes_.size());
     classes_.push_back(b);
     index_.emplace(b, id);

@@ -12,9 +12,8 @@ namespace {
 // FNV-1a over the fields that define a key's state: when any of them changes, the old state
 // means something else and the rule starts fresh.
 uint64_t signature(const rl_rule& r) {
-  const uint64_t fields[] = {r.algo,        r.key_kind,  r.cost_unit, r.v4_prefix,
-                             r.v6_prefix,   r.cost_shift, r.interval_fp, r.burst_ns,
-                             r.window_ns,   r.limit};
+  const uint64_t fields[] = {r.algo,       r.key_kind,    r.cost_unit, r.v4_prefix, r.v6_prefix,
+                             r.cost_shift, r.interval_fp, r.burst_ns,  r.window_ns, r.limit};
   uint64_t h = 1469598103934665603ULL;
   for (uint64_t f : fields)
     for (int i = 0; i < 8; i++) {

@@ -6,7 +6,8 @@ void fixed_classes(const std::vector<const policy::Rule*>& rules, std::vector<rl
   for (size_t pos = 0; pos < rules.size(); pos++) {
     const policy::Match& m = rules[pos]->match;
     for (unsigned proto = 0; proto < 256; proto++)
-      if (!m.protocol || *m.protocol == proto) bitmap_set(classes[RL_CLASS_PROTO_BASE + proto], pos);
+      if (!m.protocol || *m.protocol == proto)
+        bitmap_set(classes[RL_CLASS_PROTO_BASE + proto], pos);
     if (!m.tcp_syn) bitmap_set(classes[RL_CLASS_NOT_SYN], pos);
     if (m.ports.empty() && m.icmp_types.empty()) bitmap_set(classes[RL_CLASS_NO_PORT], pos);
   }

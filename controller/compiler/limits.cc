@@ -13,10 +13,14 @@ constexpr uint64_t kFixedMax = (1ULL << 32) - 1;
 
 uint8_t key_kind(policy::KeyKind k) {
   switch (k) {
-    case policy::KeyKind::kSourceAddress: return RL_KEY_SRC_ADDR;
-    case policy::KeyKind::kSourcePrefix: return RL_KEY_SRC_PREFIX;
-    case policy::KeyKind::kSourceAddressPort: return RL_KEY_SRC_ADDR_DPORT;
-    case policy::KeyKind::kRule: return RL_KEY_RULE;
+    case policy::KeyKind::kSourceAddress:
+      return RL_KEY_SRC_ADDR;
+    case policy::KeyKind::kSourcePrefix:
+      return RL_KEY_SRC_PREFIX;
+    case policy::KeyKind::kSourceAddressPort:
+      return RL_KEY_SRC_ADDR_DPORT;
+    case policy::KeyKind::kRule:
+      return RL_KEY_RULE;
   }
   return RL_KEY_SRC_ADDR;
 }

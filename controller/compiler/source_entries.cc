@@ -12,7 +12,7 @@ namespace rl::compiler {
 namespace {
 
 struct Attr {
-  rl_bitmap own{};  // rules whose source sets list this exact prefix
+  rl_bitmap own{};    // rules whose source sets list this exact prefix
   uint32_t list = 0;  // RL_SRC_F_ALLOW / RL_SRC_F_DENY given for this exact prefix
 };
 
@@ -67,7 +67,8 @@ Status source_entries(const policy::Policy& policy, const std::vector<const poli
     for (const auto& name : names) {
       auto it = sets.find(name);
       if (it == sets.end())
-        return Error{EINVAL, "rule '" + rules[pos]->name + "' uses undefined source set '" + name + "'"};
+        return Error{EINVAL,
+                     "rule '" + rules[pos]->name + "' uses undefined source set '" + name + "'"};
       for (const auto& p : it->second->prefixes) bitmap_set(prefixes[p].own, pos);
     }
   }

@@ -121,14 +121,16 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
 
   rl_port_classes* pc = ports_.as<rl_port_classes>();
   for (uint32_t kind = 0; kind < RL_PORT_KINDS; kind++) {
-    rl_port_classes* base = pc + (static_cast<size_t>(next) * RL_PORT_KINDS + kind) * RL_PORT_ENTRIES_PER_KIND;
+    rl_port_classes* base =
+        pc + (static_cast<size_t>(next) * RL_PORT_KINDS + kind) * RL_PORT_ENTRIES_PER_KIND;
     const auto& cls = rs.port_classes[kind];
     for (uint32_t port = 0; port < 65536; port++)
       base[port / RL_PORTS_PER_ENTRY].cls[port % RL_PORTS_PER_ENTRY] = cls.empty() ? 0 : cls[port];
   }
 
   for (size_t fam6 = 0; fam6 < 2; fam6++) {
-    uint64_t* words = filter_.as<uint64_t>() + (static_cast<size_t>(next) * 2 + fam6) * RL_FILTER_WORDS;
+    uint64_t* words =
+        filter_.as<uint64_t>() + (static_cast<size_t>(next) * 2 + fam6) * RL_FILTER_WORDS;
     const auto& f = rs.source_filter[fam6];
     if (f.size() == RL_FILTER_WORDS)
       std::memcpy(words, f.data(), RL_FILTER_WORDS * sizeof(uint64_t));
@@ -155,7 +157,8 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
 
   // The switch: one aligned 32-bit store that packets read once each. Everything above is
   // visible before it (release order on the mmapped word).
-  std::atomic_ref<uint32_t>(control_.as<rl_control>()->active_gen).store(next, std::memory_order_release);
+  std::atomic_ref<uint32_t>(control_.as<rl_control>()->active_gen)
+      .store(next, std::memory_order_release);
   last_switch_ = std::chrono::steady_clock::now();
   return {};
 }
@@ -179,10 +182,12 @@ Status BpfDatapath::runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64
   rl_runtime_entry e{flags, 0, expires_ns};
   Status s;
   if (prefix.addr.family == 4)
-    s = MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v4), "rl_runtime_v4")
+    s = MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v4),
+                                                      "rl_runtime_v4")
             .update(runtime_key4(prefix), e);
   else
-    s = MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v6), "rl_runtime_v6")
+    s = MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v6),
+                                                      "rl_runtime_v6")
             .update(runtime_key6(prefix), e);
   if (!s) return s;
   return recount_runtime_acl();
@@ -191,10 +196,12 @@ Status BpfDatapath::runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64
 Status BpfDatapath::runtime_acl_remove(const Prefix& prefix) {
   Status s;
   if (prefix.addr.family == 4)
-    s = MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v4), "rl_runtime_v4")
+    s = MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v4),
+                                                      "rl_runtime_v4")
             .remove(runtime_key4(prefix));
   else
-    s = MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v6), "rl_runtime_v6")
+    s = MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v6),
+                                                      "rl_runtime_v6")
             .remove(runtime_key6(prefix));
   if (!s) return s;
   return recount_runtime_acl();
@@ -202,9 +209,13 @@ Status BpfDatapath::runtime_acl_remove(const Prefix& prefix) {
 
 // The counts let packets skip the runtime tries while they are empty (the common case).
 Status BpfDatapath::recount_runtime_acl() {
-  auto k4 = MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v4), "rl_runtime_v4").keys();
+  auto k4 = MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v4),
+                                                          "rl_runtime_v4")
+                .keys();
   if (!k4) return k4.error();
-  auto k6 = MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v6), "rl_runtime_v6").keys();
+  auto k6 = MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v6),
+                                                          "rl_runtime_v6")
+                .keys();
   if (!k6) return k6.error();
   auto* ctl = control_.as<rl_control>();
   std::atomic_ref<uint32_t>(ctl->runtime_acl_v4).store(static_cast<uint32_t>(k4->size()));

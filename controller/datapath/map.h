@@ -24,8 +24,7 @@ class MapRef {
   const std::string& name() const { return name_; }
 
   Status update(const K& key, const V& value, uint64_t flags = BPF_ANY) const {
-    if (bpf_map_update_elem(fd_, &key, &value, flags) != 0)
-      return errno_error("update " + name_);
+    if (bpf_map_update_elem(fd_, &key, &value, flags) != 0) return errno_error("update " + name_);
     return {};
   }
   Result<V> lookup(const K& key) const {

@@ -44,8 +44,8 @@ void check_token_bucket(const Limit& l, bool burst_given, std::vector<LimitProbl
     return;
   }
   if (!bytes && interval >= kPacketIntervalLimit) {
-    out.push_back({F::kRate, "rate " + rate +
-                                 " is too slow for token_bucket (at least 1 packet every 39h)"});
+    out.push_back(
+        {F::kRate, "rate " + rate + " is too slow for token_bucket (at least 1 packet every 39h)"});
     return;
   }
   if (bytes && l.burst < kMinPacketBytes) {

@@ -16,7 +16,9 @@ struct SourceLocation {
   std::string file;
   int line = 0;
   int column = 0;
-  std::string str() const { return file + ":" + std::to_string(line) + ":" + std::to_string(column); }
+  std::string str() const {
+    return file + ":" + std::to_string(line) + ":" + std::to_string(column);
+  }
 };
 
 enum class Algorithm { kTokenBucket, kFixedWindow, kSlidingWindow };
@@ -51,11 +53,11 @@ struct PortRange {
 };
 
 struct Match {
-  std::vector<std::string> sources;      // source set names (union); empty: any source
-  std::optional<uint8_t> protocol;       // IP protocol number; empty: any
-  std::vector<PortRange> ports;          // destination ports (TCP/UDP); empty: any
-  bool tcp_syn = false;                  // only new TCP connections (SYN without ACK)
-  std::vector<uint8_t> icmp_types;       // ICMP/ICMPv6 types; empty: any
+  std::vector<std::string> sources;  // source set names (union); empty: any source
+  std::optional<uint8_t> protocol;   // IP protocol number; empty: any
+  std::vector<PortRange> ports;      // destination ports (TCP/UDP); empty: any
+  bool tcp_syn = false;              // only new TCP connections (SYN without ACK)
+  std::vector<uint8_t> icmp_types;   // ICMP/ICMPv6 types; empty: any
 };
 
 // A fleet-wide limit for the same key, enforced through Redis.
@@ -73,8 +75,8 @@ struct Rule {
   uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix
   uint8_t v6_prefix = 64;
   Action action = Action::kDrop;
-  uint64_t block_ns = 0;   // drop everything from a key for this long once it exceeds
-  bool report = true;      // log offenders
+  uint64_t block_ns = 0;  // drop everything from a key for this long once it exceeds
+  bool report = true;     // log offenders
   std::optional<ClusterLimit> cluster;
   SourceLocation where;
 };

@@ -83,7 +83,8 @@ class Gen {
       }
     }
     if (proto == 6 && coin(40)) m.tcp_syn = true;
-    if ((proto == 1 || proto == 58) && coin(60)) m.icmp_types = {static_cast<uint8_t>(proto == 1 ? 8 : 128)};
+    if ((proto == 1 || proto == 58) && coin(60))
+      m.icmp_types = {static_cast<uint8_t>(proto == 1 ? 8 : 128)};
 
     static const policy::Algorithm algos[] = {policy::Algorithm::kTokenBucket,
                                               policy::Algorithm::kFixedWindow,
@@ -98,8 +99,9 @@ class Gen {
       r.limit.rate = {1 + u(20), period, policy::Unit::kPackets};
       if (r.limit.algorithm == policy::Algorithm::kTokenBucket) r.limit.burst = 1 + u(5);
     }
-    static const policy::KeyKind keys[] = {policy::KeyKind::kSourceAddress, policy::KeyKind::kSourcePrefix,
-                                           policy::KeyKind::kSourceAddressPort, policy::KeyKind::kRule};
+    static const policy::KeyKind keys[] = {
+        policy::KeyKind::kSourceAddress, policy::KeyKind::kSourcePrefix,
+        policy::KeyKind::kSourceAddressPort, policy::KeyKind::kRule};
     r.key = keys[u(4)];
     r.v4_prefix = 16 + u(17);
     r.v6_prefix = 32 + u(97);
@@ -110,7 +112,8 @@ class Gen {
 
   std::vector<uint8_t> frame() {
     packet::Builder b;
-    for (int i = 0, n = u(10) == 0 ? 1 + u(2) : 0; i < n; i++) b.vlan(u(4000), coin() ? 0x8100 : 0x88a8);
+    for (int i = 0, n = u(10) == 0 ? 1 + u(2) : 0; i < n; i++)
+      b.vlan(u(4000), coin() ? 0x8100 : 0x88a8);
     bool is6 = coin(35);
     if (is6) {
       b.ipv6_raw(v6().bytes, v6().bytes);
@@ -125,11 +128,21 @@ class Gen {
     }
     if (coin(10)) b.fragment(coin() ? 0 : 1 + u(100), coin());
     switch (u(5)) {
-      case 0: b.tcp(1000 + u(100), port(), coin() ? packet::kSyn : (coin() ? packet::kAck : packet::kSyn | packet::kAck)); break;
-      case 1: b.udp(1000, port()); break;
-      case 2: b.icmp(coin() ? (is6 ? 128 : 8) : 3); break;
-      case 3: b.l4_protocol(47); break;
-      default: b.udp(5, port());
+      case 0:
+        b.tcp(1000 + u(100), port(),
+              coin() ? packet::kSyn : (coin() ? packet::kAck : packet::kSyn | packet::kAck));
+        break;
+      case 1:
+        b.udp(1000, port());
+        break;
+      case 2:
+        b.icmp(coin() ? (is6 ? 128 : 8) : 3);
+        break;
+      case 3:
+        b.l4_protocol(47);
+        break;
+      default:
+        b.udp(5, port());
     }
     b.payload(u(3) == 0 ? u(1400) : u(40));
     auto f = b.build();

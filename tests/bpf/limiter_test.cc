@@ -127,7 +127,8 @@ TEST_F(LimiterTest, FullSetsFallBackToOverflowBucket) {
   dp_ = std::move(*small);
   dp_->set_clock(kT0);
   one_rule(token_bucket("tiny", 1, 1));
-  for (int i = 1; i <= RL_WAYS; i++) EXPECT_EQ(send(udp4("198.18.0." + std::to_string(i))).overflow, 0u);
+  for (int i = 1; i <= RL_WAYS; i++)
+    EXPECT_EQ(send(udp4("198.18.0." + std::to_string(i))).overflow, 0u);
   // All four ways owe a token for a second: the fifth source shares the 198.18/16 bucket.
   auto d = send(udp4("198.18.0.99"));
   EXPECT_EQ(d.overflow, 1u);

@@ -48,40 +48,54 @@ class ParseTest : public BpfTest {
 };
 
 TEST_F(ParseTest, Ipv4Transports) {
-  expect_rule(Builder().ipv4("198.18.0.1", "192.0.2.1").tcp(1234, 80, packet::kAck).build(), "tcp80");
-  expect_rule(Builder().ipv4("198.18.0.1", "192.0.2.1").tcp(1234, 80, packet::kSyn).build(), "tcp-syn");
+  expect_rule(Builder().ipv4("198.18.0.1", "192.0.2.1").tcp(1234, 80, packet::kAck).build(),
+              "tcp80");
+  expect_rule(Builder().ipv4("198.18.0.1", "192.0.2.1").tcp(1234, 80, packet::kSyn).build(),
+              "tcp-syn");
   expect_rule(Builder().ipv4("198.18.0.1", "192.0.2.1").udp(1234, 53).build(), "udp53");
   expect_rule(Builder().ipv4("198.18.0.1", "192.0.2.1").icmp(8).build(), "echo");
-  EXPECT_EQ(send(Builder().ipv4("198.18.0.1", "192.0.2.1").icmp(0).build()).reason, RL_REASON_UNMATCHED);
+  EXPECT_EQ(send(Builder().ipv4("198.18.0.1", "192.0.2.1").icmp(0).build()).reason,
+            RL_REASON_UNMATCHED);
   EXPECT_EQ(send(Builder().ipv4("198.18.0.1", "192.0.2.1").tcp(1, 81, packet::kAck).build()).reason,
             RL_REASON_UNMATCHED);
 }
 
 TEST_F(ParseTest, Ipv4OptionsAreSkipped) {
-  expect_rule(Builder().ipv4("198.18.0.1", "192.0.2.1").ipv4_options(10).udp(1, 53).build(), "udp53");
+  expect_rule(Builder().ipv4("198.18.0.1", "192.0.2.1").ipv4_options(10).udp(1, 53).build(),
+              "udp53");
 }
 
 TEST_F(ParseTest, Ipv6Transports) {
-  expect_rule(Builder().ipv6("2001:db8::1", "2001:db8::2").tcp(1, 80, packet::kAck).build(), "tcp80");
+  expect_rule(Builder().ipv6("2001:db8::1", "2001:db8::2").tcp(1, 80, packet::kAck).build(),
+              "tcp80");
   expect_rule(Builder().ipv6("2001:db8::1", "2001:db8::2").udp(1, 53).build(), "udp53");
   expect_rule(Builder().ipv6("2001:db8::1", "2001:db8::2").icmp(128).build(), "echo6");
 }
 
 TEST_F(ParseTest, VlanAndQinQ) {
   expect_rule(Builder().vlan(10).ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).build(), "udp53");
-  expect_rule(Builder().vlan(10, 0x88a8).vlan(20).ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).build(),
-              "udp53");
-  expect_rule(Builder().vlan(10, 0x88a8).vlan(20).ipv6("2001:db8::1", "2001:db8::2").udp(1, 53).build(),
-              "udp53");
+  expect_rule(
+      Builder().vlan(10, 0x88a8).vlan(20).ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).build(),
+      "udp53");
+  expect_rule(
+      Builder().vlan(10, 0x88a8).vlan(20).ipv6("2001:db8::1", "2001:db8::2").udp(1, 53).build(),
+      "udp53");
   // A third tag is not parsed: the frame is not IP as far as the limiter can tell.
-  auto d = send(Builder().vlan(1).vlan(2).vlan(3).ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).build());
+  auto d =
+      send(Builder().vlan(1).vlan(2).vlan(3).ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).build());
   EXPECT_EQ(d.reason, RL_REASON_NON_IP);
   EXPECT_EQ(d.verdict, XDP_PASS);
 }
 
 TEST_F(ParseTest, Ipv6ExtensionHeaders) {
   expect_rule(Builder().ipv6("2001:db8::1", "2001:db8::2").ipv6_ext(0).udp(1, 53).build(), "udp53");
-  expect_rule(Builder().ipv6("2001:db8::1", "2001:db8::2").ipv6_ext(0, 2).ipv6_ext(43, 1).ipv6_ext(60).udp(1, 53).build(),
+  expect_rule(Builder()
+                  .ipv6("2001:db8::1", "2001:db8::2")
+                  .ipv6_ext(0, 2)
+                  .ipv6_ext(43, 1)
+                  .ipv6_ext(60)
+                  .udp(1, 53)
+                  .build(),
               "udp53");
   Builder at_bound;
   at_bound.ipv6("2001:db8::1", "2001:db8::2");
@@ -96,15 +110,34 @@ TEST_F(ParseTest, Ipv6ExtensionHeaders) {
 
 TEST_F(ParseTest, FragmentsMatchWithoutPorts) {
   // First fragment: ports present.
-  expect_rule(Builder().ipv4("198.18.0.1", "192.0.2.1").fragment(0, true).udp(1, 53).payload(100).build(), "udp53");
+  expect_rule(
+      Builder().ipv4("198.18.0.1", "192.0.2.1").fragment(0, true).udp(1, 53).payload(100).build(),
+      "udp53");
   // Later fragments: no ports, so only the protocol-only rule can match.
-  expect_rule(Builder().ipv4("198.18.0.1", "192.0.2.1").fragment(100, false).udp(1, 53).payload(100).build(),
+  expect_rule(Builder()
+                  .ipv4("198.18.0.1", "192.0.2.1")
+                  .fragment(100, false)
+                  .udp(1, 53)
+                  .payload(100)
+                  .build(),
               "udp-any");
-  expect_rule(Builder().ipv6("2001:db8::1", "2001:db8::2").fragment(0, true).udp(1, 53).payload(64).build(), "udp53");
-  expect_rule(Builder().ipv6("2001:db8::1", "2001:db8::2").ipv6_ext(0).fragment(50, false).udp(1, 53).payload(64).build(),
+  expect_rule(
+      Builder().ipv6("2001:db8::1", "2001:db8::2").fragment(0, true).udp(1, 53).payload(64).build(),
+      "udp53");
+  expect_rule(Builder()
+                  .ipv6("2001:db8::1", "2001:db8::2")
+                  .ipv6_ext(0)
+                  .fragment(50, false)
+                  .udp(1, 53)
+                  .payload(64)
+                  .build(),
               "udp-any");
   // A TCP fragment cannot be a new connection: SYN-only rules do not match it.
-  auto d = send(Builder().ipv4("198.18.0.1", "192.0.2.1").fragment(10, false).tcp(1, 80, packet::kSyn).build());
+  auto d = send(Builder()
+                    .ipv4("198.18.0.1", "192.0.2.1")
+                    .fragment(10, false)
+                    .tcp(1, 80, packet::kSyn)
+                    .build());
   EXPECT_EQ(d.reason, RL_REASON_UNMATCHED);
   EXPECT_GE(global(RL_GC_FRAGMENTS), 3u);
 }
@@ -120,9 +153,19 @@ TEST_F(ParseTest, NonIpPasses) {
 // rule decision based on bytes that are not there.
 TEST_F(ParseTest, TruncatedAtEveryLength) {
   std::vector<std::vector<uint8_t>> frames = {
-      Builder().vlan(5).ipv4("198.18.0.1", "192.0.2.1").ipv4_options(2).tcp(1, 80, packet::kAck).build(),
+      Builder()
+          .vlan(5)
+          .ipv4("198.18.0.1", "192.0.2.1")
+          .ipv4_options(2)
+          .tcp(1, 80, packet::kAck)
+          .build(),
       Builder().ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).build(),
-      Builder().ipv6("2001:db8::1", "2001:db8::2").ipv6_ext(0, 1).fragment(0, true).udp(1, 53).build(),
+      Builder()
+          .ipv6("2001:db8::1", "2001:db8::2")
+          .ipv6_ext(0, 1)
+          .fragment(0, true)
+          .udp(1, 53)
+          .build(),
       Builder().ipv6("2001:db8::1", "2001:db8::2").icmp(128).build(),
   };
   uint64_t malformed = 0;

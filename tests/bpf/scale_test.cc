@@ -21,13 +21,28 @@ TEST_F(ScaleTest, ThousandRulesAndHundredThousandPrefixes) {
       Address a;
       if (i % 2) {
         a.family = 4;
-        a.bytes = {198, static_cast<uint8_t>(18 + (n >> 16 & 1)), static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n)};
+        a.bytes = {198, static_cast<uint8_t>(18 + (n >> 16 & 1)), static_cast<uint8_t>(n >> 8),
+                   static_cast<uint8_t>(n)};
         set.prefixes.push_back(Prefix::of(a, 32));
       } else {
         a.family = 6;
         bool host = i % 4 == 0;
-        a.bytes = {0x20, 0x01, 0x0d, 0xb8, static_cast<uint8_t>(host), static_cast<uint8_t>(n >> 16),
-                   static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n), 0, 0, 0, 0, 0, 0, 0, 1};
+        a.bytes = {0x20,
+                   0x01,
+                   0x0d,
+                   0xb8,
+                   static_cast<uint8_t>(host),
+                   static_cast<uint8_t>(n >> 16),
+                   static_cast<uint8_t>(n >> 8),
+                   static_cast<uint8_t>(n),
+                   0,
+                   0,
+                   0,
+                   0,
+                   0,
+                   0,
+                   0,
+                   1};
         set.prefixes.push_back(Prefix::of(a, host ? 128 : 64));
       }
     }
@@ -49,8 +64,8 @@ TEST_F(ScaleTest, ThousandRulesAndHundredThousandPrefixes) {
   for (int trial = 0; trial < 300; trial++) {
     int k = rng() % RL_MAX_RULES;
     int n = (k % 100) * 1000 + 2 * (rng() % 500) + 1;  // an IPv4 member (odd i)
-    std::string src = "198." + std::to_string(18 + (n >> 16 & 1)) + "." + std::to_string((n >> 8) & 255) +
-                      "." + std::to_string(n & 255);
+    std::string src = "198." + std::to_string(18 + (n >> 16 & 1)) + "." +
+                      std::to_string((n >> 8) & 255) + "." + std::to_string(n & 255);
     auto d = send(udp4(src, static_cast<uint16_t>(1000 + k)));
     ASSERT_EQ(d.rule_pos, k) << src << " port " << 1000 + k;
   }

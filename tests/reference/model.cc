@@ -96,7 +96,8 @@ Decision Model::decide(const std::vector<uint8_t>& frame, uint64_t now) {
     if (r.key != policy::KeyKind::kRule) {
       std::get<1>(key) = p.src.family;
       uint8_t len = static_cast<uint8_t>(p.src.width());
-      if (r.key == policy::KeyKind::kSourcePrefix) len = p.src.family == 4 ? r.v4_prefix : r.v6_prefix;
+      if (r.key == policy::KeyKind::kSourcePrefix)
+        len = p.src.family == 4 ? r.v4_prefix : r.v6_prefix;
       std::get<2>(key) = Prefix::of(p.src, len).addr.bytes;
       if (r.key == policy::KeyKind::kSourceAddressPort && p.has_l4 &&
           (p.port_kind == RL_PORT_KIND_TCP || p.port_kind == RL_PORT_KIND_UDP))

@@ -9,8 +9,8 @@
 #include <tuple>
 #include <vector>
 
-#include "policy/model.h"
 #include <linux/bpf.h>
+#include "policy/model.h"
 
 #include "rl_abi.h"
 

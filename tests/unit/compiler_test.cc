@@ -132,14 +132,15 @@ TEST(Compiler, IdentitiesSurviveUnchangedLimiters) {
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second->ids.by_name.at("keep").id, first->ids.by_name.at("keep").id);
   EXPECT_NE(second->ids.by_name.at("change").id, first->ids.by_name.at("change").id);
-  EXPECT_EQ(second->ids.by_name.at("change").stats_slot, first->ids.by_name.at("change").stats_slot);
+  EXPECT_EQ(second->ids.by_name.at("change").stats_slot,
+            first->ids.by_name.at("change").stats_slot);
   EXPECT_TRUE(second->new_slots.empty());
 }
 
 TEST(Compiler, ClockChoiceFollowsBucketSize) {
   compiler::CompileOptions o;
   o.coarse_clock_ns = 4'000'000;
-  auto slow = compiler::compile_limit(token_bucket("slow", 3, 5), o);  // 1.67 s bucket
+  auto slow = compiler::compile_limit(token_bucket("slow", 3, 5), o);        // 1.67 s bucket
   auto fast = compiler::compile_limit(token_bucket("fast", 100000, 10), o);  // 0.1 ms bucket
   ASSERT_TRUE(slow.ok() && fast.ok());
   EXPECT_FALSE(slow->flags & RL_RULE_F_PRECISE_CLOCK);
@@ -148,23 +149,33 @@ TEST(Compiler, ClockChoiceFollowsBucketSize) {
 
 TEST(Compiler, LimitsAreEnforced) {
   policy::Policy p;
-  for (int i = 0; i <= RL_MAX_RULES; i++) p.rules.push_back(token_bucket("r" + std::to_string(i), 1, 1));
+  for (int i = 0; i <= RL_MAX_RULES; i++)
+    p.rules.push_back(token_bucket("r" + std::to_string(i), 1, 1));
   EXPECT_FALSE(compile(p).ok());
   auto sw = window("sw", policy::Algorithm::kSlidingWindow, 1 << 20, 1'000'000'000);
   EXPECT_FALSE(compiler::compile_limit(sw).ok());
 }
 
 // The source filter may only say "no entry here" when the LPM answer is the /0 entry.
+// A random address in the documentation ranges, IPv4 with probability v4_in / v4_of.
+Address random_address(std::mt19937& rng, unsigned v4_in, unsigned v4_of) {
+  Address a;
+  a.family = rng() % v4_of < v4_in ? 4 : 6;
+  auto b = [&](unsigned mod) { return static_cast<uint8_t>(rng() % mod); };
+  if (a.family == 4)
+    a.bytes = {198, static_cast<uint8_t>(18 + b(2)), b(256), b(256)};
+  else
+    a.bytes = {0x20, 0x01, 0x0d, 0xb8, b(4), b(256), 0, 0, 0, 0, 0, 0, 0, 0, 0, b(256)};
+  return a;
+}
+
 TEST(Compiler, SourceFilterHasNoFalseNegatives) {
   std::mt19937 rng(11);
   for (int round = 0; round < 20; round++) {
     policy::Policy p;
     policy::SourceSet s{"s", {}, {}};
     for (int i = 0; i < 200; i++) {
-      Address a;
-      a.family = rng() % 3 ? 4 : 6;
-      if (a.family == 4) a.bytes = {198, static_cast<uint8_t>(18 + rng() % 2), static_cast<uint8_t>(rng()), static_cast<uint8_t>(rng())};
-      else a.bytes = {0x20, 0x01, 0x0d, 0xb8, static_cast<uint8_t>(rng() % 4), static_cast<uint8_t>(rng()), 0, 0, 0, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(rng())};
+      Address a = random_address(rng, 2, 3);
       uint8_t len = a.family == 4 ? 16 + rng() % 17 : 32 + rng() % 97;
       s.prefixes.push_back(Prefix::of(a, len));
     }
@@ -175,10 +186,7 @@ TEST(Compiler, SourceFilterHasNoFalseNegatives) {
     auto c = compile(p);
     ASSERT_TRUE(c.ok());
     for (int i = 0; i < 5000; i++) {
-      Address a;
-      a.family = rng() % 2 ? 4 : 6;
-      if (a.family == 4) a.bytes = {198, static_cast<uint8_t>(18 + rng() % 2), static_cast<uint8_t>(rng()), static_cast<uint8_t>(rng())};
-      else a.bytes = {0x20, 0x01, 0x0d, 0xb8, static_cast<uint8_t>(rng() % 4), static_cast<uint8_t>(rng()), 0, 0, 0, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(rng())};
+      Address a = random_address(rng, 1, 2);
       const rl_src_entry* e = lpm(*c, a);
       if (!filter_hit(*c, a)) {
         const auto& def = c->config.defaults[a.family == 6];

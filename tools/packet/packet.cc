@@ -144,8 +144,8 @@ std::vector<uint8_t> Builder::build() const {
     if (proto_ == kTcp) {
       put16(l4, sport_);
       put16(l4, dport_);
-      put32(l4, 1);      // seq
-      put32(l4, 0);      // ack
+      put32(l4, 1);  // seq
+      put32(l4, 0);  // ack
       l4.push_back(5 << 4);
       l4.push_back(tcp_flags_);
       put16(l4, 65535);  // window

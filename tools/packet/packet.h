@@ -18,15 +18,15 @@ class Builder {
   Builder& ethertype(uint16_t type);  // a non-IP frame (ARP, ...)
   Builder& ipv4(std::string_view src, std::string_view dst);
   Builder& ipv4_raw(const std::array<uint8_t, 4>& src, const std::array<uint8_t, 4>& dst);
-  Builder& ipv4_options(uint8_t words);                   // IHL = 5 + words
+  Builder& ipv4_options(uint8_t words);  // IHL = 5 + words
   Builder& ipv6(std::string_view src, std::string_view dst);
   Builder& ipv6_raw(const std::array<uint8_t, 16>& src, const std::array<uint8_t, 16>& dst);
-  Builder& ipv6_ext(uint8_t type, uint8_t len8 = 0);      // hop-by-hop 0, routing 43, dstopts 60
-  Builder& fragment(uint16_t offset8, bool more);         // IPv4 flags or an IPv6 fragment header
+  Builder& ipv6_ext(uint8_t type, uint8_t len8 = 0);  // hop-by-hop 0, routing 43, dstopts 60
+  Builder& fragment(uint16_t offset8, bool more);     // IPv4 flags or an IPv6 fragment header
   Builder& tcp(uint16_t sport, uint16_t dport, uint8_t flags = kAck);
   Builder& udp(uint16_t sport, uint16_t dport);
-  Builder& icmp(uint8_t type, uint8_t code = 0);          // ICMPv6 on IPv6
-  Builder& l4_protocol(uint8_t proto);                    // a protocol without a header here
+  Builder& icmp(uint8_t type, uint8_t code = 0);  // ICMPv6 on IPv6
+  Builder& l4_protocol(uint8_t proto);            // a protocol without a header here
   Builder& payload(size_t bytes);
   Builder& ttl(uint8_t ttl);
   Builder& mac(const std::array<uint8_t, 6>& src, const std::array<uint8_t, 6>& dst);
