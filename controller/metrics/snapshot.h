@@ -1,0 +1,45 @@
+// What the metrics exporter shows, read from the kernel at scrape time. rld fills a Snapshot
+// from its data path and policy state; tests fill one by hand.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "rl_abi.h"
+
+namespace rl::metrics {
+
+struct RuleSnapshot {
+  std::string name;
+  std::string action;  // "drop" or "monitor"
+  rl_rule_counters counters{};
+};
+
+struct InterfaceSnapshot {
+  std::string name;
+  std::string mode;  // "native" or "generic"
+};
+
+struct Snapshot {
+  std::vector<RuleSnapshot> rules;
+  rl_counter global[RL_GC_MAX]{};  // enum rl_global_counter, summed over CPUs
+  uint64_t keys_tracked = 0;       // key table slots holding a key
+  uint64_t keys_capacity = 0;
+  uint64_t active_blocks = 0;      // keys inside a block period
+  std::vector<InterfaceSnapshot> interfaces;
+  uint64_t reloads_ok = 0;
+  uint64_t reloads_failed = 0;
+  double last_reload_success_seconds = 0;  // Unix time of the last good reload, 0 if none
+  bool last_reload_ok = true;
+  uint32_t generation = 0;                 // rule set generation counter (increments per apply)
+  uint64_t runtime_allow_entries = 0;
+  uint64_t runtime_deny_entries = 0;
+};
+
+// Called once per scrape; an error makes the scrape report rl_up 0 with no other data.
+using SnapshotFn = std::function<Result<Snapshot>()>;
+
+}  // namespace rl::metrics
