@@ -1,9 +1,12 @@
 #include "datapath/bpf_datapath.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstring>
 #include <thread>
 
+#include "datapath/pins.h"
 #include "rl_xdp.skel.h"
 
 namespace rl {
@@ -25,6 +28,37 @@ MapRef<K, rl_src_entry> trie(const bpf_map* m) {
   return MapRef<K, rl_src_entry>(bpf_map__fd(m), bpf_map__name(m));
 }
 
+struct PinnedLayout {
+  bool present = false;
+  uint32_t key_sets = 0;
+};
+
+// What a previous rld left pinned: the ABI must match to be adopted, and the key table's size
+// is taken over (re-sizing would drop every key's state).
+Result<PinnedLayout> pinned_layout(const std::string& root) {
+  PinnedLayout out;
+  UniqueFd control(bpf_obj_get(pinned_map_path(root, "rl_control").c_str()));
+  if (!control) {
+    if (errno == ENOENT) return out;
+    return errno_error("open pinned rl_control under " + root);
+  }
+  rl_control c{};
+  uint32_t zero = 0;
+  if (bpf_map_lookup_elem(control.get(), &zero, &c) != 0) return errno_error("read pinned rl_control");
+  if (c.abi_version != RL_ABI_VERSION)
+    return Error{EPROTO, "maps pinned under " + root + " have data path ABI " +
+                             std::to_string(c.abi_version) + ", this rld needs " +
+                             std::to_string(RL_ABI_VERSION) + "; run 'rld --cleanup' first"};
+  UniqueFd keys(bpf_obj_get(pinned_map_path(root, "rl_keys").c_str()));
+  if (!keys) return errno_error("open pinned rl_keys under " + root);
+  bpf_map_info info{};
+  uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(keys.get(), &info, &len) != 0) return errno_error("inspect pinned rl_keys");
+  out.present = true;
+  out.key_sets = info.max_entries;
+  return out;
+}
+
 }  // namespace
 
 void SkeletonDeleter::operator()(rl_xdp* s) const { rl_xdp__destroy(s); }
@@ -37,6 +71,20 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   std::unique_ptr<BpfDatapath> dp(new BpfDatapath(skel));
 
   uint32_t sets = round_up_pow2(std::max<uint32_t>(opts.key_capacity / RL_WAYS, 1));
+  if (!opts.pin_root.empty()) {
+    auto pinned = pinned_layout(opts.pin_root);
+    if (!pinned) return pinned.error();
+    if (pinned->present) {
+      dp->adopted_ = true;
+      sets = pinned->key_sets;
+    }
+    bpf_map* m;
+    bpf_object__for_each_map(m, skel->obj) {
+      if (bpf_map__is_internal(m)) continue;
+      if (int err = bpf_map__set_pin_path(m, pinned_map_path(opts.pin_root, bpf_map__name(m)).c_str()); err)
+        return errno_error(std::string("pin path for ") + bpf_map__name(m), err);
+    }
+  }
   dp->key_sets_ = sets;
   skel->rodata->rl_key_sets_mask = sets - 1;
   skel->rodata->rl_trace_decisions = opts.trace_decisions ? 1 : 0;
@@ -74,6 +122,39 @@ int BpfDatapath::keys_fd() const { return bpf_map__fd(skel_->maps.rl_keys); }
 
 uint32_t BpfDatapath::active_generation() const {
   return std::atomic_ref<uint32_t>(control_.as<rl_control>()->active_gen).load() & 1;
+}
+
+Result<std::vector<std::pair<std::string, rl_rule>>> BpfDatapath::active_rules() const {
+  uint32_t gen = active_generation();
+  MapRef<uint32_t, rl_gen_config> gcfg(bpf_map__fd(skel_->maps.rl_gen_config), "rl_gen_config");
+  MapRef<uint32_t, rl_rule> rules(bpf_map__fd(skel_->maps.rl_rules), "rl_rules");
+  MapRef<uint32_t, rl_rule_meta> meta(bpf_map__fd(skel_->maps.rl_rule_meta), "rl_rule_meta");
+  auto cfg = gcfg.lookup(gen);
+  if (!cfg) return cfg.error();
+  std::vector<std::pair<std::string, rl_rule>> out;
+  for (uint32_t pos = 0; pos < cfg->rule_count && pos < RL_MAX_RULES; pos++) {
+    auto r = rules.lookup(gen * RL_MAX_RULES + pos);
+    if (!r) return r.error();
+    auto m = meta.lookup(r->stats_slot);
+    if (!m) return m.error();
+    out.emplace_back(std::string(m->name, strnlen(m->name, sizeof(m->name))), *r);
+  }
+  return out;
+}
+
+Result<compiler::RuleIds> BpfDatapath::rule_ids() const {
+  auto rules = active_rules();
+  if (!rules) return rules.error();
+  MapRef<uint32_t, rl_rule_meta> meta(bpf_map__fd(skel_->maps.rl_rule_meta), "rl_rule_meta");
+  compiler::RuleIds ids;
+  for (const auto& [name, r] : *rules) {
+    auto m = meta.lookup(r.stats_slot);
+    if (!m) return m.error();
+    ids.by_name[name] = {r.id, r.stats_slot, m->signature};
+    ids.next_id = std::max(ids.next_id, r.id + 1);
+  }
+  ids.next_id = std::max(ids.next_id, std::atomic_ref<uint32_t>(control_.as<rl_control>()->next_rule_id).load());
+  return ids;
 }
 
 Status BpfDatapath::clear_generation(uint32_t gen) {
@@ -155,6 +236,7 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
   MapRef<uint32_t, rl_gen_config> gcfg(bpf_map__fd(skel_->maps.rl_gen_config), "rl_gen_config");
   if (auto s = gcfg.update(next, rs.config); !s) return s;
 
+  std::atomic_ref<uint32_t>(control_.as<rl_control>()->next_rule_id).store(rs.ids.next_id);
   // The switch: one aligned 32-bit store that packets read once each. Everything above is
   // visible before it (release order on the mmapped word).
   std::atomic_ref<uint32_t>(control_.as<rl_control>()->active_gen)

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "datapath/datapath.h"
@@ -17,6 +18,9 @@ namespace rl {
 
 struct LoadOptions {
   uint32_t key_capacity = RL_DEFAULT_KEY_CAPACITY;  // rounded up to a power of two
+  // bpffs directory for the maps (see datapath/pins.h); empty: nothing is pinned. Maps already
+  // pinned there are adopted with their state, and their key capacity wins over key_capacity.
+  std::string pin_root;
   bool trace_decisions = false;   // tests: record every decision (see last_decision)
   uint32_t bench_src_spread = 0;  // benchmarks: vary IPv6 sources over this many addresses
 };
@@ -40,6 +44,14 @@ class BpfDatapath final : public Datapath {
   // its generations; expires_ns is CLOCK_MONOTONIC, 0 for never.
   Status runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64_t expires_ns);
   Status runtime_acl_remove(const Prefix& prefix);
+
+  // Whether load() found pinned maps and took them over (rules, keys and counters intact).
+  bool adopted() const { return adopted_; }
+  // The identities of the rule set in force, read back from the kernel (rl_rules, rl_rule_meta),
+  // so that a restarted rld keeps unchanged rules' state.
+  Result<compiler::RuleIds> rule_ids() const;
+  // Names of the rules in force, by stats slot.
+  Result<std::vector<std::pair<std::string, rl_rule>>> active_rules() const;
 
   int prog_fd() const;
   int events_fd() const;  // rl_events ring buffer
@@ -74,6 +86,7 @@ class BpfDatapath final : public Datapath {
   MmapRegion filter_;
   MmapRegion keys_;
   uint32_t key_sets_ = 0;
+  bool adopted_ = false;
   std::chrono::steady_clock::time_point last_switch_{};
 };
 

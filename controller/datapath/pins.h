@@ -1,0 +1,29 @@
+// bpffs pins: where rld keeps the data path's maps and links so that the limiter keeps
+// enforcing, with its state, while rld restarts or after it crashes.
+//
+//   <root>/maps/<map name>    every map of rl_xdp except its private .rodata/.bss
+//   <root>/links/<ifname>     the XDP link of each attached interface
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace rl {
+
+// Mounts a bpf filesystem at `root`'s mount point (/sys/fs/bpf) if none is there, and creates
+// root/maps and root/links.
+Status prepare_pin_root(const std::string& root);
+
+std::string pinned_map_path(const std::string& root, const std::string& map);
+std::string pinned_link_path(const std::string& root, const std::string& ifname);
+
+// Interfaces with a pinned link under root.
+std::vector<std::string> pinned_links(const std::string& root);
+
+// Removes every pin under root and the directories rld created. Links whose last reference was
+// the pin detach from their interface.
+Status remove_pins(const std::string& root);
+
+}  // namespace rl
