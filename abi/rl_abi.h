@@ -271,8 +271,18 @@ enum rl_event_kind {
 	RL_EVENT_OVER_LIMIT = 1, /* a key started exceeding its limit */
 };
 
+/* rl_offenders[hash >> 32 & (RL_REPORT_FILTER_SLOTS - 1)]: per key hash, when it was last
+ * reported and how many of its packets were dropped (or monitored) over its limit. Keys that
+ * share a slot share it; increments from CPUs racing on one slot may be lost, so the drop
+ * count is a close lower bound, good for ranking top offenders. */
+struct rl_offender {
+	__u32 last_report_tick;
+	__u32 drops;
+};
+
 struct rl_event {
 	__u64 ts_ns;
+	__u64 key_hash;
 	__u32 kind;
 	__u32 rule_id;
 	__u8 family;
@@ -338,7 +348,8 @@ RL_STATIC_ASSERT(sizeof(struct rl_slot) == 32, "rl_slot layout");
 RL_STATIC_ASSERT(sizeof(struct rl_set) == 32 * RL_WAYS, "rl_set layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule_counters) == 64, "rl_rule_counters layout");
 RL_STATIC_ASSERT(sizeof(struct rl_counter) == 16, "rl_counter layout");
-RL_STATIC_ASSERT(sizeof(struct rl_event) == 40, "rl_event layout");
+RL_STATIC_ASSERT(sizeof(struct rl_event) == 48, "rl_event layout");
+RL_STATIC_ASSERT(sizeof(struct rl_offender) == 8, "rl_offender layout");
 RL_STATIC_ASSERT(sizeof(struct rl_decision) == 32, "rl_decision layout");
 
 #endif /* RL_ABI_H */

@@ -137,9 +137,10 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, RL_REPORT_FILTER_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, __u32);
-} rl_report_filter SEC(".maps");
+	__type(value, struct rl_offender);
+} rl_offenders SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -24,21 +24,26 @@ static __always_inline struct rl_rule_counters *rl_rule_counters(__u32 stats_slo
 	return bpf_map_lookup_elem(&rl_rule_stats, &idx);
 }
 
-/* Report a key that is over its limit, at most once per RL_REPORT_INTERVAL_TICKS per key.
- * rl_report_filter is indexed by key hash; two keys sharing a filter slot suppress each other's
- * reports (fewer events, never more). The filter CAS lets exactly one CPU report per interval. */
-static __always_inline void rl_report(const struct rl_rule *r, const struct rl_key *k, __u64 hash,
-				      __u64 now, int blocked)
+/* Count a key's over-limit packet and report the key, at most once per RL_REPORT_INTERVAL_TICKS
+ * per key. rl_offenders is indexed by key hash; two keys sharing a slot suppress each other's
+ * reports (fewer events, never more). The report CAS lets exactly one CPU report per interval.
+ * The drop count is a plain increment: CPUs racing on one slot may lose counts (it ranks
+ * offenders; the per-rule counters are the exact figures). */
+static __always_inline void rl_offender(const struct rl_rule *r, const struct rl_key *k,
+					__u64 hash, __u64 now, int blocked)
 {
-	__u32 fidx = (__u32)(hash >> 32) & (RL_REPORT_FILTER_SLOTS - 1);
-	__u32 *last = bpf_map_lookup_elem(&rl_report_filter, &fidx);
-	if (!last)
+	__u32 idx = (__u32)(hash >> 32) & (RL_REPORT_FILTER_SLOTS - 1);
+	struct rl_offender *o = bpf_map_lookup_elem(&rl_offenders, &idx);
+	if (!o)
+		return;
+	o->drops++;
+	if (!(r->flags & RL_RULE_F_REPORT))
 		return;
 	__u32 tick = (__u32)(now >> RL_TICK_SHIFT) | 1; /* 0 means never reported */
-	__u32 seen = *(volatile __u32 *)last;
+	__u32 seen = *(volatile __u32 *)&o->last_report_tick;
 	if (seen && (__u32)(tick - seen) < RL_REPORT_INTERVAL_TICKS)
 		return;
-	if (__sync_val_compare_and_swap(last, seen, tick) != seen)
+	if (__sync_val_compare_and_swap(&o->last_report_tick, seen, tick) != seen)
 		return;
 
 	struct rl_event *ev = bpf_ringbuf_reserve(&rl_events, sizeof(*ev), 0);
@@ -47,6 +52,7 @@ static __always_inline void rl_report(const struct rl_rule *r, const struct rl_k
 		return;
 	}
 	ev->ts_ns = now;
+	ev->key_hash = hash;
 	ev->kind = RL_EVENT_OVER_LIMIT;
 	ev->rule_id = r->id;
 	ev->key_kind = r->key_kind;

@@ -145,8 +145,7 @@ int rl_xdp(struct xdp_md *ctx)
 		reason = RL_REASON_CAS_EXHAUSTED;
 		rl_count(RL_GC_CAS_EXHAUSTED, bytes);
 	}
-	if (r->flags & RL_RULE_F_REPORT)
-		rl_report(r, &info.key, info.hash, now, res == RL_LIMIT_BLOCKED);
+	rl_offender(r, &info.key, info.hash, now, res == RL_LIMIT_BLOCKED);
 
 	if (r->action == RL_ACTION_MONITOR) {
 		if (rc_) {

@@ -44,7 +44,8 @@ Result<PinnedLayout> pinned_layout(const std::string& root) {
   }
   rl_control c{};
   uint32_t zero = 0;
-  if (bpf_map_lookup_elem(control.get(), &zero, &c) != 0) return errno_error("read pinned rl_control");
+  if (bpf_map_lookup_elem(control.get(), &zero, &c) != 0)
+    return errno_error("read pinned rl_control");
   if (c.abi_version != RL_ABI_VERSION)
     return Error{EPROTO, "maps pinned under " + root + " have data path ABI " +
                              std::to_string(c.abi_version) + ", this rld needs " +
@@ -53,7 +54,8 @@ Result<PinnedLayout> pinned_layout(const std::string& root) {
   if (!keys) return errno_error("open pinned rl_keys under " + root);
   bpf_map_info info{};
   uint32_t len = sizeof(info);
-  if (bpf_obj_get_info_by_fd(keys.get(), &info, &len) != 0) return errno_error("inspect pinned rl_keys");
+  if (bpf_obj_get_info_by_fd(keys.get(), &info, &len) != 0)
+    return errno_error("inspect pinned rl_keys");
   out.present = true;
   out.key_sets = info.max_entries;
   return out;
@@ -81,7 +83,9 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
     bpf_map* m;
     bpf_object__for_each_map(m, skel->obj) {
       if (bpf_map__is_internal(m)) continue;
-      if (int err = bpf_map__set_pin_path(m, pinned_map_path(opts.pin_root, bpf_map__name(m)).c_str()); err)
+      if (int err =
+              bpf_map__set_pin_path(m, pinned_map_path(opts.pin_root, bpf_map__name(m)).c_str());
+          err)
         return errno_error(std::string("pin path for ") + bpf_map__name(m), err);
     }
   }
@@ -112,6 +116,9 @@ Status BpfDatapath::init() {
   auto keys = mmap_array(skel_->maps.rl_keys);
   if (!keys) return keys.error();
   keys_ = std::move(*keys);
+  auto offenders = mmap_array(skel_->maps.rl_offenders);
+  if (!offenders) return offenders.error();
+  offenders_ = std::move(*offenders);
   control_.as<rl_control>()->abi_version = RL_ABI_VERSION;
   return {};
 }
@@ -153,7 +160,8 @@ Result<compiler::RuleIds> BpfDatapath::rule_ids() const {
     ids.by_name[name] = {r.id, r.stats_slot, m->signature};
     ids.next_id = std::max(ids.next_id, r.id + 1);
   }
-  ids.next_id = std::max(ids.next_id, std::atomic_ref<uint32_t>(control_.as<rl_control>()->next_rule_id).load());
+  ids.next_id = std::max(ids.next_id,
+                         std::atomic_ref<uint32_t>(control_.as<rl_control>()->next_rule_id).load());
   return ids;
 }
 
@@ -287,6 +295,69 @@ Status BpfDatapath::runtime_acl_remove(const Prefix& prefix) {
             .remove(runtime_key6(prefix));
   if (!s) return s;
   return recount_runtime_acl();
+}
+
+Result<std::vector<BpfDatapath::RuntimeEntry>> BpfDatapath::runtime_acl_list() const {
+  std::vector<RuntimeEntry> out;
+  MapRef<rl_runtime_lpm4_key, rl_runtime_entry> v4(bpf_map__fd(skel_->maps.rl_runtime_v4),
+                                                   "rl_runtime_v4");
+  auto k4 = v4.keys();
+  if (!k4) return k4.error();
+  for (const auto& k : *k4) {
+    auto e = v4.lookup(k);
+    if (!e) continue;  // removed meanwhile
+    Address a;
+    a.family = 4;
+    std::memcpy(a.bytes.data(), k.addr, 4);
+    out.push_back({Prefix::of(a, static_cast<uint8_t>(k.prefixlen)), e->flags, e->expires_ns});
+  }
+  MapRef<rl_runtime_lpm6_key, rl_runtime_entry> v6(bpf_map__fd(skel_->maps.rl_runtime_v6),
+                                                   "rl_runtime_v6");
+  auto k6 = v6.keys();
+  if (!k6) return k6.error();
+  for (const auto& k : *k6) {
+    auto e = v6.lookup(k);
+    if (!e) continue;
+    Address a;
+    a.family = 6;
+    std::memcpy(a.bytes.data(), k.addr, 16);
+    out.push_back({Prefix::of(a, static_cast<uint8_t>(k.prefixlen)), e->flags, e->expires_ns});
+  }
+  return out;
+}
+
+// The slot is reset the way a claim resets it; a packet of the key racing with the reset may
+// keep its own update, which is what it would have got a moment earlier anyway.
+size_t BpfDatapath::reset_key(uint64_t hash) {
+  rl_set* set = keys_.as<rl_set>() + (static_cast<uint32_t>(hash) & (key_sets_ - 1));
+  size_t n = 0;
+  for (auto& slot : set->way) {
+    if (std::atomic_ref<__u64>(slot.tag).load() != hash) continue;
+    std::atomic_ref<__u64>(slot.block_until_ns).store(0);
+    std::atomic_ref<__u64>(slot.state).store(0);
+    std::atomic_ref<__u64>(slot.idle_at_ns).store(0);
+    n++;
+  }
+  return n;
+}
+
+uint64_t BpfDatapath::offender_drops(uint64_t hash) const {
+  const rl_offender* o = offenders_.as<const rl_offender>() +
+                         (static_cast<uint32_t>(hash >> 32) & (RL_REPORT_FILTER_SLOTS - 1));
+  return o->drops;
+}
+
+std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) const {
+  uint64_t used = 0, blocked = 0;
+  const rl_set* sets = keys_.as<const rl_set>();
+  for (uint32_t i = 0; i < key_sets_; i++)
+    for (const auto& slot : sets[i].way) {
+      if (slot.tag == RL_TAG_FREE) continue;
+      // A slot whose state is fresh again holds no information: it does not count as tracked.
+      if (slot.idle_at_ns > now_ns || slot.block_until_ns > now_ns) used++;
+      if (slot.block_until_ns > now_ns) blocked++;
+    }
+  return {used, blocked};
 }
 
 // The counts let packets skip the runtime tries while they are empty (the common case).

@@ -44,6 +44,19 @@ class BpfDatapath final : public Datapath {
   // its generations; expires_ns is CLOCK_MONOTONIC, 0 for never.
   Status runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64_t expires_ns);
   Status runtime_acl_remove(const Prefix& prefix);
+  struct RuntimeEntry {
+    Prefix prefix;
+    uint32_t flags = 0;
+    uint64_t expires_ns = 0;
+  };
+  Result<std::vector<RuntimeEntry>> runtime_acl_list() const;
+
+  // Resets every slot of the key table whose tag is `hash` (rlctl unblock). Returns how many.
+  size_t reset_key(uint64_t hash);
+  // Drop count of the rl_offenders slot of a key hash.
+  uint64_t offender_drops(uint64_t hash) const;
+  // Slots holding a key and keys inside a block period, at `now_ns` (CLOCK_MONOTONIC).
+  std::pair<uint64_t, uint64_t> key_table_usage(uint64_t now_ns) const;
 
   // Whether load() found pinned maps and took them over (rules, keys and counters intact).
   bool adopted() const { return adopted_; }
@@ -85,6 +98,7 @@ class BpfDatapath final : public Datapath {
   MmapRegion ports_;
   MmapRegion filter_;
   MmapRegion keys_;
+  MmapRegion offenders_;
   uint32_t key_sets_ = 0;
   bool adopted_ = false;
   std::chrono::steady_clock::time_point last_switch_{};

@@ -50,7 +50,8 @@ std::string pinned_link_path(const std::string& root, const std::string& ifname)
 std::vector<std::string> pinned_links(const std::string& root) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(root + "/links", ec)) out.push_back(e.path().filename());
+  for (const auto& e : fs::directory_iterator(root + "/links", ec))
+    out.push_back(e.path().filename());
   std::sort(out.begin(), out.end());
   return out;
 }

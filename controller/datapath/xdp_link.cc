@@ -22,9 +22,12 @@ Result<XdpMode> parse_xdp_mode(const std::string& s) {
 
 const char* xdp_mode_name(XdpMode m) {
   switch (m) {
-    case XdpMode::kAuto: return "auto";
-    case XdpMode::kNative: return "native";
-    case XdpMode::kGeneric: return "generic";
+    case XdpMode::kAuto:
+      return "auto";
+    case XdpMode::kNative:
+      return "native";
+    case XdpMode::kGeneric:
+      return "generic";
   }
   return "auto";
 }
@@ -33,13 +36,19 @@ Result<std::string> attached_mode(const std::string& ifname) {
   unsigned idx = if_nametoindex(ifname.c_str());
   if (!idx) return errno_error("no interface '" + ifname + "'");
   LIBBPF_OPTS(bpf_xdp_query_opts, q);
-  if (bpf_xdp_query(static_cast<int>(idx), 0, &q) != 0) return errno_error("query XDP on " + ifname);
+  if (bpf_xdp_query(static_cast<int>(idx), 0, &q) != 0)
+    return errno_error("query XDP on " + ifname);
   switch (q.attach_mode) {
-    case XDP_ATTACHED_DRV: return std::string("native");
-    case XDP_ATTACHED_SKB: return std::string("generic");
-    case XDP_ATTACHED_HW: return std::string("offload");
-    case XDP_ATTACHED_MULTI: return std::string("multi");
-    default: return std::string("none");
+    case XDP_ATTACHED_DRV:
+      return std::string("native");
+    case XDP_ATTACHED_SKB:
+      return std::string("generic");
+    case XDP_ATTACHED_HW:
+      return std::string("offload");
+    case XDP_ATTACHED_MULTI:
+      return std::string("multi");
+    default:
+      return std::string("none");
   }
 }
 
@@ -68,7 +77,8 @@ Result<Attachment> attach_xdp(int prog_fd, const std::string& ifname, XdpMode mo
     } else {
       link = create(XDP_FLAGS_DRV_MODE);
       if (!link && mode == XdpMode::kAuto && errno != EBUSY && errno != EEXIST) {
-        out.warning = std::string("native XDP unavailable on ") + ifname + " (" + std::strerror(errno) +
+        out.warning = std::string("native XDP unavailable on ") + ifname + " (" +
+                      std::strerror(errno) +
                       "); using generic mode, which runs after the kernel allocates each packet";
         link = create(XDP_FLAGS_SKB_MODE);
       }

@@ -17,9 +17,9 @@ const char* xdp_mode_name(XdpMode m);
 
 struct Attachment {
   std::string ifname;
-  std::string mode;     // "native" or "generic", as the kernel reports it
+  std::string mode;       // "native" or "generic", as the kernel reports it
   bool replaced = false;  // an existing link got the new program
-  std::string warning;  // e.g. native was not supported and generic was used
+  std::string warning;    // e.g. native was not supported and generic was used
 };
 
 Result<Attachment> attach_xdp(int prog_fd, const std::string& ifname, XdpMode mode,

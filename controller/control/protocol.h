@@ -1,0 +1,31 @@
+// rld's control protocol: one JSON request and one JSON response per connection on a Unix
+// socket (mode 0600, root), each a single line.
+//   -> {"v":1,"cmd":"status","args":{}}
+//   <- {"v":1,"ok":true,"data":{...}}   or   {"v":1,"ok":false,"error":"...","errors":[...]}
+// A client and a daemon of different versions refuse each other with a clear error.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace rl::control {
+
+constexpr int kProtocolVersion = 1;
+constexpr size_t kMaxMessageBytes = 16 << 20;  // policy files travel in requests
+
+using Json = nlohmann::json;
+
+inline Json request(const std::string& cmd, Json args = Json::object()) {
+  return Json{{"v", kProtocolVersion}, {"cmd", cmd}, {"args", std::move(args)}};
+}
+
+inline Json ok(Json data = Json::object()) {
+  return Json{{"v", kProtocolVersion}, {"ok", true}, {"data", std::move(data)}};
+}
+
+inline Json fail(const std::string& error, Json errors = Json::array()) {
+  return Json{
+      {"v", kProtocolVersion}, {"ok", false}, {"error", error}, {"errors", std::move(errors)}};
+}
+
+}  // namespace rl::control

@@ -1,0 +1,658 @@
+#include "daemon/daemon.h"
+
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "common/log.h"
+#include "datapath/pins.h"
+#include "metrics/exporter.h"
+#include "policy/describe.h"
+#include "rl_hash.h"
+
+namespace rl::daemon {
+namespace fs = std::filesystem;
+using control::Json;
+
+namespace {
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t coarse_clock_resolution_ns() {
+  timespec ts{};
+  if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) != 0) return 10'000'000;
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+Json counters_json(const rl_rule_counters& c) {
+  return Json{{"matched_packets", c.matched_pkts},     {"matched_bytes", c.matched_bytes},
+              {"passed_packets", c.passed_pkts},       {"passed_bytes", c.passed_bytes},
+              {"dropped_packets", c.dropped_pkts},     {"dropped_bytes", c.dropped_bytes},
+              {"monitored_packets", c.monitored_pkts}, {"monitored_bytes", c.monitored_bytes}};
+}
+
+const char* global_name(int i) {
+  static const char* names[RL_GC_MAX] = {
+      "received",        "malformed",      "non_ip",    "allowlisted",   "denylisted",
+      "runtime_allowed", "runtime_denied", "unmatched", "keys_inserted", "key_overflow",
+      "cas_exhausted",   "blocked",        "reports",   "reports_lost",  "fragments"};
+  return names[i];
+}
+
+// The key the data path builds for `addr` under rule `r` (see rl_key_build in limiter.h).
+rl_key key_for(const rl_rule& r, const Address& addr, uint16_t dport) {
+  rl_key k{};
+  k.rule_id = r.id;
+  k.kind = r.key_kind;
+  if (r.key_kind == RL_KEY_RULE) return k;
+  k.family = addr.family;
+  Address a = addr;
+  if (r.key_kind == RL_KEY_SRC_PREFIX)
+    a = Prefix::of(addr, addr.family == 4 ? r.v4_prefix : r.v6_prefix).addr;
+  std::memcpy(k.addr, a.bytes.data(), sizeof(k.addr));
+  if (r.key_kind == RL_KEY_SRC_ADDR_DPORT) k.dport = dport;
+  return k;
+}
+
+}  // namespace
+
+Daemon::Daemon(Config cfg) : cfg_(std::move(cfg)) {}
+
+Daemon::~Daemon() {
+  if (listen_) ::unlink(cfg_.control_socket.c_str());
+}
+
+Result<std::unique_ptr<Daemon>> Daemon::start(const Config& cfg) {
+  std::unique_ptr<Daemon> d(new Daemon(cfg));
+  if (auto s = d->init(); !s) return s.error();
+  return d;
+}
+
+Status Daemon::init() {
+  if (auto s = prepare_pin_root(cfg_.pin_root); !s) return s;
+  LoadOptions lo;
+  lo.key_capacity = cfg_.key_capacity;
+  lo.pin_root = cfg_.pin_root;
+  auto dp = BpfDatapath::load(lo);
+  if (!dp) return dp.error().wrap("load data path");
+  dp_ = std::move(*dp);
+
+  compiler::RuleIds ids;
+  if (dp_->adopted()) {
+    auto adopted = dp_->rule_ids();
+    if (!adopted) return adopted.error().wrap("read the rule set in force");
+    ids = *adopted;
+    log::info("adopted pinned data path",
+              {{"pin_root", cfg_.pin_root},
+               {"rules", std::to_string(ids.by_name.size())},
+               {"key_capacity", std::to_string(dp_->key_sets() * RL_WAYS)}});
+  }
+  compiler::CompileOptions co;
+  co.coarse_clock_ns = coarse_clock_resolution_ns();
+  policies_ = std::make_unique<PolicyManager>(*dp_, cfg_.policy_dir, co, ids);
+  auto first = policies_->reload("startup");
+  if (!first.ok && !dp_->adopted())
+    log::warn("starting without rules: no valid policy", {{"dir", cfg_.policy_dir}});
+
+  // Attach after the first policy is in place, so the program never runs a half-set state.
+  auto mode = parse_xdp_mode(cfg_.xdp_mode);
+  if (!mode) return mode.error();
+  for (const auto& ifname : cfg_.interfaces) {
+    auto a = attach_xdp(dp_->prog_fd(), ifname, *mode, cfg_.pin_root);
+    if (!a) return a.error();
+    if (!a->warning.empty()) log::warn(a->warning, {{"interface", ifname}});
+    log::info(a->replaced ? "replaced program on interface" : "attached",
+              {{"interface", ifname}, {"mode", a->mode}});
+    std::lock_guard<std::mutex> lock(mu_);
+    interfaces_[ifname] = *a;
+  }
+  // Interfaces attached by an earlier run and not in this configuration stay attached and known.
+  for (const auto& ifname : pinned_links(cfg_.pin_root)) {
+    if (interfaces_.count(ifname)) continue;
+    auto a = attach_xdp(dp_->prog_fd(), ifname, *mode, cfg_.pin_root);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (a) interfaces_[ifname] = *a;
+  }
+
+  offenders_ = std::make_unique<OffenderLog>(
+      dp_->events_fd(),
+      [this](uint32_t id) {
+        for (const auto& v : policies_->rules())
+          if (v.compiled.id == id)
+            return RuleRef{v.name, v.compiled.v4_prefix, v.compiled.v6_prefix};
+        return RuleRef{};
+      },
+      [this](uint64_t h) { return dp_->offender_drops(h); });
+
+  if (!cfg_.metrics_listen.empty()) {
+    auto ex = metrics::Exporter::start(cfg_.metrics_listen, [this]() { return snapshot(); });
+    if (!ex) return ex.error().wrap("metrics endpoint");
+    exporter_ = std::make_shared<metrics::Exporter>(std::move(*ex));
+    log::info("metrics endpoint listening", {{"address", cfg_.metrics_listen}});
+  }
+
+  epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
+  if (!epoll_) return errno_error("epoll_create1");
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+  if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return errno_error("block signals");
+  signals_.reset(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!signals_) return errno_error("signalfd");
+  if (auto s = watch_policy_dir(); !s)
+    log::warn("not watching the policy directory", {{"error", s.error().str()}});
+  if (auto s = open_control_socket(); !s) return s;
+
+  auto add = [&](int fd) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    return ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev);
+  };
+  for (int fd : {signals_.get(), listen_.get(), offenders_->epoll_fd(), inotify_.get()})
+    if (fd >= 0 && add(fd) != 0) return errno_error("epoll_ctl");
+  sample_rates();
+  return {};
+}
+
+Status Daemon::watch_policy_dir() {
+  inotify_.reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+  if (!inotify_) return errno_error("inotify_init1");
+  std::error_code ec;
+  fs::create_directories(cfg_.policy_dir, ec);
+  uint32_t mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE;
+  if (::inotify_add_watch(inotify_.get(), cfg_.policy_dir.c_str(), mask) < 0)
+    return errno_error("watch " + cfg_.policy_dir);
+  return {};
+}
+
+Status Daemon::open_control_socket() {
+  std::error_code ec;
+  fs::create_directories(fs::path(cfg_.control_socket).parent_path(), ec);
+  ::unlink(cfg_.control_socket.c_str());
+  listen_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!listen_) return errno_error("control socket");
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (cfg_.control_socket.size() >= sizeof(addr.sun_path))
+    return Error{ENAMETOOLONG, "control socket path too long"};
+  std::memcpy(addr.sun_path, cfg_.control_socket.c_str(), cfg_.control_socket.size() + 1);
+  mode_t old = ::umask(0077);  // created 0600: the socket steers the kernel's filter
+  int rc = ::bind(listen_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  ::umask(old);
+  if (rc != 0) return errno_error("bind " + cfg_.control_socket);
+  if (::listen(listen_.get(), 16) != 0) return errno_error("listen " + cfg_.control_socket);
+  return {};
+}
+
+int Daemon::run() {
+  log::info("rld running",
+            {{"policy_dir", cfg_.policy_dir}, {"control_socket", cfg_.control_socket}});
+  epoll_event events[16];
+  while (!stop_) {
+    int timeout = 1000;
+    if (reload_pending_) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          reload_at_ - std::chrono::steady_clock::now());
+      timeout = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(left.count(), timeout)));
+    }
+    int n = ::epoll_wait(epoll_.get(), events, 16, timeout);
+    if (n < 0 && errno != EINTR) {
+      log::error("epoll_wait failed", {{"error", std::strerror(errno)}});
+      return 1;
+    }
+    for (int i = 0; i < n; i++) {
+      int fd = events[i].data.fd;
+      if (fd == signals_.get()) {
+        signalfd_siginfo si{};
+        while (::read(signals_.get(), &si, sizeof(si)) == sizeof(si)) {
+          if (si.ssi_signo == SIGHUP) {
+            policies_->reload("SIGHUP");
+          } else {
+            log::info("stopping", {{"signal", std::to_string(si.ssi_signo)}});
+            stop_ = true;
+          }
+        }
+      } else if (fd == listen_.get()) {
+        on_control_connection();
+      } else if (fd == inotify_.get()) {
+        on_inotify();
+      } else if (offenders_ && fd == offenders_->epoll_fd()) {
+        offenders_->poll();
+      }
+    }
+    if (reload_pending_ && std::chrono::steady_clock::now() >= reload_at_) {
+      reload_pending_ = false;
+      policies_->reload("inotify");
+    }
+    if (std::chrono::steady_clock::now() - last_housekeeping_ >= std::chrono::seconds(1))
+      housekeeping();
+  }
+  if (cfg_.detach_on_exit)
+    for (const auto& [ifname, a] : attachments()) {
+      auto s = detach_xdp(ifname, cfg_.pin_root);
+      log::info(s ? "detached" : "detach failed", {{"interface", ifname}});
+    }
+  return 0;
+}
+
+void Daemon::on_inotify() {
+  char buf[4096];
+  while (::read(inotify_.get(), buf, sizeof(buf)) > 0) {
+  }
+  // Editors write, rename and delete in bursts: reload once the directory is quiet.
+  reload_pending_ = true;
+  reload_at_ =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.reload_debounce_ms);
+}
+
+void Daemon::housekeeping() {
+  last_housekeeping_ = std::chrono::steady_clock::now();
+  // Expired runtime entries no longer apply in the kernel; remove them from the maps.
+  auto entries = dp_->runtime_acl_list();
+  if (entries) {
+    uint64_t now = monotonic_ns();
+    for (const auto& e : *entries)
+      if (e.expires_ns && e.expires_ns <= now) {
+        (void)dp_->runtime_acl_remove(e.prefix);
+        log::info("runtime entry expired", {{"prefix", e.prefix.str()},
+                                            {"list", e.flags & RL_SRC_F_ALLOW ? "allow" : "deny"}});
+      }
+  }
+  if (last_housekeeping_ - current_.at >= std::chrono::seconds(5)) sample_rates();
+}
+
+void Daemon::sample_rates() {
+  Sample s;
+  s.at = std::chrono::steady_clock::now();
+  for (const auto& v : policies_->rules()) {
+    auto c = dp_->rule_counters(v.compiled.stats_slot);
+    if (c) s.rules[v.name] = *c;
+  }
+  previous_ = std::move(current_);
+  current_ = std::move(s);
+}
+
+void Daemon::on_control_connection() {
+  for (;;) {
+    UniqueFd conn(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!conn) return;
+    timeval tv{5, 0};
+    ::setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    ::setsockopt(conn.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    std::string in;
+    char buf[65536];
+    while (in.empty() || in.back() != '\n') {
+      ssize_t n = ::recv(conn.get(), buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      in.append(buf, static_cast<size_t>(n));
+      if (in.size() > control::kMaxMessageBytes) break;
+    }
+    Json req = Json::parse(in, nullptr, false);
+    Json resp = req.is_discarded() ? control::fail("request is not JSON") : handle(req);
+    std::string out = resp.dump() + "\n";
+    for (size_t off = 0; off < out.size();) {
+      ssize_t n = ::send(conn.get(), out.data() + off, out.size() - off, MSG_NOSIGNAL);
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+  }
+}
+
+std::map<std::string, Attachment> Daemon::attachments() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return interfaces_;
+}
+
+Json Daemon::handle(const Json& req) {
+  if (req.value("v", 0) != control::kProtocolVersion)
+    return control::fail("rlctl speaks control protocol version " +
+                         std::to_string(req.value("v", 0)) + ", rld speaks " +
+                         std::to_string(control::kProtocolVersion));
+  std::string cmd = req.value("cmd", "");
+  Json args = req.value("args", Json::object());
+  try {
+    if (cmd == "status") return cmd_status();
+    if (cmd == "attach") return cmd_attach(args);
+    if (cmd == "detach") return cmd_detach(args);
+    if (cmd == "policy.list") return cmd_policy_list();
+    if (cmd == "policy.show") return cmd_policy_show(args);
+    if (cmd == "policy.reload") {
+      auto r = policies_->reload("rlctl");
+      return r.ok ? control::ok({{"generation", r.generation}, {"rules", r.rules}})
+                  : control::fail("policy rejected; the policy in force stays", r.errors);
+    }
+    if (cmd == "policy.diff") return cmd_policy_candidate(args, false);
+    if (cmd == "policy.apply") return cmd_policy_candidate(args, true);
+    if (cmd == "acl.add") return cmd_acl_add(args);
+    if (cmd == "acl.del") return cmd_acl_del(args);
+    if (cmd == "acl.list") return cmd_acl_list();
+    if (cmd == "unblock") return cmd_unblock(args);
+    if (cmd == "top") return cmd_top(args);
+    if (cmd == "stats") return cmd_stats();
+  } catch (const Json::exception& e) {
+    return control::fail(std::string("bad arguments: ") + e.what());
+  }
+  return control::fail("unknown command '" + cmd + "'");
+}
+
+Json Daemon::cmd_status() {
+  auto last = policies_->last();
+  Json ifs = Json::array();
+  for (const auto& [name, a] : attachments()) {
+    auto m = attached_mode(name);
+    ifs.push_back({{"name", name}, {"mode", m ? *m : std::string("unknown")}});
+  }
+  auto [used, blocked] = dp_->key_table_usage(monotonic_ns());
+  auto age = [](std::chrono::system_clock::time_point t) {
+    return t.time_since_epoch().count() == 0
+               ? Json(nullptr)
+               : Json(std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch())
+                          .count());
+  };
+  return control::ok(
+      {{"version", RL_VERSION},
+       {"interfaces", ifs},
+       {"policy_dir", cfg_.policy_dir},
+       {"pin_root", cfg_.pin_root},
+       {"adopted", dp_->adopted()},
+       {"generation", last.generation},
+       {"data_path_generation", dp_->active_generation()},
+       {"rules", policies_->rules().size()},
+       {"last_reload",
+        {{"ok", last.ok},
+         {"trigger", last.trigger},
+         {"at", age(last.at)},
+         {"errors", last.errors}}},
+       {"last_good_reload", age(policies_->last_success())},
+       {"reloads", {{"ok", policies_->reloads_ok()}, {"failed", policies_->reloads_failed()}}},
+       {"keys", {{"tracked", used}, {"blocked", blocked}, {"capacity", dp_->key_sets() * RL_WAYS}}},
+       {"uptime_seconds", std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::steady_clock::now() - started_)
+                              .count()}});
+}
+
+Json Daemon::cmd_attach(const Json& args) {
+  std::string ifname = args.at("interface");
+  auto mode = parse_xdp_mode(args.value("mode", cfg_.xdp_mode));
+  if (!mode) return control::fail(mode.error().message);
+  auto a = attach_xdp(dp_->prog_fd(), ifname, *mode, cfg_.pin_root);
+  if (!a) return control::fail(a.error().str());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    interfaces_[ifname] = *a;
+  }
+  log::info("attached", {{"interface", ifname}, {"mode", a->mode}});
+  return control::ok({{"interface", ifname},
+                      {"mode", a->mode},
+                      {"replaced", a->replaced},
+                      {"warning", a->warning}});
+}
+
+Json Daemon::cmd_detach(const Json& args) {
+  std::string ifname = args.at("interface");
+  if (auto s = detach_xdp(ifname, cfg_.pin_root); !s) return control::fail(s.error().str());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    interfaces_.erase(ifname);
+  }
+  log::info("detached", {{"interface", ifname}});
+  return control::ok({{"interface", ifname}});
+}
+
+Json Daemon::cmd_policy_list() {
+  Json rules = Json::array();
+  int pos = 0;
+  for (const auto& v : policies_->rules())
+    rules.push_back({{"position", pos++},
+                     {"name", v.name},
+                     {"priority", v.rule.priority},
+                     {"action", policy::action_name(v.rule.action)},
+                     {"match", policy::describe_match(v.rule.match)},
+                     {"limit", policy::describe_limit(v.rule)},
+                     {"where", v.rule.where.str()}});
+  return control::ok({{"rules", rules}});
+}
+
+Json Daemon::cmd_policy_show(const Json& args) {
+  std::string name = args.at("name");
+  for (const auto& v : policies_->rules()) {
+    if (v.name != name) continue;
+    auto c = dp_->rule_counters(v.compiled.stats_slot);
+    return control::ok({{"name", v.name},
+                        {"priority", v.rule.priority},
+                        {"where", v.rule.where.str()},
+                        {"match", policy::describe_match(v.rule.match)},
+                        {"limit", policy::describe_limit(v.rule)},
+                        {"action", policy::action_name(v.rule.action)},
+                        {"block_seconds", v.rule.block_ns / 1e9},
+                        {"report", v.rule.report},
+                        {"precise_clock", (v.compiled.flags & RL_RULE_F_PRECISE_CLOCK) != 0},
+                        {"id", v.compiled.id},
+                        {"counters", c ? counters_json(*c) : Json(nullptr)}});
+  }
+  return control::fail("no rule named '" + name + "' in force");
+}
+
+// The candidate policy: the directory's files with the request's files put in (by file name).
+Json Daemon::cmd_policy_candidate(const Json& args, bool apply) {
+  char tmpl[] = "/tmp/rl-policy-XXXXXX";
+  if (!::mkdtemp(tmpl))
+    return control::fail(std::string("temporary directory: ") + std::strerror(errno));
+  fs::path tmp(tmpl);
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } cleanup{tmp};
+
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(cfg_.policy_dir, ec)) {
+    auto ext = e.path().extension();
+    if (ext == ".yaml" || ext == ".yml") fs::copy_file(e.path(), tmp / e.path().filename(), ec);
+  }
+  std::map<std::string, std::string> shown;  // temp path -> the name the operator knows
+  for (const auto& f : args.at("files")) {
+    std::string name = fs::path(f.at("path").get<std::string>()).filename();
+    if (name.empty() || name[0] == '.') return control::fail("bad policy file name '" + name + "'");
+    std::ofstream(tmp / name) << f.at("content").get<std::string>();
+    shown[(tmp / name).string()] = f.at("path");
+  }
+  auto loaded = policy::load_directory(tmp);
+  Json errors = Json::array();
+  for (auto d : loaded.errors) {
+    auto it = shown.find(d.where.file);
+    if (it != shown.end())
+      d.where.file = it->second;
+    else if (d.where.file.rfind(tmp.string(), 0) == 0)
+      d.where.file = (fs::path(cfg_.policy_dir) / fs::path(d.where.file).filename()).string();
+    errors.push_back(d.str());
+  }
+  if (!loaded.ok()) return control::fail("policy rejected; nothing changed", errors);
+  Json changes = diff_policies(policies_->policy(), loaded.policy);
+  if (!apply) return control::ok({{"changes", changes}});
+
+  // Write into the directory (rename: readers never see half a file), then apply now.
+  for (const auto& f : args.at("files")) {
+    fs::path dst = fs::path(cfg_.policy_dir) / fs::path(f.at("path").get<std::string>()).filename();
+    fs::path part = dst;
+    part += ".part";
+    {
+      std::ofstream out(part);
+      out << f.at("content").get<std::string>();
+      if (!out) return control::fail("write " + part.string() + " failed");
+    }
+    fs::rename(part, dst, ec);
+    if (ec) return control::fail("rename to " + dst.string() + ": " + ec.message());
+  }
+  auto r = policies_->apply(loaded.policy, "rlctl");
+  reload_pending_ = false;  // the directory now holds exactly what was applied
+  if (!r.ok) return control::fail("policy rejected; the policy in force stays", r.errors);
+  return control::ok({{"changes", changes}, {"generation", r.generation}, {"rules", r.rules}});
+}
+
+Json Daemon::cmd_acl_add(const Json& args) {
+  std::string list = args.at("list");
+  auto p = Prefix::parse(args.at("cidr").get<std::string>());
+  if (!p) return control::fail(p.error().message);
+  if (list != "allow" && list != "deny") return control::fail("list must be allow or deny");
+  uint64_t ttl = args.value("ttl_seconds", 0ULL);
+  uint64_t expires = ttl ? monotonic_ns() + ttl * 1'000'000'000ULL : 0;
+  if (auto s = dp_->runtime_acl_set(*p, list == "allow" ? RL_SRC_F_ALLOW : RL_SRC_F_DENY, expires);
+      !s)
+    return control::fail(s.error().str());
+  log::info("runtime entry added",
+            {{"list", list}, {"prefix", p->str()}, {"ttl_seconds", std::to_string(ttl)}});
+  return control::ok({{"list", list}, {"cidr", p->str()}, {"ttl_seconds", ttl}});
+}
+
+Json Daemon::cmd_acl_del(const Json& args) {
+  auto p = Prefix::parse(args.at("cidr").get<std::string>());
+  if (!p) return control::fail(p.error().message);
+  auto entries = dp_->runtime_acl_list();
+  if (!entries) return control::fail(entries.error().str());
+  std::string list = args.value("list", "");
+  bool found = false;
+  for (const auto& e : *entries)
+    if (e.prefix == *p && (list.empty() || (list == "allow") == bool(e.flags & RL_SRC_F_ALLOW)))
+      found = true;
+  if (!found)
+    return control::fail("no runtime " + (list.empty() ? std::string("") : list + " ") + "entry " +
+                         p->str());
+  if (auto s = dp_->runtime_acl_remove(*p); !s) return control::fail(s.error().str());
+  log::info("runtime entry removed", {{"prefix", p->str()}});
+  return control::ok({{"cidr", p->str()}});
+}
+
+Json Daemon::cmd_acl_list() {
+  auto entries = dp_->runtime_acl_list();
+  if (!entries) return control::fail(entries.error().str());
+  uint64_t now = monotonic_ns();
+  Json out = Json::array();
+  for (const auto& e : *entries) {
+    if (e.expires_ns && e.expires_ns <= now) continue;
+    out.push_back({{"list", e.flags & RL_SRC_F_ALLOW ? "allow" : "deny"},
+                   {"cidr", e.prefix.str()},
+                   {"expires_in_seconds",
+                    e.expires_ns ? Json((e.expires_ns - now) / 1'000'000'000ULL) : Json(nullptr)}});
+  }
+  return control::ok({{"entries", out}});
+}
+
+Json Daemon::cmd_unblock(const Json& args) {
+  auto addr = Address::parse(args.at("address").get<std::string>());
+  if (!addr) return control::fail(addr.error().message);
+  size_t reset = 0;
+  for (const auto& v : policies_->rules()) {
+    const rl_rule& r = v.compiled;
+    if (r.key_kind == RL_KEY_RULE) continue;
+    if (r.key_kind == RL_KEY_SRC_ADDR_DPORT) {
+      for (uint32_t port = 0; port < 65536; port++) {
+        rl_key k = key_for(r, *addr, static_cast<uint16_t>(port));
+        reset += dp_->reset_key(rl_key_hash(&k));
+      }
+    } else {
+      rl_key k = key_for(r, *addr, 0);
+      reset += dp_->reset_key(rl_key_hash(&k));
+    }
+  }
+  log::info("unblocked", {{"address", addr->str()}, {"keys", std::to_string(reset)}});
+  return control::ok({{"address", addr->str()}, {"keys_reset", reset}});
+}
+
+Json Daemon::cmd_top(const Json& args) {
+  auto list = offenders_->top(args.value("n", 10), args.value("rule", ""),
+                              std::chrono::seconds(args.value("window_seconds", 300)));
+  Json out = Json::array();
+  for (const auto& o : list)
+    out.push_back({{"rule", o.rule},
+                   {"key", o.key},
+                   {"drops", o.drops},
+                   {"blocked", o.blocked},
+                   {"last_seen",
+                    std::chrono::duration_cast<std::chrono::seconds>(o.last_seen.time_since_epoch())
+                        .count()}});
+  return control::ok({{"offenders", out}});
+}
+
+Json Daemon::cmd_stats() {
+  sample_rates();
+  double secs = std::chrono::duration<double>(current_.at - previous_.at).count();
+  Json rules = Json::array();
+  for (const auto& v : policies_->rules()) {
+    auto c = dp_->rule_counters(v.compiled.stats_slot);
+    if (!c) continue;
+    Json j = {{"name", v.name},
+              {"action", policy::action_name(v.rule.action)},
+              {"counters", counters_json(*c)}};
+    auto prev = previous_.rules.find(v.name);
+    if (prev != previous_.rules.end() && secs > 0) {
+      const auto& p = prev->second;
+      j["rates"] = {{"interval_seconds", secs},
+                    {"matched_pps", (c->matched_pkts - p.matched_pkts) / secs},
+                    {"passed_pps", (c->passed_pkts - p.passed_pkts) / secs},
+                    {"dropped_pps", (c->dropped_pkts - p.dropped_pkts) / secs},
+                    {"monitored_pps", (c->monitored_pkts - p.monitored_pkts) / secs}};
+    }
+    rules.push_back(j);
+  }
+  Json global = Json::object();
+  if (auto g = dp_->global_counters())
+    for (int i = 0; i < RL_GC_MAX; i++)
+      global[global_name(i)] = {{"packets", (*g)[i].pkts}, {"bytes", (*g)[i].bytes}};
+  return control::ok({{"rules", rules}, {"global", global}});
+}
+
+Result<metrics::Snapshot> Daemon::snapshot() const {
+  metrics::Snapshot s;
+  auto g = dp_->global_counters();
+  if (!g) return g.error();
+  for (int i = 0; i < RL_GC_MAX; i++) s.global[i] = (*g)[i];
+  auto rules = dp_->active_rules();
+  if (!rules) return rules.error();
+  for (const auto& [name, r] : *rules) {
+    auto c = dp_->rule_counters(r.stats_slot);
+    if (!c) return c.error();
+    s.rules.push_back({name, r.action == RL_ACTION_MONITOR ? "monitor" : "drop", *c});
+  }
+  auto [used, blocked] = dp_->key_table_usage(monotonic_ns());
+  s.keys_tracked = used;
+  s.active_blocks = blocked;
+  s.keys_capacity = static_cast<uint64_t>(dp_->key_sets()) * RL_WAYS;
+  for (const auto& [name, a] : attachments()) {
+    auto m = attached_mode(name);
+    s.interfaces.push_back({name, m ? *m : a.mode});
+  }
+  auto last = policies_->last();
+  s.reloads_ok = policies_->reloads_ok();
+  s.reloads_failed = policies_->reloads_failed();
+  auto ok_at = policies_->last_success();
+  s.last_reload_success_seconds =
+      ok_at.time_since_epoch().count()
+          ? std::chrono::duration<double>(ok_at.time_since_epoch()).count()
+          : 0;
+  s.last_reload_ok = last.ok || last.trigger.empty();
+  s.generation = last.generation;
+  if (auto entries = dp_->runtime_acl_list())
+    for (const auto& e : *entries)
+      (e.flags & RL_SRC_F_ALLOW ? s.runtime_allow_entries : s.runtime_deny_entries)++;
+  return s;
+}
+
+}  // namespace rl::daemon

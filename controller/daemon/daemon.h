@@ -1,0 +1,86 @@
+// rld: keeps the kernel's data path in sync with the policy directory and answers rlctl.
+// One thread runs the event loop (signals, inotify, the offender ring buffer, the control
+// socket, a housekeeping timer); the metrics endpoint's threads only read.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/result.h"
+#include "control/protocol.h"
+#include "daemon/config.h"
+#include "daemon/offenders.h"
+#include "daemon/policy_manager.h"
+#include "datapath/bpf_datapath.h"
+#include "datapath/fd.h"
+#include "datapath/xdp_link.h"
+#include "metrics/snapshot.h"
+
+namespace rl::daemon {
+
+class Daemon {
+ public:
+  static Result<std::unique_ptr<Daemon>> start(const Config& cfg);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Runs until SIGTERM or SIGINT; returns the process exit code.
+  int run();
+
+  // One control request (also used by tests without a socket).
+  control::Json handle(const control::Json& request);
+
+  Result<metrics::Snapshot> snapshot() const;
+
+ private:
+  explicit Daemon(Config cfg);
+  Status init();
+  Status open_control_socket();
+  Status watch_policy_dir();
+  void on_control_connection();
+  void on_inotify();
+  void housekeeping();
+  void sample_rates();
+
+  control::Json cmd_status();
+  control::Json cmd_attach(const control::Json& args);
+  control::Json cmd_detach(const control::Json& args);
+  control::Json cmd_policy_list();
+  control::Json cmd_policy_show(const control::Json& args);
+  control::Json cmd_policy_candidate(const control::Json& args, bool apply);
+  control::Json cmd_acl_add(const control::Json& args);
+  control::Json cmd_acl_del(const control::Json& args);
+  control::Json cmd_acl_list();
+  control::Json cmd_unblock(const control::Json& args);
+  control::Json cmd_top(const control::Json& args);
+  control::Json cmd_stats();
+
+  Config cfg_;
+  std::unique_ptr<BpfDatapath> dp_;
+  std::unique_ptr<PolicyManager> policies_;
+  std::unique_ptr<OffenderLog> offenders_;
+  std::shared_ptr<void> exporter_;  // metrics::Exporter, type-erased to keep this header light
+  std::map<std::string, Attachment> attachments() const;
+
+  mutable std::mutex mu_;  // interfaces_: the metrics endpoint reads it from its own threads
+  std::map<std::string, Attachment> interfaces_;
+  UniqueFd epoll_, signals_, inotify_, listen_;
+  bool reload_pending_ = false;
+  std::chrono::steady_clock::time_point reload_at_{};
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_housekeeping_{};
+  bool stop_ = false;
+
+  // Per-rule counters one sampling interval apart, for rates in `rlctl stats`.
+  struct Sample {
+    std::chrono::steady_clock::time_point at;
+    std::map<std::string, rl_rule_counters> rules;
+  };
+  Sample previous_, current_;
+};
+
+}  // namespace rl::daemon

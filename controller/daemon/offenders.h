@@ -1,0 +1,68 @@
+// Offenders reported by the data path (rl_events): logged, rate-limited, one structured line
+// each, and kept as a table for `rlctl top`.
+#pragma once
+
+#include <bpf/libbpf.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "rl_abi.h"
+
+namespace rl::daemon {
+
+struct Offender {
+  std::string rule;
+  std::string key;  // "198.18.0.7", "198.18.0.0/24", "198.18.0.7 port 53", "rule"
+  uint64_t key_hash = 0;
+  uint32_t rule_id = 0;
+  uint64_t drops = 0;  // from rl_offenders, at the time of the query
+  bool blocked = false;
+  std::chrono::system_clock::time_point last_seen;
+};
+
+// What the log needs to know about a rule id ("" name if the id is not in force).
+struct RuleRef {
+  std::string name;
+  uint8_t v4_prefix = 32;
+  uint8_t v6_prefix = 128;
+};
+
+class OffenderLog {
+ public:
+  // rule maps a rule id to its name and prefix lengths; drops reads a key's drop count.
+  OffenderLog(int events_fd, std::function<RuleRef(uint32_t)> rule,
+              std::function<uint64_t(uint64_t)> drops, uint32_t max_log_lines_per_second = 50);
+  ~OffenderLog();
+  OffenderLog(const OffenderLog&) = delete;
+  OffenderLog& operator=(const OffenderLog&) = delete;
+
+  int epoll_fd() const;
+  void poll();  // consume what the ring buffer holds
+
+  // Offenders seen in the last `window`, most drops first.
+  std::vector<Offender> top(size_t n, const std::string& rule, std::chrono::seconds window) const;
+
+  static std::string format_key(const rl_event& ev, const RuleRef& rule);
+
+ private:
+  static int on_event(void* ctx, void* data, size_t size);
+  void handle(const rl_event& ev);
+
+  ring_buffer* rb_ = nullptr;
+  std::function<RuleRef(uint32_t)> rule_;
+  std::function<uint64_t(uint64_t)> drops_;
+  uint32_t max_lines_;
+  std::chrono::steady_clock::time_point second_{};
+  uint32_t lines_this_second_ = 0;
+  uint64_t suppressed_ = 0;
+  mutable std::mutex mu_;
+  std::map<std::pair<uint32_t, uint64_t>, Offender> table_;
+};
+
+}  // namespace rl::daemon

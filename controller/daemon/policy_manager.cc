@@ -1,0 +1,111 @@
+#include "daemon/policy_manager.h"
+
+#include <map>
+
+#include "common/log.h"
+
+namespace rl::daemon {
+
+PolicyManager::PolicyManager(Datapath& dp, std::string policy_dir, compiler::CompileOptions options,
+                             compiler::RuleIds in_force)
+    : dp_(dp), dir_(std::move(policy_dir)), options_(options), ids_(std::move(in_force)) {}
+
+ReloadReport PolicyManager::record(ReloadReport r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  r.at = std::chrono::system_clock::now();
+  if (r.ok) {
+    ok_++;
+    last_success_ = r.at;
+  } else {
+    failed_++;
+  }
+  r.generation = generation_;
+  last_ = r;
+  return r;
+}
+
+ReloadReport PolicyManager::reload(const std::string& trigger) {
+  auto loaded = policy::load_directory(dir_);
+  if (!loaded.ok()) {
+    ReloadReport r;
+    r.trigger = trigger;
+    for (const auto& d : loaded.errors) r.errors.push_back(d.str());
+    log::error("policy rejected; the policy in force stays",
+               {{"trigger", trigger},
+                {"dir", dir_},
+                {"errors", std::to_string(r.errors.size())},
+                {"first", r.errors.empty() ? "" : r.errors.front()}});
+    return record(r);
+  }
+  return apply(loaded.policy, trigger);
+}
+
+ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& trigger) {
+  ReloadReport r;
+  r.trigger = trigger;
+  compiler::RuleIds ids;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ids = ids_;
+  }
+  auto compiled = compiler::compile(p, ids, options_);
+  if (!compiled) {
+    r.errors.push_back(compiled.error().message);
+    log::error("policy rejected by the compiler; the policy in force stays",
+               {{"trigger", trigger}, {"error", compiled.error().message}});
+    return record(r);
+  }
+  if (auto s = dp_.apply(*compiled); !s) {
+    r.errors.push_back(s.error().str());
+    log::error("policy could not be written to the data path; the policy in force stays",
+               {{"trigger", trigger}, {"error", s.error().str()}});
+    return record(r);
+  }
+  std::vector<RuleView> views;
+  std::map<std::string, const policy::Rule*> by_name;
+  for (const auto& rule : p.rules) by_name[rule.name] = &rule;
+  for (size_t i = 0; i < compiled->rules.size(); i++)
+    views.push_back({compiled->names[i], compiled->rules[i], *by_name.at(compiled->names[i])});
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ids_ = compiled->ids;
+    policy_ = p;
+    rules_ = std::move(views);
+    generation_++;
+  }
+  r.ok = true;
+  r.rules = compiled->rules.size();
+  auto out = record(r);
+  log::info("policy applied", {{"trigger", trigger},
+                               {"generation", std::to_string(out.generation)},
+                               {"rules", std::to_string(out.rules)},
+                               {"data_path_generation", std::to_string(dp_.active_generation())}});
+  return out;
+}
+
+ReloadReport PolicyManager::last() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_;
+}
+uint64_t PolicyManager::reloads_ok() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ok_;
+}
+uint64_t PolicyManager::reloads_failed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return failed_;
+}
+std::chrono::system_clock::time_point PolicyManager::last_success() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_success_;
+}
+std::vector<RuleView> PolicyManager::rules() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rules_;
+}
+policy::Policy PolicyManager::policy() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return policy_;
+}
+
+}  // namespace rl::daemon

@@ -1,0 +1,70 @@
+// The policy in force and its reloads. Pure policy logic over an injected Datapath: a reload
+// loads and validates every file, compiles, and applies in one generation switch, or changes
+// nothing and reports why.
+#pragma once
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "compiler/compiler.h"
+#include "datapath/datapath.h"
+#include "policy/loader.h"
+
+namespace rl::daemon {
+
+struct ReloadReport {
+  bool ok = false;
+  std::string trigger;              // startup, inotify, SIGHUP, rlctl
+  std::vector<std::string> errors;  // "file:line:col: error: ..." when !ok
+  uint32_t generation = 0;          // applies so far (increments on success)
+  size_t rules = 0;
+  std::chrono::system_clock::time_point at;
+};
+
+struct RuleView {
+  std::string name;
+  rl_rule compiled{};
+  policy::Rule rule;
+};
+
+class PolicyManager {
+ public:
+  PolicyManager(Datapath& dp, std::string policy_dir, compiler::CompileOptions options,
+                compiler::RuleIds in_force);
+
+  // Reload from the policy directory.
+  ReloadReport reload(const std::string& trigger);
+  // Apply an already loaded policy (rlctl policy apply validates and writes files first).
+  ReloadReport apply(const policy::Policy& p, const std::string& trigger);
+
+  ReloadReport last() const;
+  uint64_t reloads_ok() const;
+  uint64_t reloads_failed() const;
+  std::chrono::system_clock::time_point last_success() const;
+  std::vector<RuleView> rules() const;
+  policy::Policy policy() const;
+  const std::string& policy_dir() const { return dir_; }
+
+ private:
+  ReloadReport record(ReloadReport r);
+
+  Datapath& dp_;
+  std::string dir_;
+  compiler::CompileOptions options_;
+  mutable std::mutex mu_;
+  compiler::RuleIds ids_;
+  policy::Policy policy_;
+  std::vector<RuleView> rules_;
+  ReloadReport last_;
+  uint64_t ok_ = 0, failed_ = 0;
+  uint32_t generation_ = 0;
+  std::chrono::system_clock::time_point last_success_{};
+};
+
+// What applying `next` over `current` would change, one line per difference
+// ("+ rule web-syn", "- rule old", "~ rule dns: limit 100/s -> 200/s", ...).
+std::vector<std::string> diff_policies(const policy::Policy& current, const policy::Policy& next);
+
+}  // namespace rl::daemon

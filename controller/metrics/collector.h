@@ -1,0 +1,31 @@
+// The Prometheus collectable behind /metrics: it reads a Snapshot at scrape time, so the numbers
+// are as fresh as the scrape and nothing polls the kernel between scrapes.
+#pragma once
+
+#include <mutex>
+#include <vector>
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include "metrics/snapshot.h"
+
+namespace rl::metrics {
+
+class Collector : public prometheus::Collectable {
+ public:
+  explicit Collector(SnapshotFn snapshot);
+
+  // Calls the SnapshotFn once. Never throws: it runs on the HTTP server's threads, where an
+  // exception would end the process. A SnapshotFn that returns an error or throws gives a scrape
+  // with rl_up 0 and rl_build_info only.
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  SnapshotFn snapshot_;
+  // Scrapes can arrive on several HTTP threads at once; serialising them here means the
+  // SnapshotFn need not be reentrant.
+  mutable std::mutex mu_;
+};
+
+}  // namespace rl::metrics

@@ -1,0 +1,239 @@
+#include "metrics/families.h"
+
+#include <array>
+#include <string>
+#include <utility>
+
+namespace rl::metrics {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using Labels = std::vector<ClientMetric::Label>;
+
+MetricFamily family(std::string name, std::string help, MetricType type) {
+  return MetricFamily{std::move(name), std::move(help), type, {}};
+}
+
+void add_sample(MetricFamily& f, double value, Labels labels = {}) {
+  ClientMetric m;
+  m.label = std::move(labels);
+  if (f.type == MetricType::Counter)
+    m.counter.value = value;
+  else
+    m.gauge.value = value;
+  f.metric.push_back(std::move(m));
+}
+
+MetricFamily gauge(std::string name, std::string help, double value) {
+  MetricFamily f = family(std::move(name), std::move(help), MetricType::Gauge);
+  add_sample(f, value);
+  return f;
+}
+
+// ---- Data path global counters ----------------------------------------------------------------
+
+struct GlobalCounter {
+  rl_global_counter index;
+  const char* packets;  // family counting packets, or events for counters that carry no bytes
+  const char* packets_help;
+  const char* bytes;  // nullptr where the data path counts an event, not a packet's bytes
+  const char* bytes_help;
+  const char* list;  // value of the "list" label; several counters can share one family
+};
+
+// Help texts of a family shared by several counters come from its first entry.
+constexpr GlobalCounter kGlobalCounters[] = {
+    {RL_GC_RX, "rl_received_packets_total", "Packets the XDP program received, before any decision.",
+     "rl_received_bytes_total", "Bytes of received frames (L2 header included).", nullptr},
+    {RL_GC_MALFORMED, "rl_malformed_packets_total",
+     "Packets with truncated or invalid headers; they get the policy's malformed verdict.",
+     "rl_malformed_bytes_total", "Bytes of malformed packets.", nullptr},
+    {RL_GC_NON_IP, "rl_non_ip_packets_total",
+     "Packets that are not IPv4 or IPv6 (ARP, LLDP, a third VLAN tag...); always passed.",
+     "rl_non_ip_bytes_total", "Bytes of non-IP packets.", nullptr},
+    {RL_GC_ALLOWLISTED, "rl_allowlisted_packets_total",
+     "Packets passed by an allow list before any rule: list=policy (the policy file) or "
+     "list=runtime (rlctl allow).",
+     "rl_allowlisted_bytes_total", "Bytes of allow-listed packets, by list.", "policy"},
+    {RL_GC_RUNTIME_ALLOWED, "rl_allowlisted_packets_total", nullptr, "rl_allowlisted_bytes_total",
+     nullptr, "runtime"},
+    {RL_GC_DENYLISTED, "rl_denylisted_packets_total",
+     "Packets dropped by a deny list before any rule: list=policy (the policy file) or "
+     "list=runtime (rlctl deny).",
+     "rl_denylisted_bytes_total", "Bytes of deny-listed packets, by list.", "policy"},
+    {RL_GC_RUNTIME_DENIED, "rl_denylisted_packets_total", nullptr, "rl_denylisted_bytes_total",
+     nullptr, "runtime"},
+    {RL_GC_UNMATCHED, "rl_unmatched_packets_total", "IP packets that no rule matched; passed.",
+     "rl_unmatched_bytes_total", "Bytes of packets that no rule matched.", nullptr},
+    {RL_GC_KEY_INSERTED, "rl_key_inserts_total",
+     "New keys that took a slot in the key table.", nullptr, nullptr, nullptr},
+    {RL_GC_KEY_OVERFLOW, "rl_key_overflow_packets_total",
+     "Packets of new keys that found their key table set full of limited keys and were judged "
+     "by their rule's shared per-prefix overflow bucket.",
+     "rl_key_overflow_bytes_total", "Bytes of packets judged by an overflow bucket.", nullptr},
+    {RL_GC_CAS_EXHAUSTED, "rl_cas_exhausted_packets_total",
+     "Packets dropped because compare-and-swap retries on their key ran out (contention).",
+     "rl_cas_exhausted_bytes_total", "Bytes of packets dropped for CAS exhaustion.", nullptr},
+    {RL_GC_BLOCKED, "rl_blocked_packets_total",
+     "Packets dropped (or monitored) because their key is in its block period; a subset of the "
+     "rules' dropped and monitored packets.",
+     "rl_blocked_bytes_total", "Bytes of packets of blocked keys.", nullptr},
+    {RL_GC_REPORTS, "rl_offender_reports_total",
+     "Offender events written to the ring buffer (at most one per key per ~3 s).", nullptr,
+     nullptr, nullptr},
+    {RL_GC_REPORTS_LOST, "rl_offender_reports_lost_total",
+     "Offender events lost because the ring buffer was full.", nullptr, nullptr, nullptr},
+    {RL_GC_FRAGMENTS, "rl_fragments_total",
+     "Non-first IP fragments; matched on addresses and protocol only. Also counted by the "
+     "verdict they got.",
+     "rl_fragment_bytes_total", "Bytes of non-first IP fragments.", nullptr},
+};
+
+// A counter added to the ABI must get a name here, not vanish from the exposition.
+constexpr bool covers_every_global_counter() {
+  if (std::size(kGlobalCounters) != RL_GC_MAX) return false;
+  for (int i = 0; i < RL_GC_MAX; ++i) {
+    int seen = 0;
+    for (const auto& c : kGlobalCounters) seen += c.index == i;
+    if (seen != 1) return false;
+  }
+  return true;
+}
+static_assert(covers_every_global_counter(), "every rl_global_counter needs an exported name");
+
+// Counters sharing a family (the "list" label) add samples to the family of their first entry.
+MetricFamily& counter_family(std::vector<MetricFamily>& out, const char* name, const char* help) {
+  for (auto& f : out)
+    if (f.name == name) return f;
+  out.push_back(family(name, help, MetricType::Counter));
+  return out.back();
+}
+
+void add_global_counters(std::vector<MetricFamily>& out, const Snapshot& s) {
+  std::vector<MetricFamily> families;
+  for (const auto& c : kGlobalCounters) {
+    const rl_counter& v = s.global[c.index];
+    Labels labels;
+    if (c.list) labels.push_back({"list", c.list});
+    add_sample(counter_family(families, c.packets, c.packets_help), double(v.pkts), labels);
+    if (c.bytes)
+      add_sample(counter_family(families, c.bytes, c.bytes_help), double(v.bytes), labels);
+  }
+  for (auto& f : families) out.push_back(std::move(f));
+}
+
+// ---- Rules --------------------------------------------------------------------------------------
+
+struct Verdict {
+  const char* name;
+  __u64 rl_rule_counters::*packets;
+  __u64 rl_rule_counters::*bytes;
+};
+
+constexpr std::array<Verdict, 4> kVerdicts{{
+    {"matched", &rl_rule_counters::matched_pkts, &rl_rule_counters::matched_bytes},
+    {"passed", &rl_rule_counters::passed_pkts, &rl_rule_counters::passed_bytes},
+    {"dropped", &rl_rule_counters::dropped_pkts, &rl_rule_counters::dropped_bytes},
+    {"monitored", &rl_rule_counters::monitored_pkts, &rl_rule_counters::monitored_bytes},
+}};
+
+// The verdicts overlap (matched = passed + dropped, monitored is part of passed), so the help
+// says so: summing over the label would count packets twice.
+constexpr char kVerdictNote[] =
+    " verdict: matched = passed + dropped; monitored (over the limit under a monitor rule) is "
+    "part of passed.";
+
+void add_rules(std::vector<MetricFamily>& out, const Snapshot& s) {
+  auto info = family("rl_rule_info", "A rule of the active policy and its action; always 1.",
+                     MetricType::Gauge);
+  auto packets = family("rl_rule_packets_total",
+                        std::string("Packets matched by a rule, by verdict.") + kVerdictNote,
+                        MetricType::Counter);
+  auto bytes = family("rl_rule_bytes_total",
+                      std::string("Bytes matched by a rule, by verdict.") + kVerdictNote,
+                      MetricType::Counter);
+  for (const auto& r : s.rules) {
+    add_sample(info, 1, {{"rule", r.name}, {"action", r.action}});
+    for (const auto& v : kVerdicts) {
+      add_sample(packets, double(r.counters.*v.packets), {{"rule", r.name}, {"verdict", v.name}});
+      add_sample(bytes, double(r.counters.*v.bytes), {{"rule", r.name}, {"verdict", v.name}});
+    }
+  }
+  out.push_back(std::move(info));
+  out.push_back(std::move(packets));
+  out.push_back(std::move(bytes));
+}
+
+// ---- State gauges ---------------------------------------------------------------------------------
+
+void add_key_table(std::vector<MetricFamily>& out, const Snapshot& s) {
+  out.push_back(gauge("rl_tracked_keys", "Key table slots holding a key.", double(s.keys_tracked)));
+  out.push_back(
+      gauge("rl_tracked_keys_capacity", "Key table slots in total.", double(s.keys_capacity)));
+  out.push_back(gauge("rl_active_blocks", "Keys inside a block period.", double(s.active_blocks)));
+  auto lists = family("rl_runtime_list_entries",
+                      "Runtime allow/deny entries (rlctl allow|deny), both address families.",
+                      MetricType::Gauge);
+  add_sample(lists, double(s.runtime_allow_entries), {{"list", "allow"}});
+  add_sample(lists, double(s.runtime_deny_entries), {{"list", "deny"}});
+  out.push_back(std::move(lists));
+}
+
+void add_policy(std::vector<MetricFamily>& out, const Snapshot& s) {
+  out.push_back(gauge("rl_policy_generation",
+                      "Rule set generation counter; increments each time a policy is applied.",
+                      double(s.generation)));
+  auto reloads = family("rl_policy_reloads_total", "Policy reloads since rld started, by result.",
+                        MetricType::Counter);
+  add_sample(reloads, double(s.reloads_ok), {{"result", "success"}});
+  add_sample(reloads, double(s.reloads_failed), {{"result", "failure"}});
+  out.push_back(std::move(reloads));
+  out.push_back(gauge("rl_policy_last_reload_success_timestamp_seconds",
+                      "Unix time of the last successful policy load; 0 if none.",
+                      s.last_reload_success_seconds));
+  out.push_back(gauge(
+      "rl_policy_last_reload_ok",
+      "1 if the last policy reload succeeded, 0 if it failed (the previous rules stay active).",
+      s.last_reload_ok ? 1 : 0));
+}
+
+void add_interfaces(std::vector<MetricFamily>& out, const Snapshot& s) {
+  auto f = family("rl_interface_attached",
+                  "An interface the XDP program is attached to, with its XDP mode; always 1.",
+                  MetricType::Gauge);
+  for (const auto& i : s.interfaces) add_sample(f, 1, {{"interface", i.name}, {"mode", i.mode}});
+  out.push_back(std::move(f));
+}
+
+void add_process(std::vector<MetricFamily>& out, bool up) {
+  out.push_back(gauge("rl_up", "1 if rld read the data path for this scrape, 0 if it could not.",
+                      up ? 1 : 0));
+  auto f = family("rl_build_info", "The running rld's version; always 1.", MetricType::Gauge);
+  add_sample(f, 1, {{"version", std::string(version())}});
+  out.push_back(std::move(f));
+}
+
+}  // namespace
+
+std::string_view version() { return RL_VERSION; }
+
+std::vector<MetricFamily> snapshot_families(const Snapshot& snapshot) {
+  std::vector<MetricFamily> out;
+  add_process(out, true);
+  add_rules(out, snapshot);
+  add_global_counters(out, snapshot);
+  add_key_table(out, snapshot);
+  add_policy(out, snapshot);
+  add_interfaces(out, snapshot);
+  return out;
+}
+
+std::vector<MetricFamily> failed_scrape_families() {
+  std::vector<MetricFamily> out;
+  add_process(out, false);
+  return out;
+}
+
+}  // namespace rl::metrics

@@ -1,0 +1,79 @@
+#include "policy/describe.h"
+
+#include "policy/protocols.h"
+#include "policy/rate.h"
+
+namespace rl::policy {
+
+const char* key_name(KeyKind k) {
+  switch (k) {
+    case KeyKind::kSourceAddress:
+      return "source";
+    case KeyKind::kSourcePrefix:
+      return "source_prefix";
+    case KeyKind::kSourceAddressPort:
+      return "source_port";
+    case KeyKind::kRule:
+      return "rule";
+  }
+  return "source";
+}
+
+const char* algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::kTokenBucket:
+      return "token_bucket";
+    case Algorithm::kFixedWindow:
+      return "fixed_window";
+    case Algorithm::kSlidingWindow:
+      return "sliding_window";
+  }
+  return "token_bucket";
+}
+
+const char* action_name(Action a) { return a == Action::kMonitor ? "monitor" : "drop"; }
+
+std::string describe_match(const Match& m) {
+  std::string out = m.protocol ? detail::protocol_name(*m.protocol) : "any";
+  if (!m.ports.empty()) {
+    out += " dport ";
+    for (size_t i = 0; i < m.ports.size(); i++) {
+      if (i) out += ",";
+      out += std::to_string(m.ports[i].first);
+      if (m.ports[i].last != m.ports[i].first) out += "-" + std::to_string(m.ports[i].last);
+    }
+  }
+  if (m.tcp_syn) out += " syn";
+  if (!m.icmp_types.empty()) {
+    out += " type ";
+    for (size_t i = 0; i < m.icmp_types.size(); i++)
+      out += (i ? "," : "") + std::to_string(m.icmp_types[i]);
+  }
+  if (!m.sources.empty()) {
+    out += " from ";
+    for (size_t i = 0; i < m.sources.size(); i++) out += (i ? "," : "") + m.sources[i];
+  }
+  return out;
+}
+
+std::string describe_limit(const Rule& r) {
+  std::string out =
+      std::string(algorithm_name(r.limit.algorithm)) + " " + format_rate(r.limit.rate);
+  if (r.limit.algorithm == Algorithm::kTokenBucket && r.limit.burst)
+    out +=
+        " burst " + std::to_string(r.limit.burst) + (r.limit.rate.unit == Unit::kBytes ? "B" : "");
+  out += std::string(" per ") + key_name(r.key);
+  if (r.key == KeyKind::kSourcePrefix)
+    out += " /" + std::to_string(r.v4_prefix) + " /" + std::to_string(r.v6_prefix);
+  if (r.cluster) out += ", cluster " + format_rate(r.cluster->rate);
+  return out;
+}
+
+std::string describe_rule(const Rule& r) {
+  std::string out =
+      describe_match(r.match) + "; " + describe_limit(r) + "; " + action_name(r.action);
+  if (r.block_ns) out += " block " + format_duration(r.block_ns);
+  return out;
+}
+
+}  // namespace rl::policy

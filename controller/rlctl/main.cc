@@ -1,0 +1,326 @@
+// rlctl: the operator's command line for rld.
+#include <CLI/CLI.hpp>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "control/client.h"
+#include "policy/describe.h"
+#include "policy/loader.h"
+#include "policy/rate.h"
+#include "rlctl/table.h"
+
+namespace {
+
+using rl::control::Json;
+
+struct Globals {
+  std::string socket = "/run/rl/rld.sock";
+  std::string output = "table";
+};
+
+// Calls rld and prints errors; returns the response's data, or exits.
+Json call_or_exit(const Globals& g, const std::string& cmd, Json args = Json::object()) {
+  auto r = rl::control::call(g.socket, rl::control::request(cmd, std::move(args)));
+  if (!r) {
+    std::cerr << "rlctl: " << r.error().message << "\n";
+    std::exit(3);
+  }
+  if (!r->value("ok", false)) {
+    if (g.output == "json") {
+      std::cout << r->dump(2) << "\n";
+    } else {
+      std::cerr << "rlctl: " << r->value("error", "request failed") << "\n";
+      for (const auto& e : r->value("errors", Json::array()))
+        std::cerr << e.get<std::string>() << "\n";
+    }
+    std::exit(1);
+  }
+  return (*r)["data"];
+}
+
+bool json_out(const Globals& g, const Json& data) {
+  if (g.output != "json") return false;
+  std::cout << data.dump(2) << "\n";
+  return true;
+}
+
+std::string num(const Json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_number_float()) {
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(1);
+    s << v.get<double>();
+    return s.str();
+  }
+  return v.dump();
+}
+
+Json read_files(const std::vector<std::string>& paths) {
+  Json files = Json::array();
+  for (const auto& p : paths) {
+    std::ifstream in(p);
+    if (!in) {
+      std::cerr << "rlctl: cannot read " << p << "\n";
+      std::exit(2);
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    files.push_back({{"path", p}, {"content", ss.str()}});
+  }
+  return files;
+}
+
+uint64_t parse_ttl(const std::string& ttl) {
+  if (ttl.empty()) return 0;
+  auto d = rl::policy::parse_duration_ns(ttl);
+  if (!d) {
+    std::cerr << "rlctl: --ttl: " << d.error().message << "\n";
+    std::exit(2);
+  }
+  return *d / 1'000'000'000ULL;
+}
+
+const char* kBashCompletion =
+    R"BASH(# bash completion for rlctl: source it, or put it in /etc/bash_completion.d/rlctl
+_rlctl() {
+  local cur prev words cword
+  _init_completion 2>/dev/null || { cur="${COMP_WORDS[COMP_CWORD]}"; prev="${COMP_WORDS[COMP_CWORD-1]}"; }
+  local top="status attach detach policy allow deny unblock top stats completion"
+  case "${COMP_WORDS[1]}" in
+    policy)
+      if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=($(compgen -W "validate list show diff apply reload" -- "$cur"));
+      else COMPREPLY=($(compgen -f -X '!*.y*ml' -- "$cur")); fi ;;
+    allow|deny)
+      [ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "add del list" -- "$cur")) ;;
+    attach|detach)
+      COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")) ;;
+    *)
+      if [ "$COMP_CWORD" -eq 1 ]; then COMPREPLY=($(compgen -W "$top -o --output -s --socket --help" -- "$cur")); fi ;;
+  esac
+}
+complete -F _rlctl rlctl
+)BASH";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "rlctl: steer rld, the kernel-level (XDP) rate limiter.\n\n"
+      "Examples:\n"
+      "  rlctl status                      interfaces, policy generation, key table fill\n"
+      "  rlctl policy validate web.yaml    check a policy without applying it (no rld needed)\n"
+      "  rlctl policy diff web.yaml        what applying it would change\n"
+      "  rlctl policy apply web.yaml       validate, install into the policy directory, apply\n"
+      "  rlctl deny add 198.51.100.0/24 --ttl 10m\n"
+      "  rlctl top -n 20                   current offenders by dropped packets\n"
+      "  rlctl stats -o json               per-rule counters and rates, for scripts",
+      "rlctl"};
+  app.require_subcommand(1);
+  Globals g;
+  app.add_option("-s,--socket", g.socket, "rld's control socket")->capture_default_str();
+  app.add_option("-o,--output", g.output, "table or json")->check(CLI::IsMember({"table", "json"}));
+
+  // status
+  app.add_subcommand("status",
+                     "interfaces, XDP mode, policy generation, last reload, key table, uptime")
+      ->callback([&] {
+        Json d = call_or_exit(g, "status");
+        if (json_out(g, d)) return;
+        std::cout << "rld " << d["version"].get<std::string>() << ", up " << d["uptime_seconds"]
+                  << " s" << (d["adopted"].get<bool>() ? " (adopted a running data path)" : "")
+                  << "\n";
+        for (const auto& i : d["interfaces"])
+          std::cout << "interface " << i["name"].get<std::string>() << ": "
+                    << i["mode"].get<std::string>() << "\n";
+        if (d["interfaces"].empty()) std::cout << "no interface attached\n";
+        const auto& lr = d["last_reload"];
+        std::cout << "policy: generation " << d["generation"] << ", " << d["rules"]
+                  << " rules from " << d["policy_dir"].get<std::string>() << "\n";
+        std::cout << "last reload: " << (lr["ok"].get<bool>() ? "ok" : "FAILED") << " ("
+                  << lr["trigger"].get<std::string>() << ")\n";
+        for (const auto& e : lr["errors"]) std::cout << "  " << e.get<std::string>() << "\n";
+        const auto& k = d["keys"];
+        double fill = k["capacity"].get<double>() > 0
+                          ? 100.0 * k["tracked"].get<double>() / k["capacity"].get<double>()
+                          : 0;
+        std::cout << "keys: " << k["tracked"] << " tracked of " << k["capacity"] << " ("
+                  << num(Json(fill)) << "%), " << k["blocked"] << " blocked\n";
+      });
+
+  // attach / detach
+  std::string iface, mode = "auto";
+  auto* attach = app.add_subcommand("attach", "attach the limiter to an interface");
+  attach->add_option("interface", iface, "interface name")->required();
+  attach->add_option("--mode", mode, "auto, native or generic")->capture_default_str();
+  attach->callback([&] {
+    Json d = call_or_exit(g, "attach", {{"interface", iface}, {"mode", mode}});
+    if (json_out(g, d)) return;
+    std::cout << "attached to " << iface << " (" << d["mode"].get<std::string>() << ")\n";
+    if (!d["warning"].get<std::string>().empty())
+      std::cout << "warning: " << d["warning"].get<std::string>() << "\n";
+  });
+  auto* detach = app.add_subcommand("detach", "detach the limiter from an interface");
+  detach->add_option("interface", iface, "interface name")->required();
+  detach->callback([&] {
+    Json d = call_or_exit(g, "detach", {{"interface", iface}});
+    if (!json_out(g, d)) std::cout << "detached from " << iface << "\n";
+  });
+
+  // policy
+  auto* policy = app.add_subcommand("policy", "validate, inspect and apply policies");
+  policy->require_subcommand(1);
+  std::vector<std::string> files;
+  std::string rule_name;
+  auto* validate = policy->add_subcommand(
+      "validate", "check policy files (exit 0 valid, 1 invalid); no rld needed");
+  validate->add_option("files", files, "policy files")->required();
+  validate->callback([&] {
+    auto r = rl::policy::load_files(files);
+    if (g.output == "json") {
+      Json errs = Json::array();
+      for (const auto& e : r.errors) errs.push_back(e.str());
+      std::cout << Json{{"valid", r.ok()}, {"errors", errs}, {"rules", r.policy.rules.size()}}.dump(
+                       2)
+                << "\n";
+    } else {
+      for (const auto& e : r.errors) std::cerr << e.str() << "\n";
+      if (r.ok())
+        std::cout << "valid: " << r.policy.rules.size() << " rules, " << r.policy.sets.size()
+                  << " sets\n";
+    }
+    std::exit(r.ok() ? 0 : 1);
+  });
+  policy->add_subcommand("list", "rules in force, in evaluation order")->callback([&] {
+    Json d = call_or_exit(g, "policy.list");
+    if (json_out(g, d)) return;
+    rlctl::Table t({"#", "RULE", "PRIORITY", "ACTION", "MATCH", "LIMIT"});
+    for (const auto& r : d["rules"])
+      t.row(
+          {num(r["position"]), r["name"], num(r["priority"]), r["action"], r["match"], r["limit"]});
+    t.print(std::cout);
+  });
+  auto* show = policy->add_subcommand("show", "one rule in force, with its counters");
+  show->add_option("name", rule_name, "rule name")->required();
+  show->callback([&] {
+    Json d = call_or_exit(g, "policy.show", {{"name", rule_name}});
+    if (json_out(g, d)) return;
+    for (const char* k : {"name", "where", "match", "limit", "action"})
+      std::cout << k << ": " << d[k].get<std::string>() << "\n";
+    std::cout << "priority: " << d["priority"] << "\nblock: " << num(d["block_seconds"]) << " s\n";
+    if (!d["counters"].is_null())
+      for (auto& [k, v] : d["counters"].items()) std::cout << k << ": " << v << "\n";
+  });
+  auto* diff = policy->add_subcommand("diff", "what applying these files would change");
+  diff->add_option("files", files, "policy files")->required();
+  diff->callback([&] {
+    Json d = call_or_exit(g, "policy.diff", {{"files", read_files(files)}});
+    if (json_out(g, d)) return;
+    if (d["changes"].empty()) std::cout << "no changes\n";
+    for (const auto& c : d["changes"]) std::cout << c.get<std::string>() << "\n";
+  });
+  auto* apply =
+      policy->add_subcommand("apply", "validate, install into rld's policy directory and apply");
+  apply->add_option("files", files, "policy files")->required();
+  apply->callback([&] {
+    Json d = call_or_exit(g, "policy.apply", {{"files", read_files(files)}});
+    if (json_out(g, d)) return;
+    for (const auto& c : d["changes"]) std::cout << c.get<std::string>() << "\n";
+    std::cout << "applied: generation " << d["generation"] << ", " << d["rules"] << " rules\n";
+  });
+  policy->add_subcommand("reload", "reload the policy directory now")->callback([&] {
+    Json d = call_or_exit(g, "policy.reload");
+    if (!json_out(g, d))
+      std::cout << "applied: generation " << d["generation"] << ", " << d["rules"] << " rules\n";
+  });
+
+  // allow / deny
+  std::string cidr, ttl;
+  for (const char* list : {"allow", "deny"}) {
+    std::string l = list;
+    auto* sc = app.add_subcommand(
+        list, std::string("runtime ") + list +
+                  " entries, on top of the policy lists; they expire on their own");
+    sc->require_subcommand(1);
+    auto* add =
+        sc->add_subcommand("add", std::string("add a CIDR to the runtime ") + list + " list");
+    add->add_option("cidr", cidr, "address or CIDR")->required();
+    add->add_option("--ttl", ttl, "lifetime, e.g. 10m, 2h (default: until removed)");
+    add->callback([&, l] {
+      Json d = call_or_exit(g, "acl.add",
+                            {{"list", l}, {"cidr", cidr}, {"ttl_seconds", parse_ttl(ttl)}});
+      if (!json_out(g, d)) std::cout << l << " " << d["cidr"].get<std::string>() << "\n";
+    });
+    auto* del =
+        sc->add_subcommand("del", std::string("remove a CIDR from the runtime ") + list + " list");
+    del->add_option("cidr", cidr, "address or CIDR")->required();
+    del->callback([&, l] {
+      Json d = call_or_exit(g, "acl.del", {{"list", l}, {"cidr", cidr}});
+      if (!json_out(g, d)) std::cout << "removed " << d["cidr"].get<std::string>() << "\n";
+    });
+    sc->add_subcommand("list", "list the runtime entries")->callback([&, l] {
+      Json d = call_or_exit(g, "acl.list");
+      Json mine = Json::array();
+      for (const auto& e : d["entries"])
+        if (e["list"] == l) mine.push_back(e);
+      if (json_out(g, Json{{"entries", mine}})) return;
+      rlctl::Table t({"CIDR", "EXPIRES IN (s)"});
+      for (const auto& e : mine) t.row({e["cidr"], num(e["expires_in_seconds"])});
+      t.print(std::cout);
+    });
+  }
+
+  // unblock / top / stats
+  std::string address;
+  auto* unblock =
+      app.add_subcommand("unblock", "forget an address's limiter state and block in every rule");
+  unblock->add_option("address", address, "IPv4 or IPv6 address")->required();
+  unblock->callback([&] {
+    Json d = call_or_exit(g, "unblock", {{"address", address}});
+    if (!json_out(g, d))
+      std::cout << "reset " << d["keys_reset"] << " keys of " << d["address"].get<std::string>()
+                << "\n";
+  });
+  std::string top_rule;
+  int top_n = 10;
+  auto* top = app.add_subcommand("top", "current offenders with their over-limit packet counts");
+  top->add_option("--rule", top_rule, "only this rule");
+  top->add_option("-n", top_n, "how many")->capture_default_str();
+  top->callback([&] {
+    Json d = call_or_exit(g, "top", {{"rule", top_rule}, {"n", top_n}});
+    if (json_out(g, d)) return;
+    rlctl::Table t({"RULE", "KEY", "DROPPED", "BLOCKED"});
+    for (const auto& o : d["offenders"])
+      t.row({o["rule"], o["key"], num(o["drops"]), o["blocked"].get<bool>() ? "yes" : "no"});
+    t.print(std::cout);
+  });
+  app.add_subcommand("stats", "per-rule counters and rates, and the data path's global counters")
+      ->callback([&] {
+        Json d = call_or_exit(g, "stats");
+        if (json_out(g, d)) return;
+        rlctl::Table t({"RULE", "ACTION", "MATCHED", "PASSED", "DROPPED", "MONITORED", "MATCHED/s",
+                        "DROPPED/s"});
+        for (const auto& r : d["rules"]) {
+          const auto& c = r["counters"];
+          Json rates = r.value("rates", Json::object());
+          t.row({r["name"], r["action"], num(c["matched_packets"]), num(c["passed_packets"]),
+                 num(c["dropped_packets"]), num(c["monitored_packets"]),
+                 num(rates.value("matched_pps", Json(nullptr))),
+                 num(rates.value("dropped_pps", Json(nullptr)))});
+        }
+        t.print(std::cout);
+        std::cout << "\n";
+        rlctl::Table gt({"COUNTER", "PACKETS", "BYTES"});
+        for (auto& [k, v] : d["global"].items()) gt.row({k, num(v["packets"]), num(v["bytes"])});
+        gt.print(std::cout);
+      });
+
+  auto* completion = app.add_subcommand("completion", "print shell completion (bash)");
+  std::string shell = "bash";
+  completion->add_option("shell", shell, "bash")->check(CLI::IsMember({"bash"}));
+  completion->callback([&] { std::cout << kBashCompletion; });
+
+  CLI11_PARSE(app, argc, argv);
+  return 0;
+}
