@@ -1,0 +1,147 @@
+// rld's policy logic without a kernel: a fake Datapath records what would be applied.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "daemon/config.h"
+#include "daemon/policy_manager.h"
+
+namespace rl::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FakeDatapath : public Datapath {
+ public:
+  Status apply(const compiler::CompiledRuleSet& rs) override {
+    if (fail_next) {
+      fail_next = false;
+      return Error{EIO, "injected failure"};
+    }
+    applied.push_back(rs);
+    gen ^= 1;
+    return {};
+  }
+  uint32_t active_generation() const override { return gen; }
+  Result<GlobalCounters> global_counters() const override { return GlobalCounters{}; }
+  Result<rl_rule_counters> rule_counters(uint32_t) const override { return rl_rule_counters{}; }
+
+  std::vector<compiler::CompiledRuleSet> applied;
+  uint32_t gen = 0;
+  bool fail_next = false;
+};
+
+class PolicyDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("rl-pm-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(PolicyDir, ReloadAppliesAndKeepsIdentities) {
+  write("a.yaml", "rules:\n  - name: r1\n    limit: {rate: 10/s}\n");
+  FakeDatapath dp;
+  PolicyManager pm(dp, dir_, {}, {});
+  auto r = pm.reload("test");
+  ASSERT_TRUE(r.ok);
+  EXPECT_EQ(r.rules, 1u);
+  ASSERT_EQ(dp.applied.size(), 1u);
+  uint32_t id = dp.applied[0].rules[0].id;
+
+  write("b.yaml", "rules:\n  - name: r2\n    match: {port: 53}\n    limit: {rate: 5/s}\n");
+  ASSERT_TRUE(pm.reload("test").ok);
+  ASSERT_EQ(dp.applied.size(), 2u);
+  EXPECT_EQ(dp.applied[1].ids.by_name.at("r1").id, id) << "unchanged rule keeps its identity";
+  EXPECT_EQ(pm.rules().size(), 2u);
+  EXPECT_EQ(pm.reloads_ok(), 2u);
+}
+
+TEST_F(PolicyDir, BrokenPolicyChangesNothing) {
+  write("a.yaml", "rules:\n  - name: r1\n    limit: {rate: 10/s}\n");
+  FakeDatapath dp;
+  PolicyManager pm(dp, dir_, {}, {});
+  ASSERT_TRUE(pm.reload("test").ok);
+  write("b.yaml", "rules:\n  - name: r2\n    limit: {rate: 5/s, burts: 2}\n");
+  auto r = pm.reload("test");
+  EXPECT_FALSE(r.ok);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("b.yaml:3:"), std::string::npos) << r.errors[0];
+  EXPECT_NE(r.errors[0].find("did you mean 'burst'"), std::string::npos);
+  EXPECT_EQ(dp.applied.size(), 1u) << "nothing reached the data path";
+  EXPECT_EQ(pm.rules().size(), 1u) << "the policy in force stays";
+  EXPECT_EQ(pm.reloads_failed(), 1u);
+  EXPECT_FALSE(pm.last().ok);
+}
+
+TEST_F(PolicyDir, DataPathFailureKeepsThePolicyInForce) {
+  write("a.yaml", "rules:\n  - name: r1\n    limit: {rate: 10/s}\n");
+  FakeDatapath dp;
+  PolicyManager pm(dp, dir_, {}, {});
+  ASSERT_TRUE(pm.reload("test").ok);
+  write("a.yaml", "rules:\n  - name: r1\n    limit: {rate: 20/s}\n");
+  dp.fail_next = true;
+  EXPECT_FALSE(pm.reload("test").ok);
+  EXPECT_EQ(pm.policy().rules[0].limit.rate.amount, 10u);
+  ASSERT_TRUE(pm.reload("test").ok);
+  EXPECT_EQ(pm.policy().rules[0].limit.rate.amount, 20u);
+}
+
+TEST(PolicyDiff, NamesWhatChanges) {
+  auto a = policy::load_string(
+      "sets: {lab: [198.18.0.0/16]}\nallow: [198.18.1.0/24]\nrules:\n"
+      "  - name: keep\n    match: {port: 1}\n    limit: {rate: 1/s}\n"
+      "  - name: change\n    match: {port: 2}\n    limit: {rate: 1/s}\n"
+      "  - name: gone\n    match: {port: 3}\n    limit: {rate: 1/s}\n",
+      "a.yaml");
+  auto b = policy::load_string(
+      "sets: {lab: [198.18.0.0/15]}\ndeny: [198.18.9.0/24]\nrules:\n"
+      "  - name: keep\n    match: {port: 1}\n    limit: {rate: 1/s}\n"
+      "  - name: change\n    match: {port: 2}\n    limit: {rate: 2/s}\n"
+      "  - name: new\n    match: {port: 4}\n    limit: {rate: 1/s}\n",
+      "b.yaml");
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto d = diff_policies(a.policy, b.policy);
+  auto has = [&](const std::string& prefix) {
+    for (const auto& line : d)
+      if (line.rfind(prefix, 0) == 0) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("~ set lab"));
+  EXPECT_TRUE(has("- rule gone"));
+  EXPECT_TRUE(has("+ rule new"));
+  EXPECT_TRUE(has("~ rule change"));
+  EXPECT_FALSE(has("~ rule keep"));
+  EXPECT_TRUE(has("- allow 198.18.1.0/24"));
+  EXPECT_TRUE(has("+ deny 198.18.9.0/24"));
+}
+
+TEST(Config, FileAndErrors) {
+  auto path = fs::temp_directory_path() / ("rl-cfg-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(path) << "interfaces: [eth0, eth1]\nxdp_mode: generic\nkey_capacity: 4096\n";
+  Config c;
+  ASSERT_TRUE(load_config_file(path, c).ok());
+  EXPECT_EQ(c.interfaces, (std::vector<std::string>{"eth0", "eth1"}));
+  EXPECT_EQ(c.xdp_mode, "generic");
+  EXPECT_EQ(c.key_capacity, 4096u);
+  std::ofstream(path) << "interfaces: [eth0]\nxdp_mod: native\n";
+  auto s = load_config_file(path, c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find(":2:1: error: unknown key 'xdp_mod'"), std::string::npos)
+      << s.error().message;
+  std::ofstream(path) << "xdp_mode: turbo\n";
+  EXPECT_FALSE(load_config_file(path, c).ok());
+  fs::remove(path);
+}
+
+}  // namespace
+}  // namespace rl::daemon
