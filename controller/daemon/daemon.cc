@@ -237,7 +237,7 @@ int Daemon::run() {
     }
     if (reload_pending_ && std::chrono::steady_clock::now() >= reload_at_) {
       reload_pending_ = false;
-      policies_->reload("inotify");
+      policies_->reload("inotify", /*force=*/false);
     }
     if (std::chrono::steady_clock::now() - last_housekeeping_ >= std::chrono::seconds(1))
       housekeeping();
@@ -501,8 +501,8 @@ Json Daemon::cmd_policy_candidate(const Json& args, bool apply) {
     fs::rename(part, dst, ec);
     if (ec) return control::fail("rename to " + dst.string() + ": " + ec.message());
   }
-  auto r = policies_->apply(loaded.policy, "rlctl");
-  reload_pending_ = false;  // the directory now holds exactly what was applied
+  // Applied from the directory, so the inotify events of these writes find nothing new.
+  auto r = policies_->reload("rlctl");
   if (!r.ok) return control::fail("policy rejected; the policy in force stays", r.errors);
   return control::ok({{"changes", changes}, {"generation", r.generation}, {"rules", r.rules}});
 }

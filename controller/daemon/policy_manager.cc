@@ -1,6 +1,10 @@
 #include "daemon/policy_manager.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "common/log.h"
 
@@ -24,7 +28,41 @@ ReloadReport PolicyManager::record(ReloadReport r) {
   return r;
 }
 
-ReloadReport PolicyManager::reload(const std::string& trigger) {
+namespace {
+
+// FNV-1a over the names and contents of the directory's policy files, in name order.
+uint64_t directory_fingerprint(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    auto ext = e.path().extension();
+    if ((ext == ".yaml" || ext == ".yml") && e.path().filename().string()[0] != '.') files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+    h = (h ^ 0xff) * 1099511628211ULL;
+  };
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    mix(f.filename().string());
+    mix(ss.str());
+  }
+  return h;
+}
+
+}  // namespace
+
+ReloadReport PolicyManager::reload(const std::string& trigger, bool force) {
+  uint64_t fp = directory_fingerprint(dir_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!force && fp == applied_fingerprint_ && last_.ok) return last_;
+  }
   auto loaded = policy::load_directory(dir_);
   if (!loaded.ok()) {
     ReloadReport r;
@@ -37,7 +75,12 @@ ReloadReport PolicyManager::reload(const std::string& trigger) {
                 {"first", r.errors.empty() ? "" : r.errors.front()}});
     return record(r);
   }
-  return apply(loaded.policy, trigger);
+  auto out = apply(loaded.policy, trigger);
+  if (out.ok) {
+    std::lock_guard<std::mutex> lock(mu_);
+    applied_fingerprint_ = fp;
+  }
+  return out;
 }
 
 ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& trigger) {

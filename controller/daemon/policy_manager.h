@@ -34,8 +34,10 @@ class PolicyManager {
   PolicyManager(Datapath& dp, std::string policy_dir, compiler::CompileOptions options,
                 compiler::RuleIds in_force);
 
-  // Reload from the policy directory.
-  ReloadReport reload(const std::string& trigger);
+  // Reload from the policy directory. Unless forced, a directory whose files are byte for byte
+  // those of the policy in force is not applied again (editors and rlctl apply touch files
+  // that did not change).
+  ReloadReport reload(const std::string& trigger, bool force = true);
   // Apply an already loaded policy (rlctl policy apply validates and writes files first).
   ReloadReport apply(const policy::Policy& p, const std::string& trigger);
 
@@ -60,6 +62,7 @@ class PolicyManager {
   ReloadReport last_;
   uint64_t ok_ = 0, failed_ = 0;
   uint32_t generation_ = 0;
+  uint64_t applied_fingerprint_ = 0;  // of the directory's files when last applied from it
   std::chrono::system_clock::time_point last_success_{};
 };
 
