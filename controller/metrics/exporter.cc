@@ -24,7 +24,7 @@ int capture_start_log(const mg_connection*, const char* message) {
   return 1;
 }
 
-// Exposer keeps a copy, so one instance serves every Exporter.
+// civetweb copies the callbacks at start, so one instance serves every Exporter.
 const CivetCallbacks& callbacks() {
   static const CivetCallbacks cb = [] {
     CivetCallbacks c;

@@ -31,7 +31,9 @@ class Exporter {
   Exporter& operator=(Exporter&&) noexcept;
   Exporter(const Exporter&) = delete;
   Exporter& operator=(const Exporter&) = delete;
-  ~Exporter();  // stops the server; returns once no scrape is running
+  // Stops the server and returns once no scrape is running. Takes up to 2 s: civetweb's accept
+  // loop notices the stop request only at its next 2 s poll timeout.
+  ~Exporter();
 
   // The TCP port the server listens on, 0 for a moved-from Exporter.
   uint16_t port() const;

@@ -45,8 +45,9 @@ struct GlobalCounter {
 
 // Help texts of a family shared by several counters come from its first entry.
 constexpr GlobalCounter kGlobalCounters[] = {
-    {RL_GC_RX, "rl_received_packets_total", "Packets the XDP program received, before any decision.",
-     "rl_received_bytes_total", "Bytes of received frames (L2 header included).", nullptr},
+    {RL_GC_RX, "rl_received_packets_total",
+     "Packets the XDP program received, before any decision.", "rl_received_bytes_total",
+     "Bytes of received frames (L2 header included).", nullptr},
     {RL_GC_MALFORMED, "rl_malformed_packets_total",
      "Packets with truncated or invalid headers; they get the policy's malformed verdict.",
      "rl_malformed_bytes_total", "Bytes of malformed packets.", nullptr},
@@ -67,8 +68,8 @@ constexpr GlobalCounter kGlobalCounters[] = {
      nullptr, "runtime"},
     {RL_GC_UNMATCHED, "rl_unmatched_packets_total", "IP packets that no rule matched; passed.",
      "rl_unmatched_bytes_total", "Bytes of packets that no rule matched.", nullptr},
-    {RL_GC_KEY_INSERTED, "rl_key_inserts_total",
-     "New keys that took a slot in the key table.", nullptr, nullptr, nullptr},
+    {RL_GC_KEY_INSERTED, "rl_key_inserts_total", "New keys that took a slot in the key table.",
+     nullptr, nullptr, nullptr},
     {RL_GC_KEY_OVERFLOW, "rl_key_overflow_packets_total",
      "Packets of new keys that found their key table set full of limited keys and were judged "
      "by their rule's shared per-prefix overflow bucket.",
@@ -81,8 +82,8 @@ constexpr GlobalCounter kGlobalCounters[] = {
      "rules' dropped and monitored packets.",
      "rl_blocked_bytes_total", "Bytes of packets of blocked keys.", nullptr},
     {RL_GC_REPORTS, "rl_offender_reports_total",
-     "Offender events written to the ring buffer (at most one per key per ~3 s).", nullptr,
-     nullptr, nullptr},
+     "Offender events written to the ring buffer (at most one per key per ~3 s).", nullptr, nullptr,
+     nullptr},
     {RL_GC_REPORTS_LOST, "rl_offender_reports_lost_total",
      "Offender events lost because the ring buffer was full.", nullptr, nullptr, nullptr},
     {RL_GC_FRAGMENTS, "rl_fragments_total",
@@ -166,10 +167,14 @@ void add_rules(std::vector<MetricFamily>& out, const Snapshot& s) {
   out.push_back(std::move(bytes));
 }
 
-// ---- State gauges ---------------------------------------------------------------------------------
+// ---- State gauges
+// ---------------------------------------------------------------------------------
 
 void add_key_table(std::vector<MetricFamily>& out, const Snapshot& s) {
-  out.push_back(gauge("rl_tracked_keys", "Key table slots holding a key.", double(s.keys_tracked)));
+  out.push_back(
+      gauge("rl_tracked_keys",
+            "Keys in the key table that still hold state (limited, refilling or blocked).",
+            double(s.keys_tracked)));
   out.push_back(
       gauge("rl_tracked_keys_capacity", "Key table slots in total.", double(s.keys_capacity)));
   out.push_back(gauge("rl_active_blocks", "Keys inside a block period.", double(s.active_blocks)));
