@@ -1,0 +1,156 @@
+// rld on a real veth in a lab namespace, driven by rlctl, fed by rlsend. rld runs with
+// `nsenter --net` so that it keeps the host's mount namespace: its pins live in the host's bpffs
+// (under a name unique to the test) and survive a killed rld, as they would in production.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "lab.h"
+#include "process.h"
+#include "traffic.h"
+
+namespace rl::testing {
+
+using Json = nlohmann::json;
+
+// A TCP port nobody listens on right now (the kernel picks it; good enough on loopback).
+inline uint16_t free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+class RldTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto lab = Lab::create();
+    ASSERT_TRUE(lab.ok()) << lab.error().str();
+    lab_ = std::make_unique<Lab>(std::move(*lab));
+    dir_ = std::filesystem::path("/tmp") / ("rl-it-" + lab_->tag());
+    std::filesystem::create_directories(dir_ / "policies");
+    pin_root_ = "/sys/fs/bpf/rl-it-" + lab_->tag();
+    metrics_port_ = free_port();
+  }
+
+  void TearDown() override {
+    rld_.reset();
+    if (lab_) {
+      // Remove the pins and links whatever the test did; then the lab deletes its namespaces.
+      auto out = run({"nsenter", "--net=/run/netns/" + lab_->server_ns(), RL_RLD_PATH, "--cleanup",
+                      "--pin-root", pin_root_});
+      EXPECT_TRUE(out.ok()) << out.describe();
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    lab_.reset();
+  }
+
+  void write_policy(const std::string& name, const std::string& text) {
+    std::string part = (dir_ / "policies" / (name + ".part")).string();
+    std::ofstream(part) << text;
+    std::filesystem::rename(part, dir_ / "policies" / name);  // rld never sees half a file
+  }
+
+  void start_rld() {
+    std::vector<std::string> argv = {"nsenter",
+                                     "--net=/run/netns/" + lab_->server_ns(),
+                                     RL_RLD_PATH,
+                                     "--interface",
+                                     lab_->pair().server.ifname,
+                                     "--policy-dir",
+                                     (dir_ / "policies").string(),
+                                     "--pin-root",
+                                     pin_root_,
+                                     "--control-socket",
+                                     socket_path(),
+                                     "--metrics-listen",
+                                     "127.0.0.1:" + std::to_string(metrics_port_),
+                                     "--reload-debounce-ms",
+                                     "100",
+                                     "--key-capacity",
+                                     "65536"};
+    auto p = Process::spawn(argv);
+    ASSERT_TRUE(p.ok()) << p.error().str();
+    rld_ = std::make_unique<Process>(std::move(*p));
+    ASSERT_TRUE(rld_->wait_for("rld running", 10s)) << "rld did not start:\n" << rld_->err();
+  }
+
+  std::string socket_path() const { return (dir_ / "rld.sock").string(); }
+
+  // rlctl -o json ...; fails the test unless it exits 0.
+  Json ctl(std::vector<std::string> args) {
+    std::vector<std::string> argv = {RL_RLCTL_PATH, "-s", socket_path(), "-o", "json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto out = run(argv, 30s);
+    EXPECT_TRUE(out.ok()) << out.describe() << out.out;
+    Json j = Json::parse(out.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << out.out;
+    return j;
+  }
+
+  Json rule_stats(const std::string& rule) {
+    Json s = ctl({"stats"});
+    for (const auto& r : s["rules"])
+      if (r["name"] == rule) return r["counters"];
+    ADD_FAILURE() << "no rule " << rule << " in " << s.dump();
+    return Json::object();
+  }
+
+  // Waits (bounded) until rld's last reload reports `ok` at a generation past `after`.
+  void wait_reload(uint64_t after, bool ok = true) {
+    for (int i = 0; i < 100; i++) {
+      Json s = ctl({"status"});
+      if (s["last_reload"]["ok"].get<bool>() == ok &&
+          (!ok || s["generation"].get<uint64_t>() > after))
+        return;
+      std::this_thread::sleep_for(50ms);
+    }
+    ADD_FAILURE() << "rld did not reload";
+  }
+
+  std::string metrics() {
+    auto out = lab_->run(
+        lab_->server_ns(),
+        {"curl", "-sf", "http://127.0.0.1:" + std::to_string(metrics_port_) + "/metrics"});
+    EXPECT_TRUE(out.ok()) << out.describe();
+    return out.out;
+  }
+
+  // A sample value from the exposition text, -1 if absent.
+  static double sample(const std::string& text, const std::string& series) {
+    size_t at = 0;
+    while ((at = text.find(series + " ", at)) != std::string::npos) {
+      if (at == 0 || text[at - 1] == '\n') return std::stod(text.substr(at + series.size() + 1));
+      at += series.size();
+    }
+    return -1;
+  }
+
+  SendSummary send(const SendSpec& spec) {
+    auto r = rl::testing::send(*lab_, 0, spec);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().str());
+    return r.ok() ? *r : SendSummary{};
+  }
+
+  std::unique_ptr<Lab> lab_;
+  std::unique_ptr<Process> rld_;
+  std::filesystem::path dir_;
+  std::string pin_root_;
+  uint16_t metrics_port_ = 0;
+};
+
+}  // namespace rl::testing

@@ -1,0 +1,101 @@
+#include "traffic.h"
+
+#include <nlohmann/json.hpp>
+
+namespace rl::testing {
+namespace {
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+// The last non-empty line: the tools print their summary last.
+std::string last_line(const std::string& s) {
+  size_t end = s.find_last_not_of('\n');
+  if (end == std::string::npos) return "";
+  size_t begin = s.rfind('\n', end);
+  return s.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin + 1));
+}
+
+}  // namespace
+
+std::vector<std::string> rlsend_argv(const Pair& pair, const SendSpec& spec) {
+  std::string dst = spec.dst;
+  if (dst.empty())
+    dst = spec.src.find(':') == std::string::npos ? pair.server.ipv4 : pair.server.ipv6;
+  std::vector<std::string> a = {RL_RLSEND_PATH, "--quiet"};
+  auto opt = [&a](const char* name, std::string value) {
+    a.push_back(name);
+    a.push_back(std::move(value));
+  };
+  opt("--iface", pair.client.ifname);
+  opt("--dst-mac", pair.server.mac);
+  opt("--src", spec.src);
+  opt("--sources", std::to_string(spec.sources));
+  opt("--dst", dst);
+  opt("--proto", spec.proto);
+  opt("--sport", std::to_string(spec.sport));
+  opt("--dport", std::to_string(spec.dport));
+  opt("--size", std::to_string(spec.size));
+  opt("--count", std::to_string(spec.count));
+  opt("--rate", std::to_string(spec.rate));
+  opt("--max-seconds", number(spec.max_seconds));
+  if (spec.syn) a.push_back("--syn");
+  if (spec.vlan) {
+    a.push_back("--vlan");
+    a.push_back(std::to_string(*spec.vlan));
+  }
+  return a;
+}
+
+Result<SendSummary> send(const Lab& lab, size_t server, const SendSpec& spec) {
+  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(spec.max_seconds * 1000) + 5000);
+  Output out = lab.run(lab.client_ns(), rlsend_argv(lab.pair(server), spec), timeout);
+  if (!out.ok()) return Error{0, "rlsend: " + out.describe()};
+  return parse_send_summary(out.out);
+}
+
+Result<SendSummary> parse_send_summary(const std::string& text) {
+  try {
+    auto j = nlohmann::json::parse(last_line(text));
+    return SendSummary{j.at("sent").get<uint64_t>(), j.at("errors").get<uint64_t>(),
+                       j.at("seconds").get<double>()};
+  } catch (const nlohmann::json::exception& e) {
+    return Error{0, std::string("rlsend summary '") + text + "': " + e.what()};
+  }
+}
+
+Result<Process> start_sink(const Lab& lab, size_t server, const SinkSpec& spec) {
+  auto sink = lab.spawn_in(
+      lab.server_ns(server),
+      {RL_UDP_SINK_PATH, "--port", std::to_string(spec.port), "--seconds", number(spec.seconds),
+       "--expect", std::to_string(spec.expect), "--idle-ms", std::to_string(spec.idle_ms)});
+  if (!sink) return sink.error();
+  if (!sink->wait_for("listening", std::chrono::seconds(5)))
+    return Error{0, "udp_sink did not start: " + sink->err()};
+  return sink;
+}
+
+Result<SinkSummary> finish_sink(Process& sink, std::chrono::milliseconds timeout) {
+  Output out = sink.wait(timeout);
+  if (!out.ok()) return Error{0, "udp_sink: " + out.describe()};
+  return parse_sink_summary(out.out);
+}
+
+Result<SinkSummary> parse_sink_summary(const std::string& text) {
+  try {
+    auto j = nlohmann::json::parse(last_line(text));
+    SinkSummary s{j.at("received").get<uint64_t>(),
+                  j.at("bytes").get<uint64_t>(),
+                  j.at("seconds").get<double>(),
+                  {}};
+    for (const auto& [src, n] : j.at("sources").items()) s.sources[src] = n.get<uint64_t>();
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    return Error{0, std::string("udp_sink summary '") + text + "': " + e.what()};
+  }
+}
+
+}  // namespace rl::testing
