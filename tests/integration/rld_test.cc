@@ -204,3 +204,50 @@ TEST_F(RldTest, RlctlAndMetricsAgreeWithThePacketsSent) {
 
 }  // namespace
 }  // namespace rl::testing
+
+namespace rl::testing {
+namespace {
+
+// A real Prometheus server, in the server namespace next to rld, scrapes rld's endpoint; a query
+// through its HTTP API returns the counts the packets produced.
+TEST_F(RldTest, PrometheusScrapesRldAndAnswersQueries) {
+  write_policy("a.yaml", rule("1/min", 4));
+  start_rld();
+  auto sink = start_sink(*lab_, 0, {.port = 9, .seconds = 5, .idle_ms = 800});
+  ASSERT_TRUE(sink.ok());
+  send({.src = "198.18.9.9", .count = 50, .rate = 2000});
+  ASSERT_TRUE(finish_sink(*sink, 10s).ok());
+
+  uint16_t port = free_port();
+  std::ofstream(dir_ / "prometheus.yml") << "global:\n  scrape_interval: 1s\n"
+                                         << "scrape_configs:\n  - job_name: rl\n    static_configs:\n"
+                                         << "      - targets: ['127.0.0.1:" << metrics_port_ << "']\n";
+  auto prom = lab_->spawn_in(lab_->server_ns(),
+                             {"prometheus", "--config.file=" + (dir_ / "prometheus.yml").string(),
+                              "--storage.tsdb.path=" + (dir_ / "tsdb").string(),
+                              "--web.listen-address=127.0.0.1:" + std::to_string(port),
+                              "--storage.tsdb.retention.time=1h"});
+  ASSERT_TRUE(prom.ok()) << prom.error().str();
+
+  auto query = [&](const std::string& promql) -> std::string {
+    auto out = lab_->run(lab_->server_ns(), {"curl", "-sf", "--get", "--data-urlencode", "query=" + promql,
+                                             "http://127.0.0.1:" + std::to_string(port) + "/api/v1/query"});
+    if (!out.ok()) return "";
+    Json j = Json::parse(out.out, nullptr, false);
+    if (j.is_discarded() || j["data"]["result"].empty()) return "";
+    return j["data"]["result"][0]["value"][1];
+  };
+  std::string dropped, passed;
+  for (int i = 0; i < 120 && dropped.empty(); i++) {  // at most 30 s
+    dropped = query("rl_rule_packets_total{job=\"rl\",rule=\"udp9\",verdict=\"dropped\"}");
+    if (dropped.empty()) std::this_thread::sleep_for(250ms);
+  }
+  ASSERT_FALSE(dropped.empty()) << "Prometheus never returned the series\n" << prom->err();
+  EXPECT_EQ(dropped, "46");
+  EXPECT_EQ(query("rl_rule_packets_total{job=\"rl\",rule=\"udp9\",verdict=\"passed\"}"), "4");
+  EXPECT_EQ(query("up{job=\"rl\"}"), "1");
+  EXPECT_EQ(query("rl_interface_attached{job=\"rl\"}"), "1");
+}
+
+}  // namespace
+}  // namespace rl::testing
