@@ -137,9 +137,11 @@ struct rl_rule {
 	__u8 action;	  /* enum rl_action */
 	__u8 v4_prefix;	  /* RL_KEY_SRC_PREFIX: prefix lengths */
 	__u8 v6_prefix;
-	__u8 cost_shift; /* window algorithms with bytes: cost = ceil(bytes / 2^shift) */
-	__u8 flags;	 /* RL_RULE_F_* */
-	__u64 block_ns;	 /* block period after exceeding, 0 = none */
+	__u8 cost_shift;	  /* window algorithms with bytes: cost = ceil(bytes / 2^shift) */
+	__u8 flags;		  /* RL_RULE_F_* */
+	__u32 cluster_share_mask; /* cluster rules: early sync every (mask + 1) units per CPU */
+	__u32 pad;
+	__u64 block_ns; /* block period after exceeding, 0 = none */
 	/* token_bucket: interval_fp = ns per unit << 16, burst_ns = burst units * ns per unit.
 	 * windows: window_ns and limit (in cost units after cost_shift). */
 	__u64 interval_fp;
@@ -150,6 +152,17 @@ struct rl_rule {
 
 #define RL_RULE_F_REPORT	(1u << 0) /* report offenders through the ring buffer */
 #define RL_RULE_F_PRECISE_CLOCK (1u << 1) /* the coarse (jiffy) clock would distort this limit */
+#define RL_RULE_F_CLUSTER	(1u << 2) /* also limited fleet-wide through rld and Redis */
+
+/* Cluster rules. rl_cluster_admitted[key]: per CPU, what the node admitted for a key of a
+ * cluster rule, ever; rld sends the increase since its last read to Redis.
+ * rl_cluster_over[key]: keys the fleet has used up, written by rld, each with its expiry. */
+#define RL_CLUSTER_KEYS	    262144
+#define RL_CLUSTER_OVER_MAX 262144
+
+struct rl_cluster_over {
+	__u64 until_ns; /* CLOCK_MONOTONIC; the entry stops applying then */
+};
 
 /* rl_rule_meta[stats_slot]: the controller's record of a rule, read back when rld adopts pinned
  * maps after a restart. The XDP program never reads it. */
@@ -257,6 +270,7 @@ enum rl_global_counter {
 	RL_GC_REPORTS,	     /* offender events written to the ring buffer */
 	RL_GC_REPORTS_LOST,  /* ring buffer full */
 	RL_GC_FRAGMENTS,     /* non-first fragments (matched without ports) */
+	RL_GC_CLUSTER_DROPPED, /* dropped (or monitored): the fleet used up the key's limit */
 	RL_GC_MAX,
 };
 
@@ -268,7 +282,8 @@ struct rl_counter {
 /* ---- Ring buffer events ---------------------------------------------------------------------- */
 
 enum rl_event_kind {
-	RL_EVENT_OVER_LIMIT = 1, /* a key started exceeding its limit */
+	RL_EVENT_OVER_LIMIT = 1,   /* a key started exceeding its limit */
+	RL_EVENT_CLUSTER_SYNC = 2, /* a cluster key passed its share: rld should sync now */
 };
 
 /* rl_offenders[hash >> 32 & (RL_REPORT_FILTER_SLOTS - 1)]: per key hash, when it was last
@@ -310,6 +325,7 @@ enum rl_reason {
 	RL_REASON_LIMITED,
 	RL_REASON_BLOCKED,
 	RL_REASON_CAS_EXHAUSTED,
+	RL_REASON_CLUSTER_LIMITED,
 };
 
 struct rl_decision {
@@ -333,7 +349,7 @@ struct rl_decision {
 
 RL_STATIC_ASSERT(sizeof(struct rl_control) == 24, "rl_control layout");
 RL_STATIC_ASSERT(sizeof(struct rl_gen_config) == 32, "rl_gen_config layout");
-RL_STATIC_ASSERT(sizeof(struct rl_rule) == 56, "rl_rule layout");
+RL_STATIC_ASSERT(sizeof(struct rl_rule) == 64, "rl_rule layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule_meta) == 64, "rl_rule_meta layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm4_key) == 12, "rl_lpm4_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm6_key) == 24, "rl_lpm6_key layout");
@@ -351,5 +367,6 @@ RL_STATIC_ASSERT(sizeof(struct rl_counter) == 16, "rl_counter layout");
 RL_STATIC_ASSERT(sizeof(struct rl_event) == 48, "rl_event layout");
 RL_STATIC_ASSERT(sizeof(struct rl_offender) == 8, "rl_offender layout");
 RL_STATIC_ASSERT(sizeof(struct rl_decision) == 32, "rl_decision layout");
+RL_STATIC_ASSERT(sizeof(struct rl_cluster_over) == 8, "rl_cluster_over layout");
 
 #endif /* RL_ABI_H */

@@ -259,11 +259,10 @@ static __always_inline int rl_judge(struct rl_slot *s, const struct rl_rule *r, 
 	return res;
 }
 
-/* Judge one packet of `bytes` against rule r. */
+/* Judge one packet of `bytes` against rule r; info->key holds the packet's key (rl_key_build). */
 static __always_inline int rl_limit(const struct rl_rule *r, const struct rl_pkt *p, __u64 now,
 				    __u64 bytes, struct rl_limit_info *info)
 {
-	rl_key_build(&info->key, r, p);
 	__u64 h = rl_key_hash(&info->key);
 	info->hash = h;
 

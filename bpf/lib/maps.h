@@ -118,6 +118,25 @@ struct {
 	__type(value, struct rl_slot);
 } rl_overflow SEC(".maps");
 
+/* ---- Cluster rules ---- */
+
+/* LRU: keys idle the longest go first when the map is full; rld has long since sent their
+ * counts by then (it reads every sync interval). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, RL_CLUSTER_KEYS);
+	__type(key, struct rl_key);
+	__type(value, __u64);
+} rl_cluster_admitted SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RL_CLUSTER_OVER_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_key);
+	__type(value, struct rl_cluster_over);
+} rl_cluster_over SEC(".maps");
+
 /* ---- Counters and reports ---- */
 
 struct {

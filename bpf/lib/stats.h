@@ -29,8 +29,8 @@ static __always_inline struct rl_rule_counters *rl_rule_counters(__u32 stats_slo
  * reports (fewer events, never more). The report CAS lets exactly one CPU report per interval.
  * The drop count is a plain increment: CPUs racing on one slot may lose counts (it ranks
  * offenders; the per-rule counters are the exact figures). */
-static __always_inline void rl_offender(const struct rl_rule *r, const struct rl_key *k,
-					__u64 hash, __u64 now, int blocked)
+static __always_inline void rl_offender(const struct rl_rule *r, const struct rl_key *k, __u64 hash,
+					__u64 now, int blocked)
 {
 	__u32 idx = (__u32)(hash >> 32) & (RL_REPORT_FILTER_SLOTS - 1);
 	struct rl_offender *o = bpf_map_lookup_elem(&rl_offenders, &idx);

@@ -12,6 +12,7 @@
 #include "parse.h"
 #include "classify.h"
 #include "limiter.h"
+#include "cluster.h"
 #include "stats.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -122,13 +123,34 @@ int rl_xdp(struct xdp_md *ctx)
 	__u64 now = (r->flags & RL_RULE_F_PRECISE_CLOCK) ? rl_now_precise() : rl_now_coarse();
 
 	struct rl_limit_info info = {};
-	int res = rl_limit(r, &pkt, now, bytes, &info);
+	rl_key_build(&info.key, r, &pkt);
+	int res;
+	if ((r->flags & RL_RULE_F_CLUSTER) && rl_cluster_over_limit(&info.key, now)) {
+		/* The fleet used up this key's limit: the local bucket is not charged. */
+		rl_count(RL_GC_CLUSTER_DROPPED, bytes);
+		if (rc_) {
+			if (r->action == RL_ACTION_MONITOR) {
+				rc_->monitored_pkts++;
+				rc_->monitored_bytes += bytes;
+				rc_->passed_pkts++;
+				rc_->passed_bytes += bytes;
+			} else {
+				rc_->dropped_pkts++;
+				rc_->dropped_bytes += bytes;
+			}
+		}
+		__u32 v = r->action == RL_ACTION_MONITOR ? XDP_PASS : XDP_DROP;
+		return rl_finish(v, RL_REASON_CLUSTER_LIMITED, pos, r->id, 0, 0);
+	}
+	res = rl_limit(r, &pkt, now, bytes, &info);
 	if (info.inserted)
 		rl_count(RL_GC_KEY_INSERTED, 0);
 	if (info.overflow)
 		rl_count(RL_GC_KEY_OVERFLOW, bytes);
 
 	if (res == RL_LIMIT_ADMIT) {
+		if (r->flags & RL_RULE_F_CLUSTER)
+			rl_cluster_admitted_add(r, &info.key, rl_cost_units(r, bytes));
 		if (rc_) {
 			rc_->passed_pkts++;
 			rc_->passed_bytes += bytes;

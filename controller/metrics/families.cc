@@ -90,6 +90,10 @@ constexpr GlobalCounter kGlobalCounters[] = {
      "Non-first IP fragments; matched on addresses and protocol only. Also counted by the "
      "verdict they got.",
      "rl_fragment_bytes_total", "Bytes of non-first IP fragments.", nullptr},
+    {RL_GC_CLUSTER_DROPPED, "rl_cluster_limited_packets_total",
+     "Packets dropped (or monitored) because the fleet used up their key's cluster limit; a "
+     "subset of the rules' dropped and monitored packets.",
+     "rl_cluster_limited_bytes_total", "Bytes of cluster-limited packets.", nullptr},
 };
 
 // A counter added to the ABI must get a name here, not vanish from the exposition.

@@ -1,0 +1,65 @@
+// The fleet-wide counter store: every node adds what its kernel admitted for each key of a
+// cluster rule since the last sync, and learns which keys are over the fleet's limit. One call
+// is one round trip to Redis, however many keys it carries.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace rl::cluster {
+
+// One key of one cluster rule, as every node names it: the same rule name and key text on
+// every node map to the same Redis key.
+struct KeyDelta {
+  std::string rule;       // rule name, e.g. "api-per-source"
+  std::string key;        // key text, e.g. "198.18.0.7", "2001:db8:1::/64", "198.18.0.7:53", "*"
+  uint64_t delta = 0;     // packets (or bytes) this node admitted since its last report
+  uint64_t limit = 0;     // the cluster limit per window (rate amount)
+  uint64_t window_ms = 0; // the cluster window (rate period)
+};
+
+// A key the fleet has used up: it stays blocked on every node until `for_ms` has passed, when
+// the sliding-window estimate falls back under the limit.
+struct OverLimit {
+  size_t index = 0;  // into the request's deltas
+  uint64_t for_ms = 0;
+  uint64_t estimate = 0;  // the fleet's weighted count for the key at the server's time
+};
+
+struct SyncReply {
+  std::vector<OverLimit> over;
+  // Deltas Redis did not apply (an error reply for their rule, or an invalid KeyDelta). All
+  // other deltas were applied, so the caller keeps only these pending; replaying the whole
+  // request would count the rest twice.
+  std::vector<size_t> rejected;
+  std::string rejected_reason;  // the first refusal, for the log
+  std::chrono::microseconds round_trip{0};
+  uint64_t server_time_ms = 0;  // Redis TIME, the clock every node's windows follow
+};
+
+struct Peer {
+  std::string node;
+  uint64_t last_seen_ms = 0;  // server time
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  // Adds the deltas and reports the keys over their limit, in one round trip. After an error
+  // the deltas may or may not have been applied (a timeout can strike after Redis ran the
+  // script): the caller replays them (PendingDeltas), which can count them twice but never
+  // loses them.
+  virtual Result<SyncReply> sync(const std::vector<KeyDelta>& deltas) = 0;
+  // Records this node as alive (cheap; rld calls it about once a second).
+  virtual Status heartbeat(const std::string& node) = 0;
+  // Nodes seen within `within`.
+  virtual Result<std::vector<Peer>> peers(std::chrono::milliseconds within) = 0;
+  virtual bool connected() const = 0;
+};
+
+}  // namespace rl::cluster
