@@ -30,6 +30,10 @@ struct CompileOptions {
   // Resolution of the kernel's coarse clock (clock_getres(CLOCK_MONOTONIC_COARSE)); rld passes
   // the running kernel's. The default is the coarsest common one, HZ=100.
   uint64_t coarse_clock_ns = 10'000'000;
+  // Cluster rules: how many nodes share a limit and how many CPUs count locally, for the early
+  // sync step (see cluster_share in limits.cc). rld passes live values.
+  uint32_t cluster_nodes = 1;
+  uint32_t cpus = 1;
 };
 
 struct SourceEntry {

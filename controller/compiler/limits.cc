@@ -2,6 +2,8 @@
 // limiter's exact behaviour; docs/datapath.md states the formulas.
 #include "compiler/compiler.h"
 
+#include <algorithm>
+
 namespace rl::compiler {
 namespace {
 
@@ -26,6 +28,8 @@ uint8_t key_kind(policy::KeyKind k) {
 }
 
 }  // namespace
+
+uint32_t cluster_share_mask(uint64_t amount, const CompileOptions& options);
 
 Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& options) {
   const auto& lim = rule.limit;
@@ -89,7 +93,22 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
       break;
     }
   }
+  if (rule.cluster) {
+    r.flags |= RL_RULE_F_CLUSTER;
+    r.cluster_share_mask = cluster_share_mask(rule.cluster->rate.amount, options);
+  }
   return r;
+}
+
+// A node's share of a fleet limit is amount / nodes per window; each CPU counts its own part.
+// A CPU asks rld for an early sync every quarter of its part (a power of two, so the data path
+// tests one mask), which bounds what a node admits beyond its share between two syncs.
+uint32_t cluster_share_mask(uint64_t amount, const CompileOptions& options) {
+  uint64_t part = amount / std::max<uint32_t>(options.cluster_nodes, 1) /
+                  std::max<uint32_t>(options.cpus, 1) / 4;
+  uint64_t step = 1;
+  while (step * 2 <= part && step < (1u << 30)) step *= 2;
+  return static_cast<uint32_t>(step - 1);
 }
 
 }  // namespace rl::compiler

@@ -95,6 +95,11 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   skel->rodata->rl_bench_src_spread = opts.bench_src_spread;
   if (int err = bpf_map__set_max_entries(skel->maps.rl_keys, sets); err)
     return errno_error("size rl_keys", err);
+  if (!dp->adopted_)
+    if (int err = bpf_map__set_max_entries(skel->maps.rl_cluster_admitted,
+                                           std::max<uint32_t>(opts.cluster_keys, 64));
+        err)
+      return errno_error("size rl_cluster_admitted", err);
   if (int err = rl_xdp__load(skel); err) return errno_error("load rl_xdp (verifier)", err);
   if (auto s = dp->init(); !s) return s.error();
   return dp;
@@ -324,6 +329,62 @@ Result<std::vector<BpfDatapath::RuntimeEntry>> BpfDatapath::runtime_acl_list() c
     out.push_back({Prefix::of(a, static_cast<uint8_t>(k.prefixlen)), e->flags, e->expires_ns});
   }
   return out;
+}
+
+Result<std::vector<BpfDatapath::ClusterCount>> BpfDatapath::cluster_admitted() const {
+  int fd = bpf_map__fd(skel_->maps.rl_cluster_admitted);
+  int ncpus = libbpf_num_possible_cpus();
+  if (ncpus <= 0) return Error{EINVAL, "cannot tell the number of CPUs"};
+  // Batches of keys; per-CPU values come as ncpus consecutive u64 per key.
+  constexpr uint32_t kBatch = 4096;
+  std::vector<rl_key> keys(kBatch);
+  std::vector<uint64_t> values(static_cast<size_t>(kBatch) * ncpus);
+  std::vector<ClusterCount> out;
+  rl_key in_batch{}, out_batch{};
+  bool first = true;
+  for (;;) {
+    uint32_t count = kBatch;
+    LIBBPF_OPTS(bpf_map_batch_opts, o);
+    int rc = bpf_map_lookup_batch(fd, first ? nullptr : &in_batch, &out_batch, keys.data(),
+                                  values.data(), &count, &o);
+    int err = rc ? errno : 0;
+    for (uint32_t i = 0; i < count; i++) {
+      uint64_t sum = 0;
+      for (int c = 0; c < ncpus; c++) sum += values[static_cast<size_t>(i) * ncpus + c];
+      out.push_back({keys[i], sum});
+    }
+    if (rc) {
+      if (err == ENOENT) break;  // the last batch
+      return errno_error("read rl_cluster_admitted", err);
+    }
+    in_batch = out_batch;
+    first = false;
+  }
+  return out;
+}
+
+Status BpfDatapath::cluster_set_over(const rl_key& key, uint64_t until_ns) {
+  rl_cluster_over v{until_ns};
+  return MapRef<rl_key, rl_cluster_over>(bpf_map__fd(skel_->maps.rl_cluster_over),
+                                         "rl_cluster_over")
+      .update(key, v);
+}
+
+Result<uint64_t> BpfDatapath::cluster_prune_over(uint64_t now_ns) {
+  MapRef<rl_key, rl_cluster_over> m(bpf_map__fd(skel_->maps.rl_cluster_over), "rl_cluster_over");
+  auto keys = m.keys();
+  if (!keys) return keys.error();
+  uint64_t live = 0;
+  for (const auto& k : *keys) {
+    auto v = m.lookup(k);
+    if (!v) continue;
+    if (v->until_ns <= now_ns) {
+      if (auto s = m.remove(k); !s) return s.error();
+    } else {
+      live++;
+    }
+  }
+  return live;
 }
 
 // The slot is reset the way a claim resets it; a packet of the key racing with the reset may

@@ -21,7 +21,8 @@ struct LoadOptions {
   // bpffs directory for the maps (see datapath/pins.h); empty: nothing is pinned. Maps already
   // pinned there are adopted with their state, and their key capacity wins over key_capacity.
   std::string pin_root;
-  bool trace_decisions = false;   // tests: record every decision (see last_decision)
+  uint32_t cluster_keys = RL_CLUSTER_KEYS;  // keys of cluster rules counted between syncs
+  bool trace_decisions = false;             // tests: record every decision (see last_decision)
   uint32_t bench_src_spread = 0;  // benchmarks: vary IPv6 sources over this many addresses
 };
 
@@ -50,6 +51,17 @@ class BpfDatapath final : public Datapath {
     uint64_t expires_ns = 0;
   };
   Result<std::vector<RuntimeEntry>> runtime_acl_list() const;
+
+  // Cluster rules. Per key, what this node admitted ever (summed over CPUs).
+  struct ClusterCount {
+    rl_key key{};
+    uint64_t admitted = 0;
+  };
+  Result<std::vector<ClusterCount>> cluster_admitted() const;
+  // Marks a key as over its fleet limit until `until_ns` (CLOCK_MONOTONIC).
+  Status cluster_set_over(const rl_key& key, uint64_t until_ns);
+  // Removes entries that expired before now_ns; returns how many remain in force.
+  Result<uint64_t> cluster_prune_over(uint64_t now_ns);
 
   // Resets every slot of the key table whose tag is `hash` (rlctl unblock). Returns how many.
   size_t reset_key(uint64_t hash);

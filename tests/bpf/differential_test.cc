@@ -46,7 +46,8 @@ class Gen {
     return ports[u(7)];
   }
 
-  policy::Policy policy() {
+  // Rule names carry `tag`, so each policy's rules are new incarnations with fresh keys.
+  policy::Policy policy(const std::string& tag) {
     policy::Policy p;
     int nsets = u(4);
     for (int s = 0; s < nsets; s++) {
@@ -62,13 +63,14 @@ class Gen {
       if (std::find(p.allow.begin(), p.allow.end(), d) == p.allow.end()) p.deny.push_back(d);
     }
     p.malformed = coin() ? policy::Verdict::kDrop : policy::Verdict::kPass;
-    for (int r = 0, n = 1 + u(12); r < n; r++) p.rules.push_back(rule(r, nsets));
+    for (int r = 0, n = 1 + u(12); r < n; r++)
+      p.rules.push_back(rule(tag + "r" + std::to_string(r), nsets));
     return p;
   }
 
-  policy::Rule rule(int idx, int nsets) {
+  policy::Rule rule(const std::string& name, int nsets) {
     policy::Rule r;
-    r.name = "r" + std::to_string(idx);
+    r.name = name;
     r.priority = u(5);
     auto& m = r.match;
     if (nsets && coin(40))
@@ -165,10 +167,8 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   std::map<uint32_t, uint64_t> by_reason;
   for (uint32_t seed = 1; seed <= 60; seed++) {
     Gen g(seed);
-    policy::Policy p = g.policy();
-    // Each policy starts from empty limiter state, as the model does.
-    SetUp();
-    ids_ = {};
+    // Each policy starts from empty limiter state, as the model does: its rules are new.
+    policy::Policy p = g.policy("s" + std::to_string(seed));
     apply(p);
     if (HasFatalFailure()) return;
     reference::Model model(p);

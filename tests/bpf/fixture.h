@@ -21,6 +21,7 @@ class BpfTest : public ::testing::Test {
   void SetUp() override {
     LoadOptions o;
     o.key_capacity = 1 << 16;
+    o.cluster_keys = 4096;
     o.trace_decisions = true;
     auto dp = BpfDatapath::load(o);
     ASSERT_TRUE(dp.ok()) << dp.error().str();

@@ -1,0 +1,100 @@
+// Cluster rules in the kernel: admitted counts per key for rld to send, fleet over-limit entries
+// that drop a key until they expire, and early-sync events when a key races through its share.
+#include <bpf/libbpf.h>
+
+#include "fixture.h"
+
+namespace rl::testing {
+namespace {
+
+class ClusterTest : public BpfTest {
+ protected:
+  void cluster_rule(uint64_t fleet_rate, policy::Action action = policy::Action::kDrop) {
+    policy::Policy p;
+    auto r = token_bucket("fleet", 1000, 1000);  // the local limit is not what is tested here
+    r.cluster = policy::ClusterLimit{per_second(fleet_rate), policy::RedisFailure::kOpen};
+    r.action = action;
+    p.rules = {r};
+    apply(p);
+  }
+  uint64_t admitted(const std::string& src) {
+    auto all = dp_->cluster_admitted();
+    EXPECT_TRUE(all.ok());
+    auto want = Address::parse(src);
+    for (const auto& c : all.ok() ? *all : std::vector<BpfDatapath::ClusterCount>{})
+      if (std::memcmp(c.key.addr, want->bytes.data(), 4) == 0) return c.admitted;
+    return 0;
+  }
+  rl_key key_of(const std::string& src) {
+    rl_key k{};
+    k.rule_id = compiled_.rules[0].id;
+    k.kind = RL_KEY_SRC_ADDR;
+    k.family = 4;
+    std::memcpy(k.addr, Address::parse(src)->bytes.data(), 4);
+    return k;
+  }
+  size_t sync_events() {
+    size_t n = 0;
+    auto cb = [](void* ctx, void* data, size_t) -> int {
+      if (static_cast<rl_event*>(data)->kind == RL_EVENT_CLUSTER_SYNC) ++*static_cast<size_t*>(ctx);
+      return 0;
+    };
+    ring_buffer* rb = ring_buffer__new(dp_->events_fd(), cb, &n, nullptr);
+    ring_buffer__consume(rb);
+    ring_buffer__free(rb);
+    return n;
+  }
+};
+
+TEST_F(ClusterTest, AdmittedPacketsAreCountedPerKey) {
+  cluster_rule(100);
+  EXPECT_TRUE(compiled_.rules[0].flags & RL_RULE_F_CLUSTER);
+  EXPECT_EQ(passed(udp4("198.18.0.1"), 10), 10);
+  EXPECT_EQ(passed(udp4("198.18.0.2"), 3), 3);
+  EXPECT_EQ(admitted("198.18.0.1"), 10u);
+  EXPECT_EQ(admitted("198.18.0.2"), 3u);
+}
+
+TEST_F(ClusterTest, OverLimitEntriesDropUntilTheyExpire) {
+  cluster_rule(100);
+  ASSERT_TRUE(dp_->cluster_set_over(key_of("198.18.0.1"), kT0 + kSec).ok());
+  auto d = send(udp4("198.18.0.1"));
+  EXPECT_EQ(d.reason, RL_REASON_CLUSTER_LIMITED);
+  EXPECT_EQ(d.verdict, XDP_DROP);
+  EXPECT_EQ(send(udp4("198.18.0.2")).reason, RL_REASON_ADMITTED) << "other keys are not affected";
+  EXPECT_EQ(admitted("198.18.0.1"), 0u) << "cluster-limited packets are not counted as admitted";
+  dp_->set_clock(kT0 + kSec);
+  EXPECT_EQ(send(udp4("198.18.0.1")).reason, RL_REASON_ADMITTED) << "the entry expired by itself";
+  auto live = dp_->cluster_prune_over(kT0 + kSec);
+  ASSERT_TRUE(live.ok());
+  EXPECT_EQ(*live, 0u);
+  EXPECT_EQ(global(RL_GC_CLUSTER_DROPPED), 1u);
+}
+
+TEST_F(ClusterTest, MonitorCountsClusterLimitedPackets) {
+  cluster_rule(100, policy::Action::kMonitor);
+  ASSERT_TRUE(dp_->cluster_set_over(key_of("198.18.0.1"), kT0 + kSec).ok());
+  EXPECT_EQ(passed(udp4("198.18.0.1"), 5), 5);
+  EXPECT_EQ(counters("fleet").monitored_pkts, 5u);
+}
+
+TEST_F(ClusterTest, EarlySyncEveryShareStep) {
+  // 16/s over 1 node and 1 CPU: a quarter of the share is 4, so every 4th admit asks for a sync.
+  policy::Policy p;
+  auto r = token_bucket("fleet", 1000, 1000);
+  r.cluster = policy::ClusterLimit{per_second(16), policy::RedisFailure::kOpen};
+  p.rules = {r};
+  compiler::CompileOptions o;
+  o.cluster_nodes = 1;
+  o.cpus = 1;
+  auto c = compiler::compile(p, {}, o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->rules[0].cluster_share_mask, 3u);
+  ASSERT_TRUE(dp_->apply(*c).ok());
+  sync_events();  // drain
+  EXPECT_EQ(passed(udp4("198.18.0.1"), 12), 12);
+  EXPECT_EQ(sync_events(), 3u);
+}
+
+}  // namespace
+}  // namespace rl::testing
