@@ -16,11 +16,11 @@ namespace rl::cluster {
 // One key of one cluster rule, as every node names it: the same rule name and key text on
 // every node map to the same Redis key.
 struct KeyDelta {
-  std::string rule;       // rule name, e.g. "api-per-source"
-  std::string key;        // key text, e.g. "198.18.0.7", "2001:db8:1::/64", "198.18.0.7:53", "*"
-  uint64_t delta = 0;     // packets (or bytes) this node admitted since its last report
-  uint64_t limit = 0;     // the cluster limit per window (rate amount)
-  uint64_t window_ms = 0; // the cluster window (rate period)
+  std::string rule;        // rule name, e.g. "api-per-source"
+  std::string key;         // key text, e.g. "198.18.0.7", "2001:db8:1::/64", "198.18.0.7:53", "*"
+  uint64_t delta = 0;      // packets (or bytes) this node admitted since its last report
+  uint64_t limit = 0;      // the cluster limit per window (rate amount)
+  uint64_t window_ms = 0;  // the cluster window (rate period)
 };
 
 // A key the fleet has used up: it stays blocked on every node until `for_ms` has passed, when
@@ -33,9 +33,9 @@ struct OverLimit {
 
 struct SyncReply {
   std::vector<OverLimit> over;
-  // Deltas Redis did not apply (an error reply for their rule, or an invalid KeyDelta). All
-  // other deltas were applied, so the caller keeps only these pending; replaying the whole
-  // request would count the rest twice.
+  // Deltas Redis did not apply: an error reply for their rule (e.g. OOM), or an invalid
+  // KeyDelta. Everything else was applied, so the caller may keep only these pending, or drop
+  // and log them; replaying the whole request would count the rest twice.
   std::vector<size_t> rejected;
   std::string rejected_reason;  // the first refusal, for the log
   std::chrono::microseconds round_trip{0};

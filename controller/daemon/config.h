@@ -21,6 +21,20 @@ struct Config {
   std::string log_level = "info";
   uint32_t reload_debounce_ms = 200;
   bool detach_on_exit = false;
+
+  // Cluster-wide limits: enabled when a Redis address is set (redis_host or redis_socket).
+  std::string redis_host;
+  int redis_port = 6379;
+  std::string redis_socket;
+  std::string redis_password;
+  int redis_db = 0;
+  uint32_t redis_connect_timeout_ms = 200;
+  uint32_t redis_command_timeout_ms = 200;
+  std::string redis_key_prefix = "rl";
+  std::string node_name;  // default: the host name
+  uint32_t sync_interval_ms = 100;
+
+  bool cluster_enabled() const { return !redis_host.empty() || !redis_socket.empty(); }
 };
 
 // Reads the file into `cfg` (fields it does not mention keep their values). Unknown keys and

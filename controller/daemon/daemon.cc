@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cluster/redis_store.h"
 #include "common/log.h"
 #include "datapath/pins.h"
 #include "metrics/exporter.h"
@@ -139,6 +140,37 @@ Status Daemon::init() {
         return RuleRef{};
       },
       [this](uint64_t h) { return dp_->offender_drops(h); });
+
+  if (cfg_.cluster_enabled()) {
+    cluster::RedisOptions ro;
+    ro.host = cfg_.redis_host.empty() ? ro.host : cfg_.redis_host;
+    ro.port = cfg_.redis_port;
+    ro.unix_socket = cfg_.redis_socket;
+    ro.password = cfg_.redis_password;
+    ro.db = cfg_.redis_db;
+    ro.connect_timeout = std::chrono::milliseconds(cfg_.redis_connect_timeout_ms);
+    ro.command_timeout = std::chrono::milliseconds(cfg_.redis_command_timeout_ms);
+    ro.key_prefix = cfg_.redis_key_prefix;
+    // Created without connecting: rld starts (and enforces local limits) while Redis is down.
+    auto store = cluster::RedisStore::create(ro);
+    if (!store) return store.error().wrap("cluster");
+    ClusterConfig cc;
+    cc.node = cfg_.node_name;
+    if (cc.node.empty()) {
+      char host[256] = {};
+      ::gethostname(host, sizeof(host) - 1);
+      cc.node = host;
+    }
+    cfg_.node_name = cc.node;
+    cc.interval = std::chrono::milliseconds(cfg_.sync_interval_ms);
+    cluster_ = std::make_unique<ClusterSync>(*dp_, std::move(*store), cc, [this] { return policies_->rules(); });
+    offenders_->on_cluster_sync([this] { cluster_->wake(); });
+    cluster_->start();
+    log::info("cluster sync started", {{"node", cc.node},
+                                       {"redis", cfg_.redis_socket.empty() ? cfg_.redis_host + ":" + std::to_string(cfg_.redis_port)
+                                                                          : cfg_.redis_socket},
+                                       {"interval_ms", std::to_string(cfg_.sync_interval_ms)}});
+  }
 
   if (!cfg_.metrics_listen.empty()) {
     auto ex = metrics::Exporter::start(cfg_.metrics_listen, [this]() { return snapshot(); });
@@ -346,6 +378,7 @@ Json Daemon::handle(const Json& req) {
     if (cmd == "unblock") return cmd_unblock(args);
     if (cmd == "top") return cmd_top(args);
     if (cmd == "stats") return cmd_stats();
+    if (cmd == "cluster.status") return cmd_cluster_status();
   } catch (const Json::exception& e) {
     return control::fail(std::string("bad arguments: ") + e.what());
   }
@@ -621,6 +654,32 @@ Json Daemon::cmd_stats() {
   return control::ok({{"rules", rules}, {"global", global}});
 }
 
+Json Daemon::cmd_cluster_status() {
+  if (!cluster_) return control::fail("cluster limits are off: no Redis in rld's configuration");
+  auto st = cluster_->stats();
+  Json peers = Json::array();
+  for (const auto& p : st.peers) peers.push_back({{"node", p.node}, {"last_seen_ms", p.last_seen_ms}});
+  Json blocked = Json::array();
+  for (const auto& b : cluster_->blocked())
+    blocked.push_back({{"rule", b.rule}, {"key", b.key}, {"remaining_ms", b.remaining_ms}});
+  Json errors = Json::object();
+  for (const auto& [k, v] : st.errors) errors[k] = v;
+  auto ago = st.last_ok.time_since_epoch().count()
+                 ? Json(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now() - st.last_ok).count())
+                 : Json(nullptr);
+  return control::ok({{"node", cfg_.node_name},
+                      {"redis_up", st.redis_up},
+                      {"last_sync_ms_ago", ago},
+                      {"syncs", st.syncs},
+                      {"early_syncs", st.early_syncs},
+                      {"keys_last_sync", st.keys_last_sync},
+                      {"pending_keys", st.pending_keys},
+                      {"pending_dropped", st.pending_dropped},
+                      {"errors", errors},
+                      {"peers", peers},
+                      {"blocked", blocked}});
+}
+
 Result<metrics::Snapshot> Daemon::snapshot() const {
   metrics::Snapshot s;
   auto g = dp_->global_counters();
@@ -651,6 +710,25 @@ Result<metrics::Snapshot> Daemon::snapshot() const {
           : 0;
   s.last_reload_ok = last.ok || last.trigger.empty();
   s.generation = last.generation;
+  if (cluster_) {
+    auto st = cluster_->stats();
+    s.cluster.enabled = true;
+    s.cluster.redis_up = st.redis_up;
+    s.cluster.syncs = st.syncs;
+    s.cluster.early_syncs = st.early_syncs;
+    s.cluster.keys_last_sync = st.keys_last_sync;
+    s.cluster.keys_synced_total = st.keys_synced_total;
+    s.cluster.pending_keys = st.pending_keys;
+    s.cluster.pending_dropped = st.pending_dropped;
+    s.cluster.active_blocks = st.active_blocks;
+    s.cluster.peers = st.peers.size();
+    s.cluster.errors = st.errors;
+    s.cluster.rtt_bounds.assign(std::begin(ClusterSync::kRttBuckets), std::end(ClusterSync::kRttBuckets));
+    s.cluster.rtt_buckets = st.rtt_buckets;
+    s.cluster.rtt_buckets.resize(s.cluster.rtt_bounds.size());
+    s.cluster.rtt_sum_seconds = st.rtt_sum_seconds;
+    s.cluster.rtt_count = st.rtt_count;
+  }
   if (auto entries = dp_->runtime_acl_list())
     for (const auto& e : *entries)
       (e.flags & RL_SRC_F_ALLOW ? s.runtime_allow_entries : s.runtime_deny_entries)++;

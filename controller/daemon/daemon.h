@@ -11,6 +11,7 @@
 
 #include "common/result.h"
 #include "control/protocol.h"
+#include "daemon/cluster_sync.h"
 #include "daemon/config.h"
 #include "daemon/offenders.h"
 #include "daemon/policy_manager.h"
@@ -58,11 +59,13 @@ class Daemon {
   control::Json cmd_unblock(const control::Json& args);
   control::Json cmd_top(const control::Json& args);
   control::Json cmd_stats();
+  control::Json cmd_cluster_status();
 
   Config cfg_;
   std::unique_ptr<BpfDatapath> dp_;
   std::unique_ptr<PolicyManager> policies_;
   std::unique_ptr<OffenderLog> offenders_;
+  std::unique_ptr<ClusterSync> cluster_;
   std::shared_ptr<void> exporter_;  // metrics::Exporter, type-erased to keep this header light
   std::map<std::string, Attachment> attachments() const;
 

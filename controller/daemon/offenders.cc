@@ -45,6 +45,10 @@ std::string OffenderLog::format_key(const rl_event& ev, const RuleRef& rule) {
 }
 
 void OffenderLog::handle(const rl_event& ev) {
+  if (ev.kind == RL_EVENT_CLUSTER_SYNC) {
+    if (on_cluster_sync_) on_cluster_sync_();
+    return;
+  }
   RuleRef ref = rule_(ev.rule_id);
   const std::string& rule = ref.name;
   std::string key = format_key(ev, ref);

@@ -42,6 +42,9 @@ class OffenderLog {
   OffenderLog(const OffenderLog&) = delete;
   OffenderLog& operator=(const OffenderLog&) = delete;
 
+  // Called (on the polling thread) when the kernel asks for an early cluster sync.
+  void on_cluster_sync(std::function<void()> fn) { on_cluster_sync_ = std::move(fn); }
+
   int epoll_fd() const;
   void poll();  // consume what the ring buffer holds
 
@@ -57,6 +60,7 @@ class OffenderLog {
   ring_buffer* rb_ = nullptr;
   std::function<RuleRef(uint32_t)> rule_;
   std::function<uint64_t(uint64_t)> drops_;
+  std::function<void()> on_cluster_sync_;
   uint32_t max_lines_;
   std::chrono::steady_clock::time_point second_{};
   uint32_t lines_this_second_ = 0;

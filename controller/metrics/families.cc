@@ -1,5 +1,7 @@
 #include "metrics/families.h"
 
+#include <limits>
+
 #include <array>
 #include <string>
 #include <utility>
@@ -216,6 +218,51 @@ void add_interfaces(std::vector<MetricFamily>& out, const Snapshot& s) {
   out.push_back(std::move(f));
 }
 
+// Cluster sync: only when rld has a Redis configured.
+void add_cluster(std::vector<MetricFamily>& out, const Snapshot& s) {
+  const ClusterSnapshot& c = s.cluster;
+  if (!c.enabled) return;
+  out.push_back(gauge("rl_cluster_redis_up", "1 if the last call to Redis succeeded.", c.redis_up ? 1 : 0));
+  auto counter = [&](const char* name, const char* help, uint64_t v) {
+    auto f = family(name, help, MetricType::Counter);
+    add_sample(f, double(v));
+    out.push_back(std::move(f));
+  };
+  counter("rl_cluster_syncs_total", "Successful syncs with Redis (one round trip each).", c.syncs);
+  counter("rl_cluster_early_syncs_total",
+          "Syncs started before the timer because a key passed its share of a fleet limit.",
+          c.early_syncs);
+  counter("rl_cluster_keys_synced_total", "Key deltas sent to Redis.", c.keys_synced_total);
+  out.push_back(gauge("rl_cluster_keys_last_sync", "Key deltas in the last successful sync.",
+                      double(c.keys_last_sync)));
+  out.push_back(gauge("rl_cluster_pending_keys",
+                      "Keys whose deltas wait for Redis (kept while it is unreachable, replayed after).",
+                      double(c.pending_keys)));
+  counter("rl_cluster_pending_dropped_total",
+          "Key deltas refused because the pending buffer was full.", c.pending_dropped);
+  out.push_back(gauge("rl_cluster_active_blocks",
+                      "Keys the fleet has used up, blocked in this node's kernel.",
+                      double(c.active_blocks)));
+  out.push_back(gauge("rl_cluster_peers", "Nodes seen alive in Redis (this one included).",
+                      double(c.peers)));
+  auto errors = family("rl_cluster_sync_errors_total", "Failed sync steps, by kind.", MetricType::Counter);
+  for (const char* kind : {"unavailable", "timeout", "rejected", "heartbeat", "datapath"}) {
+    auto it = c.errors.find(kind);
+    add_sample(errors, it == c.errors.end() ? 0.0 : double(it->second), {{"kind", kind}});
+  }
+  out.push_back(std::move(errors));
+  auto h = family("rl_cluster_sync_duration_seconds", "Round trip of one sync with Redis.",
+                  MetricType::Histogram);
+  ClientMetric m;
+  m.histogram.sample_count = c.rtt_count;
+  m.histogram.sample_sum = c.rtt_sum_seconds;
+  for (size_t i = 0; i < c.rtt_bounds.size() && i < c.rtt_buckets.size(); i++)
+    m.histogram.bucket.push_back({c.rtt_buckets[i], c.rtt_bounds[i]});
+  m.histogram.bucket.push_back({c.rtt_count, std::numeric_limits<double>::infinity()});
+  h.metric.push_back(std::move(m));
+  out.push_back(std::move(h));
+}
+
 void add_process(std::vector<MetricFamily>& out, bool up) {
   out.push_back(gauge("rl_up", "1 if rld read the data path for this scrape, 0 if it could not.",
                       up ? 1 : 0));
@@ -236,6 +283,7 @@ std::vector<MetricFamily> snapshot_families(const Snapshot& snapshot) {
   add_key_table(out, snapshot);
   add_policy(out, snapshot);
   add_interfaces(out, snapshot);
+  add_cluster(out, snapshot);
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,21 @@ struct InterfaceSnapshot {
   std::string mode;  // "native" or "generic"
 };
 
+struct ClusterSnapshot {
+  bool enabled = false;
+  bool redis_up = false;
+  uint64_t syncs = 0, early_syncs = 0;
+  uint64_t keys_last_sync = 0, keys_synced_total = 0;
+  uint64_t pending_keys = 0, pending_dropped = 0;
+  uint64_t active_blocks = 0;
+  uint64_t peers = 0;
+  std::map<std::string, uint64_t> errors;  // by kind
+  std::vector<double> rtt_bounds;          // histogram upper bounds (seconds)
+  std::vector<uint64_t> rtt_buckets;       // cumulative counts per bound
+  double rtt_sum_seconds = 0;
+  uint64_t rtt_count = 0;
+};
+
 struct Snapshot {
   std::vector<RuleSnapshot> rules;
   rl_counter global[RL_GC_MAX]{};  // enum rl_global_counter, summed over CPUs
@@ -37,6 +53,7 @@ struct Snapshot {
   uint32_t generation = 0;                 // rule set generation counter (increments per apply)
   uint64_t runtime_allow_entries = 0;
   uint64_t runtime_deny_entries = 0;
+  ClusterSnapshot cluster;
 };
 
 // Called once per scrape; an error makes the scrape report rl_up 0 with no other data.

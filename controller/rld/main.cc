@@ -43,6 +43,11 @@ int main(int argc, char** argv) {
                                "quiet time after a policy file change before reloading");
   auto* o_det = app.add_flag("--detach-on-exit", flags.detach_on_exit,
                              "detach from the interfaces on SIGTERM (default: keep enforcing)");
+  auto* o_rhost = app.add_option("--redis-host", flags.redis_host, "Redis for cluster-wide limits (address)");
+  auto* o_rport = app.add_option("--redis-port", flags.redis_port, "Redis port");
+  auto* o_rsock = app.add_option("--redis-socket", flags.redis_socket, "Redis Unix socket (instead of host:port)");
+  auto* o_node = app.add_option("--node-name", flags.node_name, "this node's name in the cluster (default: host name)");
+  auto* o_sync = app.add_option("--sync-interval-ms", flags.sync_interval_ms, "cluster sync interval");
   app.add_flag("--cleanup", cleanup, "detach everything rld attached, remove its pins, and exit");
   CLI11_PARSE(app, argc, argv);
 
@@ -64,6 +69,11 @@ int main(int argc, char** argv) {
   if (o_log->count()) cfg.log_level = flags.log_level;
   if (o_deb->count()) cfg.reload_debounce_ms = flags.reload_debounce_ms;
   if (o_det->count()) cfg.detach_on_exit = flags.detach_on_exit;
+  if (o_rhost->count()) cfg.redis_host = flags.redis_host;
+  if (o_rport->count()) cfg.redis_port = flags.redis_port;
+  if (o_rsock->count()) cfg.redis_socket = flags.redis_socket;
+  if (o_node->count()) cfg.node_name = flags.node_name;
+  if (o_sync->count()) cfg.sync_interval_ms = flags.sync_interval_ms;
   if (auto s = rl::daemon::validate_config(cfg); !s) {
     std::cerr << "rld: " << s.error().message << "\n";
     return 2;

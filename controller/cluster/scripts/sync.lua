@@ -1,5 +1,5 @@
 -- One rule's share of a sync (docs/cluster.md, "The sync script").
--- KEYS[i]: <prefix>:{<rule>}:<key>, all in the rule's hash slot.
+-- KEYS[i]: <prefix>:{<rule>}:<key>, each once, all in the rule's hash slot.
 -- ARGV[1]: the limit per window; ARGV[2]: the window in ms; ARGV[2 + i]: the delta for KEYS[i].
 -- Returns {now_ms, i, for_ms, estimate, ...}, one triple per key over its limit.
 -- Each key is a hash: w = window index, c = current count, p = previous count.
@@ -52,48 +52,44 @@ local elapsed = now - index * window
 local weight = weight_at(elapsed)
 
 -- Read and roll every key before writing any: a key of the wrong type fails the call here, so
--- a rule's deltas apply all or none. A key listed twice shares one state.
-local state = {}
+-- a rule's deltas apply all or none. The caller lists each key once. Flat arrays, not a table
+-- per key: at 100,000 keys that saves a third of the script's time.
+local ws, cs, ps = {}, {}, {}
 for i = 1, #KEYS do
-  local k = KEYS[i]
-  if state[k] == nil then
-    local s = redis.call('HMGET', k, 'w', 'c', 'p')
-    local w, cur, prev = tonumber(s[1]), tonumber(s[2]) or 0, tonumber(s[3]) or 0
-    if w == nil or w < index - 1 then
-      cur, prev = 0, 0
-    elseif w == index - 1 then
-      cur, prev = 0, cur
-    end
-    -- w > index only if the server clock stepped back: its counts stay current rather than
-    -- be forgotten.
-    state[k] = {w = w, cur = cur, prev = prev}
+  local s = redis.call('HMGET', KEYS[i], 'w', 'c', 'p')
+  local w, cur, prev = tonumber(s[1]), tonumber(s[2]) or 0, tonumber(s[3]) or 0
+  if w == nil or w < index - 1 then
+    cur, prev = 0, 0
+  elseif w == index - 1 then
+    cur, prev = 0, cur
   end
+  -- w > index only if the server clock stepped back: its counts stay current rather than be
+  -- forgotten.
+  ws[i], cs[i], ps[i] = w or false, cur, prev
 end
 
 local reply = {now}
 for i = 1, #KEYS do
-  local k = KEYS[i]
-  local s = state[k]
+  local k, w, cur, prev = KEYS[i], ws[i], cs[i], ps[i]
   local delta = tonumber(ARGV[i + 2])
   if delta > 0 then
-    s.cur = s.cur + delta
-    if s.w ~= nil and s.w >= index then
-      redis.call('HSET', k, 'c', s.cur)
+    cur = cur + delta
+    if w and w >= index then
+      redis.call('HSET', k, 'c', cur)
     else
-      redis.call('HSET', k, 'w', index, 'c', s.cur, 'p', s.prev)
+      redis.call('HSET', k, 'w', index, 'c', cur, 'p', prev)
       -- From the next window but one both counts roll to zero, so the key is dead then.
       redis.call('PEXPIREAT', k, (index + 2) * window)
-      s.w = index
     end
   end
-  local estimate = weighted(s.prev, weight) + s.cur
+  local estimate = weighted(prev, weight) + cur
   if estimate > limit then
     local for_ms
-    if s.cur <= limit then
-      for_ms = settle(s.prev, s.cur) - elapsed
+    if cur <= limit then
+      for_ms = settle(prev, cur) - elapsed
     else
       -- Over on its own: it becomes the previous count at the next window and decays there.
-      for_ms = window - elapsed + settle(s.cur, 0)
+      for_ms = window - elapsed + settle(cur, 0)
     end
     reply[#reply + 1] = i
     reply[#reply + 1] = for_ms

@@ -1,0 +1,286 @@
+#include "cluster/redis_store.h"
+
+#include <hiredis/hiredis.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <exception>
+#include <functional>
+
+#include "cluster/scripts.h"
+#include "cluster/sync_batch.h"
+#include "common/log.h"
+
+namespace rl::cluster {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kBackoffInitial{100};
+constexpr milliseconds kBackoffCap{5000};
+constexpr milliseconds kNodeMemory{3'600'000};
+
+const Script* const kAllScripts[] = {&scripts::kSync, &scripts::kHeartbeat, &scripts::kPeers};
+
+std::string ms_str(milliseconds ms) { return std::to_string(ms.count()) + " ms"; }
+
+std::string reply_text(const redisReply& r) { return std::string(r.str, r.len); }
+
+bool is_noscript(const redisReply& r) {
+  return r.type == REDIS_REPLY_ERROR && reply_text(r).rfind("NOSCRIPT", 0) == 0;
+}
+
+Status validate(const RedisOptions& o) {
+  auto invalid = [](const std::string& m) { return Error{EINVAL, "redis options: " + m}; };
+  if (o.unix_socket.empty()) {
+    if (o.host.empty()) return invalid("host is empty and no unix_socket is set");
+    if (o.port < 1 || o.port > 65535) return invalid("port " + std::to_string(o.port));
+  }
+  if (o.db < 0) return invalid("db " + std::to_string(o.db));
+  if (o.connect_timeout.count() < 1) return invalid("connect_timeout must be at least 1 ms");
+  if (o.command_timeout.count() < 1) return invalid("command_timeout must be at least 1 ms");
+  if (o.key_prefix.empty()) return invalid("key_prefix is empty");
+  if (o.key_prefix.find_first_of("{}") != std::string::npos)
+    return invalid("key_prefix contains '{' or '}', which would move the hash tag");
+  return Status::Ok();
+}
+
+uint64_t backoff_seed(const void* self) {
+  // Nodes that lose Redis together must not retry in step: mix in what differs between them.
+  auto t = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  return t ^ (static_cast<uint64_t>(getpid()) << 32) ^ std::hash<const void*>{}(self);
+}
+
+}  // namespace
+
+RedisStore::RedisStore(const RedisOptions& opts)
+    : opts_(opts),
+      endpoint_{opts.host, opts.port, opts.unix_socket},
+      nodes_key_(opts.key_prefix + ":nodes"),
+      backoff_(kBackoffInitial, kBackoffCap, backoff_seed(this)) {}
+
+Result<std::unique_ptr<RedisStore>> RedisStore::create(const RedisOptions& opts) {
+  try {
+    if (Status s = validate(opts); !s) return s.error();
+    return std::unique_ptr<RedisStore>(new RedisStore(opts));
+  } catch (const std::exception& e) {
+    return Error{ENOMEM, std::string("redis store: ") + e.what()};
+  }
+}
+
+Result<std::unique_ptr<RedisStore>> RedisStore::connect(const RedisOptions& opts) {
+  auto store = create(opts);
+  if (!store) return store.error();
+  try {
+    // No calls: the round trip carries only the handshake.
+    auto replies = (*store)->run({}, "connect");
+    if (!replies) return replies.error();
+  } catch (const std::exception& e) {
+    return Error{ENOMEM, std::string("redis store: connect: ") + e.what()};
+  }
+  return store;
+}
+
+milliseconds RedisStore::backoff_remaining() const {
+  return conn_ ? milliseconds(0) : backoff_.remaining(Clock::now());
+}
+
+Error RedisStore::broken(const Error& e) {
+  bool was_connected = conn_.has_value() && handshake_.empty();
+  conn_.reset();
+  handshake_.clear();
+  connected_ = false;
+  last_error_ = e;
+  milliseconds wait = backoff_.failed(Clock::now());
+  // One line per attempt: the backoff already keeps that rare.
+  log::warn(was_connected ? "redis connection lost" : "redis unreachable",
+            {{"endpoint", endpoint_.str()},
+             {"error", e.str()},
+             {"failures", std::to_string(backoff_.failures())},
+             {"retry_in_ms", std::to_string(wait.count())}});
+  return e;
+}
+
+Status RedisStore::open_connection(Clock::time_point now) {
+  if (!backoff_.ready(now)) {
+    return Error{last_error_.err, endpoint_.str() + ": not connected, next attempt in " +
+                                      ms_str(backoff_.remaining(now)) +
+                                      "; last failure: " + last_error_.message};
+  }
+  stats_.connect_attempts++;
+  auto conn = RedisConn::connect(endpoint_, opts_.connect_timeout);
+  if (!conn) return broken(conn.error());
+  conn_.emplace(std::move(*conn));
+  handshake_.clear();
+  // These ride ahead of the first calls, in the same round trip. SCRIPT LOAD makes the
+  // EVALSHAs behind them find their script even on a server that just restarted.
+  auto add = [&](std::vector<std::string_view> argv, HandshakeStep step) -> Status {
+    if (Status s = conn_->append(argv); !s) return s;
+    handshake_.push_back(std::move(step));
+    return Status::Ok();
+  };
+  std::string db = std::to_string(opts_.db);
+  Status s;
+  if (!opts_.password.empty()) s = add({"AUTH", opts_.password}, {"AUTH"});
+  if (s && opts_.db != 0) s = add({"SELECT", db}, {"SELECT " + db});
+  for (const Script* script : kAllScripts) {
+    if (!s) break;
+    s = add({"SCRIPT", "LOAD", script->text}, {"SCRIPT LOAD " + std::string(script->name), script});
+  }
+  if (!s) return broken(s.error());
+  return Status::Ok();
+}
+
+Status RedisStore::queue(const ScriptCall& call, bool by_sha) {
+  std::vector<std::string_view> argv;
+  argv.reserve(3 + call.keys.size() + call.args.size());
+  std::string nkeys = std::to_string(call.keys.size());
+  argv.emplace_back(by_sha ? "EVALSHA" : "EVAL");
+  argv.emplace_back(by_sha ? call.script->sha1 : call.script->text);
+  argv.emplace_back(nkeys);
+  argv.insert(argv.end(), call.keys.begin(), call.keys.end());
+  argv.insert(argv.end(), call.args.begin(), call.args.end());
+  return conn_->append(argv);
+}
+
+std::optional<Error> RedisStore::check_handshake(const Exchange& ex) const {
+  for (size_t i = 0; i < handshake_.size(); i++) {
+    if (i >= ex.replies.size()) return std::nullopt;  // the exchange failure says why
+    const redisReply& r = *ex.replies[i];
+    const HandshakeStep& step = handshake_[i];
+    if (r.type == REDIS_REPLY_ERROR)
+      return Error{0, endpoint_.str() + ": " + step.what + ": " + reply_text(r)};
+    if (step.script && (r.type != REDIS_REPLY_STRING || reply_text(r) != step.script->sha1))
+      return Error{EPROTO, endpoint_.str() + ": " + step.what + ": the server's SHA1 is not " +
+                               std::string(step.script->sha1)};
+  }
+  return std::nullopt;
+}
+
+Result<std::vector<Reply>> RedisStore::run(const std::vector<ScriptCall>& calls,
+                                           const std::string& what) {
+  auto start = Clock::now();
+  if (!conn_) {
+    if (Status s = open_connection(start); !s) return s.error().wrap(what);
+  }
+  // One deadline for the call's every exchange, however many: with the connect timeout, that
+  // bounds the call.
+  auto deadline = Clock::now() + opts_.command_timeout;
+  for (const ScriptCall& c : calls)
+    if (Status s = queue(c, true); !s) return broken(s.error()).wrap(what);
+  Exchange ex = conn_->exchange(deadline);
+  stats_.round_trips++;
+  size_t handshake = handshake_.size();
+  if (auto err = check_handshake(ex)) return broken(*err).wrap(what);
+  if (ex.failure) return broken(*ex.failure).wrap(what);
+  if (handshake > 0) {
+    stats_.connects++;
+    if (backoff_.failures() > 0) log::info("redis connected", {{"endpoint", endpoint_.str()}});
+    handshake_.clear();
+  }
+  std::vector<Reply> replies;
+  replies.reserve(calls.size());
+  for (size_t i = handshake; i < ex.replies.size(); i++)
+    replies.push_back(std::move(ex.replies[i]));
+
+  // NOSCRIPT: the server lost its script cache since we connected (SCRIPT FLUSH). EVAL sends
+  // the script along and caches it again; a call refused with NOSCRIPT never ran.
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < replies.size(); i++)
+    if (is_noscript(*replies[i])) missing.push_back(i);
+  if (!missing.empty()) {
+    for (size_t i : missing)
+      if (Status s = queue(calls[i], false); !s) return broken(s.error()).wrap(what);
+    Exchange again = conn_->exchange(deadline);
+    stats_.round_trips++;
+    stats_.script_reloads += missing.size();
+    if (again.failure) return broken(*again.failure).wrap(what);
+    for (size_t j = 0; j < missing.size(); j++) replies[missing[j]] = std::move(again.replies[j]);
+  }
+  connected_ = true;
+  backoff_.succeeded();
+  return replies;
+}
+
+Result<SyncReply> RedisStore::sync(const std::vector<KeyDelta>& deltas) {
+  try {
+    SyncBatch batch(opts_.key_prefix, deltas);
+    SyncReply out;
+    out.rejected = batch.invalid();
+    out.rejected_reason = batch.invalid_reason();
+    if (batch.calls().empty()) return out;
+    std::vector<ScriptCall> calls;
+    calls.reserve(batch.calls().size());
+    for (size_t i = 0; i < batch.calls().size(); i++)
+      calls.push_back(ScriptCall{&scripts::kSync, batch.keys(i), batch.args(i)});
+    auto start = Clock::now();
+    auto replies = run(calls, "sync of " + std::to_string(deltas.size()) + " keys in " +
+                                  std::to_string(calls.size()) + " rules");
+    if (!replies) return replies.error();
+    out.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+    for (size_t i = 0; i < calls.size(); i++) {
+      const redisReply& r = *(*replies)[i];
+      const auto& call = batch.calls()[i];
+      if (r.type == REDIS_REPLY_ERROR) {
+        // The script reads every key before writing any, so a refused call applied nothing.
+        if (out.rejected_reason.empty())
+          out.rejected_reason = "rule '" + call.rule + "': " + reply_text(r);
+        out.rejected.insert(out.rejected.end(), call.indices.begin(), call.indices.end());
+        continue;
+      }
+      if (Status s = batch.read_reply(i, r, out); !s) return s.error().wrap("sync");
+    }
+    if (!out.rejected.empty()) {
+      std::sort(out.rejected.begin(), out.rejected.end());
+      log::warn("redis refused deltas", {{"endpoint", endpoint_.str()},
+                                         {"deltas", std::to_string(out.rejected.size())},
+                                         {"reason", out.rejected_reason}});
+    }
+    std::sort(out.over.begin(), out.over.end(),
+              [](const OverLimit& a, const OverLimit& b) { return a.index < b.index; });
+    return out;
+  } catch (const std::exception& e) {
+    return Error{ENOMEM, std::string("sync: ") + e.what()};
+  }
+}
+
+Status RedisStore::heartbeat(const std::string& node) {
+  try {
+    std::string keep = std::to_string(kNodeMemory.count());
+    auto replies = run({ScriptCall{&scripts::kHeartbeat, {nodes_key_}, {node, keep}}}, "heartbeat");
+    if (!replies) return replies.error();
+    const redisReply& r = *(*replies)[0];
+    if (r.type == REDIS_REPLY_ERROR) return Error{0, "heartbeat: " + reply_text(r)};
+    if (r.type != REDIS_REPLY_INTEGER)
+      return Error{EPROTO, "heartbeat: unexpected reply type " + std::to_string(r.type)};
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Error{ENOMEM, std::string("heartbeat: ") + e.what()};
+  }
+}
+
+Result<std::vector<Peer>> RedisStore::peers(milliseconds within) {
+  try {
+    std::string back = std::to_string(std::max<int64_t>(within.count(), 0));
+    auto replies = run({ScriptCall{&scripts::kPeers, {nodes_key_}, {back}}}, "peers");
+    if (!replies) return replies.error();
+    const redisReply& r = *(*replies)[0];
+    if (r.type == REDIS_REPLY_ERROR) return Error{0, "peers: " + reply_text(r)};
+    auto bad = [](const std::string& m) { return Error{EPROTO, "peers: unexpected reply: " + m}; };
+    if (r.type != REDIS_REPLY_ARRAY || r.elements < 1 || r.elements % 2 != 1)
+      return bad("not an array of 2n+1 elements");
+    std::vector<Peer> out;
+    for (size_t i = 1; i + 1 < r.elements; i += 2) {
+      const redisReply& node = *r.element[i];
+      const redisReply& seen = *r.element[i + 1];
+      if (node.type != REDIS_REPLY_STRING || seen.type != REDIS_REPLY_INTEGER || seen.integer < 0)
+        return bad("element " + std::to_string(i));
+      out.push_back(Peer{reply_text(node), static_cast<uint64_t>(seen.integer)});
+    }
+    return out;
+  } catch (const std::exception& e) {
+    return Error{ENOMEM, std::string("peers: ") + e.what()};
+  }
+}
+
+}  // namespace rl::cluster

@@ -1,0 +1,99 @@
+// The fleet-wide counter store in Redis (docs/cluster.md). A sync is one pipelined round trip:
+// one script call per rule carrying all of that rule's keys. Windows follow Redis' clock, so
+// nodes with skewed clocks still share them. A failed command drops the connection; calls then
+// fail fast until the backoff allows the next attempt, and no call blocks for longer than
+// connect_timeout + command_timeout. Errors are values: nothing throws out of here.
+//
+// Not thread-safe: one caller (rld's cluster loop) owns a store.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster/backoff.h"
+#include "cluster/redis_conn.h"
+#include "cluster/store.h"
+#include "common/result.h"
+
+namespace rl::cluster {
+
+struct Script;
+
+struct RedisOptions {
+  std::string host = "127.0.0.1";  // an address: name resolution is not bounded by the timeout
+  int port = 6379;
+  std::string unix_socket;  // used instead of host:port when set
+  std::string password;     // AUTH when set
+  int db = 0;               // SELECT when not 0
+  std::chrono::milliseconds connect_timeout{200};
+  // For a whole call's round trip: it must cover the biggest sync's time in Redis.
+  std::chrono::milliseconds command_timeout{200};
+  std::string key_prefix = "rl";  // no '{' or '}': it precedes the hash tag
+};
+
+class RedisStore final : public Store {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  struct Stats {
+    uint64_t connect_attempts = 0;  // every try, failed or not
+    uint64_t connects = 0;          // connections that passed AUTH, SELECT and SCRIPT LOAD
+    uint64_t round_trips = 0;
+    uint64_t script_reloads = 0;  // script calls resent as EVAL after NOSCRIPT
+  };
+
+  // Validates the options and connects; fails if Redis cannot be reached or refuses us.
+  static Result<std::unique_ptr<RedisStore>> connect(const RedisOptions& opts);
+  // Validates the options only; the first call connects. For a daemon that must start while
+  // Redis is down.
+  static Result<std::unique_ptr<RedisStore>> create(const RedisOptions& opts);
+
+  RedisStore(const RedisStore&) = delete;
+  RedisStore& operator=(const RedisStore&) = delete;
+
+  Result<SyncReply> sync(const std::vector<KeyDelta>& deltas) override;
+  // Keeps a node that has been silent for an hour, then forgets it.
+  Status heartbeat(const std::string& node) override;
+  Result<std::vector<Peer>> peers(std::chrono::milliseconds within) override;
+  // Whether the last call reached Redis and got its replies.
+  bool connected() const override { return connected_; }
+
+  const Stats& stats() const { return stats_; }
+  // How much longer calls fail fast before the next connection attempt (0: not backing off).
+  std::chrono::milliseconds backoff_remaining() const;
+
+ private:
+  struct ScriptCall {
+    const Script* script;
+    std::vector<std::string_view> keys;
+    std::vector<std::string_view> args;
+  };
+
+  explicit RedisStore(const RedisOptions& opts);
+  Status open_connection(Clock::time_point now);
+  Status queue(const ScriptCall& call, bool by_sha);
+  std::optional<Error> check_handshake(const Exchange& ex) const;
+  // The calls in one round trip (connecting first if needed, the handshake riding along),
+  // plus one more for any call the server had no script for. An error reply is a reply.
+  Result<std::vector<Reply>> run(const std::vector<ScriptCall>& calls, const std::string& what);
+  Error broken(const Error& e);
+
+  RedisOptions opts_;
+  Endpoint endpoint_;
+  std::string nodes_key_;
+  std::optional<RedisConn> conn_;
+  struct HandshakeStep {
+    std::string what;                // "AUTH", "SELECT 3", "SCRIPT LOAD sync"
+    const Script* script = nullptr;  // for SCRIPT LOAD: the SHA1 the reply must be
+  };
+  std::vector<HandshakeStep> handshake_;  // queued ahead of the next exchange
+  Backoff backoff_;
+  Error last_error_;
+  bool connected_ = false;
+  Stats stats_;
+};
+
+}  // namespace rl::cluster

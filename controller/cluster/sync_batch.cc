@@ -1,0 +1,122 @@
+#include "cluster/sync_batch.h"
+
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+namespace rl::cluster {
+namespace {
+
+// Lua numbers are doubles: integers are exact below 2^53.
+constexpr uint64_t kMaxExact = (uint64_t{1} << 53) - 1;
+
+const char* why_invalid(const KeyDelta& d) {
+  if (d.rule.empty()) return "empty rule name";
+  // A brace would move the hash tag, and with it the key's slot and name.
+  if (d.rule.find_first_of("{}") != std::string::npos) return "rule name contains '{' or '}'";
+  if (d.window_ms == 0) return "window_ms is 0";
+  // The script's for_ms arithmetic stays exact below this (docs/cluster.md).
+  if (d.window_ms >= (uint64_t{1} << 36)) return "window_ms is 2^36 or more";
+  if (d.delta > kMaxExact) return "delta is 2^53 or more";
+  return nullptr;
+}
+
+}  // namespace
+
+std::string redis_key(const std::string& prefix, const std::string& rule, const std::string& key) {
+  std::string k;
+  k.reserve(prefix.size() + rule.size() + key.size() + 4);
+  k.append(prefix).append(":{").append(rule).append("}:").append(key);
+  return k;
+}
+
+SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& deltas) {
+  std::map<std::tuple<std::string_view, uint64_t, uint64_t>, size_t> by_rule;
+  std::vector<std::unordered_map<std::string_view, size_t>> slots;  // per call: key -> slot
+  std::vector<std::vector<uint64_t>> sums;                          // per call, per slot
+  for (size_t i = 0; i < deltas.size(); i++) {
+    const KeyDelta& d = deltas[i];
+    if (const char* why = why_invalid(d)) {
+      if (invalid_.empty()) invalid_reason_ = "rule '" + d.rule + "' key '" + d.key + "': " + why;
+      invalid_.push_back(i);
+      continue;
+    }
+    auto [rule, fresh] = by_rule.try_emplace({d.rule, d.limit, d.window_ms}, calls_.size());
+    if (fresh) {
+      calls_.push_back(Call{d.rule, d.limit, d.window_ms, {}, {}});
+      keys_.emplace_back();
+      slots.emplace_back();
+      sums.emplace_back();
+    }
+    size_t c = rule->second;
+    auto [slot, first] = slots[c].try_emplace(d.key, calls_[c].indices.size());
+    if (first) {
+      calls_[c].indices.push_back(i);
+      keys_[c].push_back(redis_key(prefix, d.rule, d.key));
+      sums[c].push_back(d.delta);
+    } else {
+      calls_[c].repeats.emplace_back(i, slot->second);
+      uint64_t& sum = sums[c][slot->second];
+      sum = std::min(sum + d.delta, kMaxExact);  // both terms are below 2^53: no wrap
+    }
+  }
+  for (size_t c = 0; c < calls_.size(); c++) {
+    std::vector<std::string> args;
+    args.reserve(2 + sums[c].size());
+    args.push_back(std::to_string(calls_[c].limit));
+    args.push_back(std::to_string(calls_[c].window_ms));
+    for (uint64_t s : sums[c]) args.push_back(std::to_string(s));
+    args_.push_back(std::move(args));
+  }
+}
+
+std::vector<std::string_view> SyncBatch::keys(size_t i) const {
+  return {keys_[i].begin(), keys_[i].end()};
+}
+
+std::vector<std::string_view> SyncBatch::args(size_t i) const {
+  return {args_[i].begin(), args_[i].end()};
+}
+
+Status SyncBatch::read_reply(size_t i, const redisReply& r, SyncReply& out) const {
+  const Call& call = calls_[i];
+  auto bad = [&](const std::string& what) {
+    return Error{EPROTO, "rule '" + call.rule + "': unexpected script reply: " + what};
+  };
+  if (r.type != REDIS_REPLY_ARRAY) return bad("not an array");
+  if (r.elements < 1 || (r.elements - 1) % 3 != 0)
+    return bad(std::to_string(r.elements) + " elements");
+  for (size_t e = 0; e < r.elements; e++) {
+    if (r.element[e]->type != REDIS_REPLY_INTEGER || r.element[e]->integer < 0)
+      return bad("element " + std::to_string(e) + " is not a count");
+    if (e % 3 == 1 && (r.element[e]->integer < 1 ||
+                       static_cast<size_t>(r.element[e]->integer) > call.indices.size()))
+      return bad("no key " + std::to_string(r.element[e]->integer));
+  }
+  out.server_time_ms = std::max(out.server_time_ms, static_cast<uint64_t>(r.element[0]->integer));
+  size_t first = out.over.size();
+  for (size_t e = 1; e < r.elements; e += 3) {
+    auto slot = static_cast<size_t>(r.element[e]->integer) - 1;
+    out.over.push_back(OverLimit{call.indices[slot],
+                                 static_cast<uint64_t>(r.element[e + 1]->integer),
+                                 static_cast<uint64_t>(r.element[e + 2]->integer)});
+  }
+  if (call.repeats.empty()) return Status::Ok();
+  // A repeated key is over exactly when its first listing is.
+  std::unordered_map<size_t, OverLimit> over_by_slot;
+  for (size_t o = first, e = 1; o < out.over.size(); o++, e += 3)
+    over_by_slot.emplace(static_cast<size_t>(r.element[e]->integer) - 1, out.over[o]);
+  for (auto [index, slot] : call.repeats) {
+    auto it = over_by_slot.find(slot);
+    if (it == over_by_slot.end()) continue;
+    OverLimit copy = it->second;
+    copy.index = index;
+    out.over.push_back(copy);
+  }
+  return Status::Ok();
+}
+
+}  // namespace rl::cluster

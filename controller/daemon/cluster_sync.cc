@@ -1,0 +1,236 @@
+#include "daemon/cluster_sync.h"
+
+#include <time.h>
+
+#include <cstring>
+
+#include "common/log.h"
+#include "common/prefix.h"
+
+namespace rl::daemon {
+namespace {
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::string raw(const rl_key& k) { return std::string(reinterpret_cast<const char*>(&k), sizeof(k)); }
+std::string joined(const std::string& rule, const std::string& key) { return rule + '\0' + key; }
+
+constexpr auto kHeartbeatEvery = std::chrono::seconds(1);
+constexpr auto kPeersWithin = std::chrono::milliseconds(3000);
+
+}  // namespace
+
+std::string ClusterSync::key_text(const rl_key& k, const rl_rule& r) {
+  if (k.kind == RL_KEY_RULE) return "*";
+  Address a;
+  a.family = k.family == 6 ? 6 : 4;
+  std::memcpy(a.bytes.data(), k.addr, a.family == 4 ? 4 : 16);
+  std::string s = a.str();
+  if (k.kind == RL_KEY_SRC_PREFIX) s += "/" + std::to_string(a.family == 4 ? r.v4_prefix : r.v6_prefix);
+  if (k.kind == RL_KEY_SRC_ADDR_DPORT) s += "|" + std::to_string(k.dport);
+  return s;
+}
+
+ClusterSync::ClusterSync(BpfDatapath& dp, std::unique_ptr<cluster::Store> store, ClusterConfig cfg,
+                         RulesFn rules)
+    : dp_(dp), store_(std::move(store)), cfg_(std::move(cfg)), rules_(std::move(rules)),
+      pending_(cfg_.max_pending_keys) {}
+
+ClusterSync::~ClusterSync() {
+  stop_ = true;
+  wake();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ClusterSync::start() { thread_ = std::thread([this] { loop(); }); }
+
+void ClusterSync::wake() {
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    woken_ = true;
+  }
+  wake_cv_.notify_one();
+}
+
+void ClusterSync::loop() {
+  auto next = std::chrono::steady_clock::now();
+  while (!stop_) {
+    bool early = false;
+    {
+      std::unique_lock<std::mutex> lock(wake_mu_);
+      early = wake_cv_.wait_until(lock, next, [this] { return woken_ || stop_.load(); });
+      woken_ = false;
+    }
+    if (stop_) break;
+    if (early) {
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.early_syncs++;
+    }
+    sync_once();
+    next = std::chrono::steady_clock::now() + cfg_.interval;
+  }
+}
+
+void ClusterSync::count_error(const std::string& kind) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.errors[kind]++;
+}
+
+void ClusterSync::sync_once() {
+  uint64_t now = monotonic_ns();
+  std::map<uint32_t, RuleView> by_id;
+  for (auto& v : rules_())
+    if (v.rule.cluster) by_id.emplace(v.compiled.id, std::move(v));
+
+  // What the kernel admitted since the last read, per key.
+  std::vector<cluster::KeyDelta> fresh;
+  if (!by_id.empty()) {
+    auto counts = dp_.cluster_admitted();
+    if (!counts) {
+      count_error("datapath");
+      log::error("cannot read cluster counts", {{"error", counts.error().str()}});
+      return;
+    }
+    std::unordered_map<std::string, uint64_t> seen;
+    for (const auto& c : *counts) {
+      auto it = by_id.find(c.key.rule_id);
+      if (it == by_id.end()) continue;
+      std::string id = raw(c.key);
+      auto prev = last_total_.find(id);
+      // A key the kernel evicted and counted again starts from zero.
+      uint64_t d = prev == last_total_.end() || c.admitted < prev->second ? c.admitted : c.admitted - prev->second;
+      seen[id] = c.admitted;
+      if (!d) continue;
+      const RuleView& v = it->second;
+      cluster::KeyDelta kd;
+      kd.rule = v.name;
+      kd.key = key_text(c.key, v.compiled);
+      kd.delta = d;
+      kd.limit = v.rule.cluster->rate.amount;
+      kd.window_ms = std::max<uint64_t>(v.rule.cluster->rate.period_ns / 1'000'000, 1);
+      keys_[joined(kd.rule, kd.key)] = c.key;
+      fresh.push_back(std::move(kd));
+    }
+    last_total_ = std::move(seen);
+  }
+
+  pending_.add(fresh);
+  if (!pending_.empty()) {
+    auto batch = pending_.take();
+    auto reply = store_->sync(batch);
+    if (!reply) {
+      pending_.add(batch);
+      std::string msg = reply.error().str();
+      count_error(reply.error().err == ETIMEDOUT || msg.find("timed out") != std::string::npos ? "timeout"
+                                                                                                : "unavailable");
+      fallback(fresh, now);
+    } else {
+      for (size_t i : reply->rejected) pending_.add(batch[i]);
+      if (!reply->rejected.empty()) count_error("rejected");
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& o : reply->over) {
+        const auto& kd = batch[o.index];
+        auto k = keys_.find(joined(kd.rule, kd.key));
+        if (k == keys_.end()) continue;
+        uint64_t until = now + o.for_ms * 1'000'000ULL;
+        if (auto s = dp_.cluster_set_over(k->second, until); !s) {
+          stats_.errors["datapath"]++;
+          continue;
+        }
+        blocked_[joined(kd.rule, kd.key)] = {kd.rule, kd.key, o.for_ms};
+        blocked_until_[joined(kd.rule, kd.key)] = until;
+      }
+      stats_.syncs++;
+      stats_.keys_last_sync = batch.size();
+      stats_.keys_synced_total += batch.size();
+      double rtt = std::chrono::duration<double>(reply->round_trip).count();
+      stats_.rtt_buckets.resize(std::size(kRttBuckets));
+      for (size_t b = 0; b < std::size(kRttBuckets); b++)
+        if (rtt <= kRttBuckets[b]) stats_.rtt_buckets[b]++;
+      stats_.rtt_sum_seconds += rtt;
+      stats_.rtt_count++;
+      stats_.last_ok = std::chrono::system_clock::now();
+    }
+  }
+
+  if (std::chrono::steady_clock::now() - last_heartbeat_ >= kHeartbeatEvery) {
+    last_heartbeat_ = std::chrono::steady_clock::now();
+    if (auto s = store_->heartbeat(cfg_.node); !s) count_error("heartbeat");
+    auto peers = store_->peers(kPeersWithin);
+    if (peers) {
+      std::lock_guard<std::mutex> lock(mu_);
+      stats_.peers = *peers;
+    }
+  }
+
+  auto live = dp_.cluster_prune_over(monotonic_ns());
+  std::lock_guard<std::mutex> lock(mu_);
+  if (live) stats_.active_blocks = *live;
+  for (auto it = blocked_until_.begin(); it != blocked_until_.end();) {
+    if (it->second <= monotonic_ns()) {
+      blocked_.erase(it->first);
+      it = blocked_until_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  stats_.redis_up = store_->connected();
+  stats_.pending_keys = pending_.size();
+  stats_.pending_dropped = pending_.dropped();
+}
+
+// on_redis_failure: closed. Without Redis the fleet's count is unknown; each node then holds a
+// key to limit/N per window of its own, N being the nodes seen alive last, so the fleet stays
+// near its limit. (Dropping everything instead would turn a Redis outage into an outage.)
+void ClusterSync::fallback(const std::vector<cluster::KeyDelta>& deltas, uint64_t now) {
+  size_t nodes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    nodes = std::max<size_t>(stats_.peers.size(), 1);
+  }
+  std::map<std::string, const RuleView*> closed;
+  auto rules = rules_();
+  for (const auto& v : rules)
+    if (v.rule.cluster && v.rule.cluster->on_redis_failure == policy::RedisFailure::kClosed) closed[v.name] = &v;
+  for (const auto& d : deltas) {
+    if (!closed.count(d.rule)) continue;
+    uint64_t window_ns = d.window_ms * 1'000'000ULL;
+    uint64_t w = now / window_ns;
+    if (local_.size() > 1'000'000) local_.clear();  // bounded: a flood of keys restarts counting
+    auto& lw = local_[joined(d.rule, d.key)];
+    if (lw.window != w) lw = {w, 0};
+    lw.count += d.delta;
+    if (lw.count * nodes <= d.limit) continue;
+    auto k = keys_.find(joined(d.rule, d.key));
+    if (k == keys_.end()) continue;
+    uint64_t until = (w + 1) * window_ns;
+    if (dp_.cluster_set_over(k->second, until)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      blocked_[joined(d.rule, d.key)] = {d.rule, d.key, (until - now) / 1'000'000};
+      blocked_until_[joined(d.rule, d.key)] = until;
+    }
+  }
+}
+
+ClusterStats ClusterSync::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+std::vector<ClusterSync::Blocked> ClusterSync::blocked() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Blocked> out;
+  uint64_t now = monotonic_ns();
+  for (const auto& [k, b] : blocked_) {
+    auto u = blocked_until_.find(k);
+    if (u == blocked_until_.end() || u->second <= now) continue;
+    out.push_back({b.rule, b.key, (u->second - now) / 1'000'000});
+  }
+  return out;
+}
+
+}  // namespace rl::daemon

@@ -1,0 +1,114 @@
+// Where a Redis round trip happens: every sync interval (default 100 ms), or at once when the
+// kernel reports a key racing through its share, rld drains what the kernel admitted for keys of
+// cluster rules, sends the increases to Redis in one round trip, and writes the keys Redis
+// reports over the fleet limit into the kernel, each with its own expiry. It runs on its own
+// thread: a slow or dead Redis never stalls the event loop, rlctl or metrics, and no packet ever
+// waits for it.
+//
+// Redis unreachable: the deltas are kept (bounded) and replayed when it is back. Rules with
+// on_redis_failure: open keep their local limits only. Rules with on_redis_failure: closed fall
+// back to limit/N per node (N: the nodes seen alive last), so the fleet as a whole stays at about
+// its limit instead of refusing all traffic (see docs/cluster.md).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "cluster/pending.h"
+#include "cluster/store.h"
+#include "daemon/policy_manager.h"
+#include "datapath/bpf_datapath.h"
+
+namespace rl::daemon {
+
+struct ClusterConfig {
+  std::string node;                      // this node's name in Redis (default: host name)
+  std::chrono::milliseconds interval{100};
+  size_t max_pending_keys = cluster::PendingDeltas::kDefaultMaxKeys;
+};
+
+struct ClusterStats {
+  bool redis_up = false;
+  uint64_t syncs = 0;
+  std::map<std::string, uint64_t> errors;  // by kind: connect, timeout, rejected, ...
+  uint64_t keys_last_sync = 0;
+  uint64_t keys_synced_total = 0;
+  uint64_t pending_keys = 0;
+  uint64_t pending_dropped = 0;
+  uint64_t active_blocks = 0;
+  uint64_t early_syncs = 0;
+  // Round trips, cumulative: counts per upper bound (kRttBuckets), their sum and number.
+  std::vector<uint64_t> rtt_buckets;
+  double rtt_sum_seconds = 0;
+  uint64_t rtt_count = 0;
+  std::chrono::system_clock::time_point last_ok{};
+  std::vector<cluster::Peer> peers;
+};
+
+class ClusterSync {
+ public:
+  using RulesFn = std::function<std::vector<RuleView>()>;
+
+  ClusterSync(BpfDatapath& dp, std::unique_ptr<cluster::Store> store, ClusterConfig cfg, RulesFn rules);
+  ~ClusterSync();  // stops the thread
+  ClusterSync(const ClusterSync&) = delete;
+  ClusterSync& operator=(const ClusterSync&) = delete;
+
+  void start();
+  void wake();  // an early sync, requested by the kernel
+
+  static constexpr double kRttBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                           0.05,   0.1,   0.25,   0.5,   1.0};
+
+  ClusterStats stats() const;
+  struct Blocked {
+    std::string rule, key;
+    uint64_t remaining_ms = 0;
+  };
+  std::vector<Blocked> blocked() const;
+
+  // The text that names a key in Redis, the same on every node.
+  static std::string key_text(const rl_key& k, const rl_rule& r);
+
+ private:
+  void loop();
+  void sync_once();
+  void fallback(const std::vector<cluster::KeyDelta>& deltas, uint64_t now_ns);
+  void count_error(const std::string& kind);
+
+  BpfDatapath& dp_;
+  std::unique_ptr<cluster::Store> store_;
+  ClusterConfig cfg_;
+  RulesFn rules_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  bool woken_ = false;
+
+  // Owned by the sync thread.
+  cluster::PendingDeltas pending_;
+  std::unordered_map<std::string, uint64_t> last_total_;  // raw rl_key bytes -> admitted total
+  std::unordered_map<std::string, rl_key> keys_;          // "rule\0key text" -> kernel key
+  struct LocalWindow {
+    uint64_t window = 0, count = 0;
+  };
+  std::unordered_map<std::string, LocalWindow> local_;  // closed fallback: per-key local windows
+  std::chrono::steady_clock::time_point last_heartbeat_{};
+
+  mutable std::mutex mu_;  // stats_, blocked_
+  ClusterStats stats_;
+  std::map<std::string, Blocked> blocked_;  // "rule\0key" -> entry with its kernel expiry
+  std::map<std::string, uint64_t> blocked_until_;
+};
+
+}  // namespace rl::daemon
