@@ -184,3 +184,15 @@ int rl_xdp(struct xdp_md *ctx)
 	}
 	return rl_finish(XDP_DROP, reason, pos, r->id, info.hash, info.overflow);
 }
+
+/* The data path's clock, for the controller: expiries it writes (runtime entries, cluster
+ * blocks) must be in the clock packets compare them with, which a process in another time
+ * namespace does not read with clock_gettime(). rld runs this with BPF_PROG_TEST_RUN. */
+__u64 rl_clock_ns = 0;
+
+SEC("syscall")
+int rl_clock(void *ctx)
+{
+	rl_clock_ns = bpf_ktime_get_ns();
+	return 0;
+}

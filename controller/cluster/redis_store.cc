@@ -214,8 +214,8 @@ Result<SyncReply> RedisStore::sync(const std::vector<KeyDelta>& deltas) {
     for (size_t i = 0; i < batch.calls().size(); i++)
       calls.push_back(ScriptCall{&scripts::kSync, batch.keys(i), batch.args(i)});
     auto start = Clock::now();
-    auto replies = run(calls, "sync of " + std::to_string(deltas.size()) + " keys in " +
-                                  std::to_string(calls.size()) + " rules");
+    auto replies = run(calls, "sync of " + std::to_string(deltas.size()) + " key(s) in " +
+                                  std::to_string(calls.size()) + " rule(s)");
     if (!replies) return replies.error();
     out.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
     for (size_t i = 0; i < calls.size(); i++) {

@@ -1,7 +1,5 @@
 #include "daemon/cluster_sync.h"
 
-#include <time.h>
-
 #include <cstring>
 
 #include "common/log.h"
@@ -10,13 +8,9 @@
 namespace rl::daemon {
 namespace {
 
-uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
+std::string raw(const rl_key& k) {
+  return std::string(reinterpret_cast<const char*>(&k), sizeof(k));
 }
-
-std::string raw(const rl_key& k) { return std::string(reinterpret_cast<const char*>(&k), sizeof(k)); }
 std::string joined(const std::string& rule, const std::string& key) { return rule + '\0' + key; }
 
 constexpr auto kHeartbeatEvery = std::chrono::seconds(1);
@@ -30,14 +24,18 @@ std::string ClusterSync::key_text(const rl_key& k, const rl_rule& r) {
   a.family = k.family == 6 ? 6 : 4;
   std::memcpy(a.bytes.data(), k.addr, a.family == 4 ? 4 : 16);
   std::string s = a.str();
-  if (k.kind == RL_KEY_SRC_PREFIX) s += "/" + std::to_string(a.family == 4 ? r.v4_prefix : r.v6_prefix);
+  if (k.kind == RL_KEY_SRC_PREFIX)
+    s += "/" + std::to_string(a.family == 4 ? r.v4_prefix : r.v6_prefix);
   if (k.kind == RL_KEY_SRC_ADDR_DPORT) s += "|" + std::to_string(k.dport);
   return s;
 }
 
 ClusterSync::ClusterSync(BpfDatapath& dp, std::unique_ptr<cluster::Store> store, ClusterConfig cfg,
                          RulesFn rules)
-    : dp_(dp), store_(std::move(store)), cfg_(std::move(cfg)), rules_(std::move(rules)),
+    : dp_(dp),
+      store_(std::move(store)),
+      cfg_(std::move(cfg)),
+      rules_(std::move(rules)),
       pending_(cfg_.max_pending_keys) {}
 
 ClusterSync::~ClusterSync() {
@@ -46,7 +44,9 @@ ClusterSync::~ClusterSync() {
   if (thread_.joinable()) thread_.join();
 }
 
-void ClusterSync::start() { thread_ = std::thread([this] { loop(); }); }
+void ClusterSync::start() {
+  thread_ = std::thread([this] { loop(); });
+}
 
 void ClusterSync::wake() {
   {
@@ -81,10 +81,17 @@ void ClusterSync::count_error(const std::string& kind) {
 }
 
 void ClusterSync::sync_once() {
-  uint64_t now = monotonic_ns();
+  uint64_t now = dp_.now_ns();
   std::map<uint32_t, RuleView> by_id;
   for (auto& v : rules_())
     if (v.rule.cluster) by_id.emplace(v.compiled.id, std::move(v));
+
+  uint64_t nodes = cfg_.nodes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    nodes = std::max<uint64_t>(nodes, stats_.peers.size());
+  }
+  nodes = std::max<uint64_t>(nodes, 1);
 
   // What the kernel admitted since the last read, per key.
   std::vector<cluster::KeyDelta> fresh;
@@ -102,7 +109,9 @@ void ClusterSync::sync_once() {
       std::string id = raw(c.key);
       auto prev = last_total_.find(id);
       // A key the kernel evicted and counted again starts from zero.
-      uint64_t d = prev == last_total_.end() || c.admitted < prev->second ? c.admitted : c.admitted - prev->second;
+      uint64_t d = prev == last_total_.end() || c.admitted < prev->second
+                       ? c.admitted
+                       : c.admitted - prev->second;
       seen[id] = c.admitted;
       if (!d) continue;
       const RuleView& v = it->second;
@@ -110,7 +119,11 @@ void ClusterSync::sync_once() {
       kd.rule = v.name;
       kd.key = key_text(c.key, v.compiled);
       kd.delta = d;
-      kd.limit = v.rule.cluster->rate.amount;
+      // Headroom: until the next sync every node may admit about what this one just did, so
+      // Redis judges the key against the limit less that much (at most half of it). The fleet
+      // then stops near the limit instead of overshooting it by a sync interval's traffic.
+      uint64_t amount = v.rule.cluster->rate.amount;
+      kd.limit = amount - std::min<uint64_t>(amount / 2, d * nodes);
       kd.window_ms = std::max<uint64_t>(v.rule.cluster->rate.period_ns / 1'000'000, 1);
       keys_[joined(kd.rule, kd.key)] = c.key;
       fresh.push_back(std::move(kd));
@@ -125,8 +138,9 @@ void ClusterSync::sync_once() {
     if (!reply) {
       pending_.add(batch);
       std::string msg = reply.error().str();
-      count_error(reply.error().err == ETIMEDOUT || msg.find("timed out") != std::string::npos ? "timeout"
-                                                                                                : "unavailable");
+      count_error(reply.error().err == ETIMEDOUT || msg.find("timed out") != std::string::npos
+                      ? "timeout"
+                      : "unavailable");
       fallback(fresh, now);
     } else {
       for (size_t i : reply->rejected) pending_.add(batch[i]);
@@ -167,11 +181,11 @@ void ClusterSync::sync_once() {
     }
   }
 
-  auto live = dp_.cluster_prune_over(monotonic_ns());
+  auto live = dp_.cluster_prune_over(dp_.now_ns());
   std::lock_guard<std::mutex> lock(mu_);
   if (live) stats_.active_blocks = *live;
   for (auto it = blocked_until_.begin(); it != blocked_until_.end();) {
-    if (it->second <= monotonic_ns()) {
+    if (it->second <= dp_.now_ns()) {
       blocked_.erase(it->first);
       it = blocked_until_.erase(it);
     } else {
@@ -195,7 +209,8 @@ void ClusterSync::fallback(const std::vector<cluster::KeyDelta>& deltas, uint64_
   std::map<std::string, const RuleView*> closed;
   auto rules = rules_();
   for (const auto& v : rules)
-    if (v.rule.cluster && v.rule.cluster->on_redis_failure == policy::RedisFailure::kClosed) closed[v.name] = &v;
+    if (v.rule.cluster && v.rule.cluster->on_redis_failure == policy::RedisFailure::kClosed)
+      closed[v.name] = &v;
   for (const auto& d : deltas) {
     if (!closed.count(d.rule)) continue;
     uint64_t window_ns = d.window_ms * 1'000'000ULL;
@@ -204,7 +219,9 @@ void ClusterSync::fallback(const std::vector<cluster::KeyDelta>& deltas, uint64_
     auto& lw = local_[joined(d.rule, d.key)];
     if (lw.window != w) lw = {w, 0};
     lw.count += d.delta;
-    if (lw.count * nodes <= d.limit) continue;
+    // d.limit has the headroom taken off; the fallback shares the whole limit.
+    const RuleView* v = closed[d.rule];
+    if (lw.count * nodes <= v->rule.cluster->rate.amount) continue;
     auto k = keys_.find(joined(d.rule, d.key));
     if (k == keys_.end()) continue;
     uint64_t until = (w + 1) * window_ns;
@@ -224,7 +241,7 @@ ClusterStats ClusterSync::stats() const {
 std::vector<ClusterSync::Blocked> ClusterSync::blocked() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Blocked> out;
-  uint64_t now = monotonic_ns();
+  uint64_t now = dp_.now_ns();
   for (const auto& [k, b] : blocked_) {
     auto u = blocked_until_.find(k);
     if (u == blocked_until_.end() || u->second <= now) continue;

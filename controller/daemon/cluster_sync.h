@@ -31,8 +31,9 @@
 namespace rl::daemon {
 
 struct ClusterConfig {
-  std::string node;                      // this node's name in Redis (default: host name)
+  std::string node;  // this node's name in Redis (default: host name)
   std::chrono::milliseconds interval{100};
+  uint32_t nodes = 1;  // expected fleet size; the nodes seen in Redis count when more
   size_t max_pending_keys = cluster::PendingDeltas::kDefaultMaxKeys;
 };
 
@@ -58,7 +59,8 @@ class ClusterSync {
  public:
   using RulesFn = std::function<std::vector<RuleView>()>;
 
-  ClusterSync(BpfDatapath& dp, std::unique_ptr<cluster::Store> store, ClusterConfig cfg, RulesFn rules);
+  ClusterSync(BpfDatapath& dp, std::unique_ptr<cluster::Store> store, ClusterConfig cfg,
+              RulesFn rules);
   ~ClusterSync();  // stops the thread
   ClusterSync(const ClusterSync&) = delete;
   ClusterSync& operator=(const ClusterSync&) = delete;

@@ -61,18 +61,31 @@ Status load_config_file(const std::string& path, Config& cfg) {
         for (const auto& ckv : v) {
           std::string ck = ckv.first.as<std::string>();
           const YAML::Node& cv = ckv.second;
-          if (ck == "redis_host") cfg.redis_host = cv.as<std::string>();
-          else if (ck == "redis_port") cfg.redis_port = cv.as<int>();
-          else if (ck == "redis_socket") cfg.redis_socket = cv.as<std::string>();
-          else if (ck == "redis_password") cfg.redis_password = cv.as<std::string>();
-          else if (ck == "redis_db") cfg.redis_db = cv.as<int>();
-          else if (ck == "connect_timeout_ms") cfg.redis_connect_timeout_ms = cv.as<uint32_t>();
-          else if (ck == "command_timeout_ms") cfg.redis_command_timeout_ms = cv.as<uint32_t>();
-          else if (ck == "key_prefix") cfg.redis_key_prefix = cv.as<std::string>();
-          else if (ck == "node_name") cfg.node_name = cv.as<std::string>();
-          else if (ck == "sync_interval_ms") cfg.sync_interval_ms = cv.as<uint32_t>();
+          if (ck == "redis_host")
+            cfg.redis_host = cv.as<std::string>();
+          else if (ck == "redis_port")
+            cfg.redis_port = cv.as<int>();
+          else if (ck == "redis_socket")
+            cfg.redis_socket = cv.as<std::string>();
+          else if (ck == "redis_password")
+            cfg.redis_password = cv.as<std::string>();
+          else if (ck == "redis_db")
+            cfg.redis_db = cv.as<int>();
+          else if (ck == "connect_timeout_ms")
+            cfg.redis_connect_timeout_ms = cv.as<uint32_t>();
+          else if (ck == "command_timeout_ms")
+            cfg.redis_command_timeout_ms = cv.as<uint32_t>();
+          else if (ck == "key_prefix")
+            cfg.redis_key_prefix = cv.as<std::string>();
+          else if (ck == "node_name")
+            cfg.node_name = cv.as<std::string>();
+          else if (ck == "sync_interval_ms")
+            cfg.sync_interval_ms = cv.as<uint32_t>();
+          else if (ck == "nodes")
+            cfg.cluster_nodes = cv.as<uint32_t>();
           else
-            return Error{EINVAL, where(path, ckv.first) + ": error: unknown key '" + ck + "' in cluster"};
+            return Error{EINVAL,
+                         where(path, ckv.first) + ": error: unknown key '" + ck + "' in cluster"};
         }
       } else {
         return Error{EINVAL, where(path, kv.first) + ": error: unknown key '" + key + "'"};
@@ -93,7 +106,8 @@ Status validate_config(const Config& cfg) {
   if (cfg.policy_dir.empty()) return Error{EINVAL, "policy_dir must be set"};
   if (cfg.sync_interval_ms < 10 || cfg.sync_interval_ms > 60000)
     return Error{EINVAL, "sync_interval_ms must be between 10 and 60000"};
-  if (cfg.redis_port <= 0 || cfg.redis_port > 65535) return Error{EINVAL, "redis_port must be 1-65535"};
+  if (cfg.redis_port <= 0 || cfg.redis_port > 65535)
+    return Error{EINVAL, "redis_port must be 1-65535"};
   return {};
 }
 

@@ -33,6 +33,7 @@ struct Config {
   std::string redis_key_prefix = "rl";
   std::string node_name;  // default: the host name
   uint32_t sync_interval_ms = 100;
+  uint32_t cluster_nodes = 0;  // expected fleet size for early-sync shares; 0: nodes seen in Redis
 
   bool cluster_enabled() const { return !redis_host.empty() || !redis_socket.empty(); }
 };

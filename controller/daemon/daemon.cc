@@ -27,12 +27,6 @@ using control::Json;
 
 namespace {
 
-uint64_t monotonic_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
-}
-
 uint64_t coarse_clock_resolution_ns() {
   timespec ts{};
   if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) != 0) return 10'000'000;
@@ -106,6 +100,8 @@ Status Daemon::init() {
   }
   compiler::CompileOptions co;
   co.coarse_clock_ns = coarse_clock_resolution_ns();
+  co.cpus = static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1));
+  co.cluster_nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
   policies_ = std::make_unique<PolicyManager>(*dp_, cfg_.policy_dir, co, ids);
   auto first = policies_->reload("startup");
   if (!first.ok && !dp_->adopted())
@@ -163,13 +159,17 @@ Status Daemon::init() {
     }
     cfg_.node_name = cc.node;
     cc.interval = std::chrono::milliseconds(cfg_.sync_interval_ms);
-    cluster_ = std::make_unique<ClusterSync>(*dp_, std::move(*store), cc, [this] { return policies_->rules(); });
+    cc.nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
+    cluster_ = std::make_unique<ClusterSync>(*dp_, std::move(*store), cc,
+                                             [this] { return policies_->rules(); });
     offenders_->on_cluster_sync([this] { cluster_->wake(); });
     cluster_->start();
-    log::info("cluster sync started", {{"node", cc.node},
-                                       {"redis", cfg_.redis_socket.empty() ? cfg_.redis_host + ":" + std::to_string(cfg_.redis_port)
-                                                                          : cfg_.redis_socket},
-                                       {"interval_ms", std::to_string(cfg_.sync_interval_ms)}});
+    log::info("cluster sync started",
+              {{"node", cc.node},
+               {"redis", cfg_.redis_socket.empty()
+                             ? cfg_.redis_host + ":" + std::to_string(cfg_.redis_port)
+                             : cfg_.redis_socket},
+               {"interval_ms", std::to_string(cfg_.sync_interval_ms)}});
   }
 
   if (!cfg_.metrics_listen.empty()) {
@@ -299,7 +299,7 @@ void Daemon::housekeeping() {
   // Expired runtime entries no longer apply in the kernel; remove them from the maps.
   auto entries = dp_->runtime_acl_list();
   if (entries) {
-    uint64_t now = monotonic_ns();
+    uint64_t now = dp_->now_ns();
     for (const auto& e : *entries)
       if (e.expires_ns && e.expires_ns <= now) {
         (void)dp_->runtime_acl_remove(e.prefix);
@@ -392,7 +392,7 @@ Json Daemon::cmd_status() {
     auto m = attached_mode(name);
     ifs.push_back({{"name", name}, {"mode", m ? *m : std::string("unknown")}});
   }
-  auto [used, blocked] = dp_->key_table_usage(monotonic_ns());
+  auto [used, blocked] = dp_->key_table_usage(dp_->now_ns());
   auto age = [](std::chrono::system_clock::time_point t) {
     return t.time_since_epoch().count() == 0
                ? Json(nullptr)
@@ -548,7 +548,7 @@ Json Daemon::cmd_acl_add(const Json& args) {
   if (!p) return control::fail(p.error().message);
   if (list != "allow" && list != "deny") return control::fail("list must be allow or deny");
   uint64_t ttl = args.value("ttl_seconds", 0ULL);
-  uint64_t expires = ttl ? monotonic_ns() + ttl * 1'000'000'000ULL : 0;
+  uint64_t expires = ttl ? dp_->now_ns() + ttl * 1'000'000'000ULL : 0;
   if (auto s = dp_->runtime_acl_set(*p, list == "allow" ? RL_SRC_F_ALLOW : RL_SRC_F_DENY, expires);
       !s)
     return control::fail(s.error().str());
@@ -578,7 +578,7 @@ Json Daemon::cmd_acl_del(const Json& args) {
 Json Daemon::cmd_acl_list() {
   auto entries = dp_->runtime_acl_list();
   if (!entries) return control::fail(entries.error().str());
-  uint64_t now = monotonic_ns();
+  uint64_t now = dp_->now_ns();
   Json out = Json::array();
   for (const auto& e : *entries) {
     if (e.expires_ns && e.expires_ns <= now) continue;
@@ -658,14 +658,17 @@ Json Daemon::cmd_cluster_status() {
   if (!cluster_) return control::fail("cluster limits are off: no Redis in rld's configuration");
   auto st = cluster_->stats();
   Json peers = Json::array();
-  for (const auto& p : st.peers) peers.push_back({{"node", p.node}, {"last_seen_ms", p.last_seen_ms}});
+  for (const auto& p : st.peers)
+    peers.push_back({{"node", p.node}, {"last_seen_ms", p.last_seen_ms}});
   Json blocked = Json::array();
   for (const auto& b : cluster_->blocked())
     blocked.push_back({{"rule", b.rule}, {"key", b.key}, {"remaining_ms", b.remaining_ms}});
   Json errors = Json::object();
   for (const auto& [k, v] : st.errors) errors[k] = v;
   auto ago = st.last_ok.time_since_epoch().count()
-                 ? Json(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now() - st.last_ok).count())
+                 ? Json(std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now() - st.last_ok)
+                            .count())
                  : Json(nullptr);
   return control::ok({{"node", cfg_.node_name},
                       {"redis_up", st.redis_up},
@@ -692,7 +695,7 @@ Result<metrics::Snapshot> Daemon::snapshot() const {
     if (!c) return c.error();
     s.rules.push_back({name, r.action == RL_ACTION_MONITOR ? "monitor" : "drop", *c});
   }
-  auto [used, blocked] = dp_->key_table_usage(monotonic_ns());
+  auto [used, blocked] = dp_->key_table_usage(dp_->now_ns());
   s.keys_tracked = used;
   s.active_blocks = blocked;
   s.keys_capacity = static_cast<uint64_t>(dp_->key_sets()) * RL_WAYS;
@@ -723,7 +726,8 @@ Result<metrics::Snapshot> Daemon::snapshot() const {
     s.cluster.active_blocks = st.active_blocks;
     s.cluster.peers = st.peers.size();
     s.cluster.errors = st.errors;
-    s.cluster.rtt_bounds.assign(std::begin(ClusterSync::kRttBuckets), std::end(ClusterSync::kRttBuckets));
+    s.cluster.rtt_bounds.assign(std::begin(ClusterSync::kRttBuckets),
+                                std::end(ClusterSync::kRttBuckets));
     s.cluster.rtt_buckets = st.rtt_buckets;
     s.cluster.rtt_buckets.resize(s.cluster.rtt_bounds.size());
     s.cluster.rtt_sum_seconds = st.rtt_sum_seconds;

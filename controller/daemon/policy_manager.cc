@@ -37,7 +37,8 @@ uint64_t directory_fingerprint(const std::string& dir) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     auto ext = e.path().extension();
-    if ((ext == ".yaml" || ext == ".yml") && e.path().filename().string()[0] != '.') files.push_back(e.path());
+    if ((ext == ".yaml" || ext == ".yml") && e.path().filename().string()[0] != '.')
+      files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
   uint64_t h = 1469598103934665603ULL;

@@ -129,6 +129,17 @@ Status BpfDatapath::init() {
 }
 
 int BpfDatapath::prog_fd() const { return bpf_program__fd(skel_->progs.rl_xdp); }
+
+uint64_t BpfDatapath::now_ns() const {
+  uint64_t test = std::atomic_ref<__u64>(skel_->bss->rl_clock_override_ns).load();
+  if (test) return test;
+  LIBBPF_OPTS(bpf_test_run_opts, o);
+  if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.rl_clock), &o) == 0)
+    return std::atomic_ref<__u64>(skel_->bss->rl_clock_ns).load();
+  timespec ts{};  // not reachable on kernels that load rl_xdp at all
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
+}
 int BpfDatapath::events_fd() const { return bpf_map__fd(skel_->maps.rl_events); }
 int BpfDatapath::keys_fd() const { return bpf_map__fd(skel_->maps.rl_keys); }
 

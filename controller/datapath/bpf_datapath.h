@@ -78,6 +78,10 @@ class BpfDatapath final : public Datapath {
   // Names of the rules in force, by stats slot.
   Result<std::vector<std::pair<std::string, rl_rule>>> active_rules() const;
 
+  // CLOCK_MONOTONIC as the data path reads it (bpf_ktime_get_ns), whatever this process's
+  // time namespace; the test clock when one is set.
+  uint64_t now_ns() const;
+
   int prog_fd() const;
   int events_fd() const;  // rl_events ring buffer
   int keys_fd() const;    // rl_keys key table

@@ -222,7 +222,8 @@ void add_interfaces(std::vector<MetricFamily>& out, const Snapshot& s) {
 void add_cluster(std::vector<MetricFamily>& out, const Snapshot& s) {
   const ClusterSnapshot& c = s.cluster;
   if (!c.enabled) return;
-  out.push_back(gauge("rl_cluster_redis_up", "1 if the last call to Redis succeeded.", c.redis_up ? 1 : 0));
+  out.push_back(
+      gauge("rl_cluster_redis_up", "1 if the last call to Redis succeeded.", c.redis_up ? 1 : 0));
   auto counter = [&](const char* name, const char* help, uint64_t v) {
     auto f = family(name, help, MetricType::Counter);
     add_sample(f, double(v));
@@ -235,17 +236,19 @@ void add_cluster(std::vector<MetricFamily>& out, const Snapshot& s) {
   counter("rl_cluster_keys_synced_total", "Key deltas sent to Redis.", c.keys_synced_total);
   out.push_back(gauge("rl_cluster_keys_last_sync", "Key deltas in the last successful sync.",
                       double(c.keys_last_sync)));
-  out.push_back(gauge("rl_cluster_pending_keys",
-                      "Keys whose deltas wait for Redis (kept while it is unreachable, replayed after).",
-                      double(c.pending_keys)));
+  out.push_back(
+      gauge("rl_cluster_pending_keys",
+            "Keys whose deltas wait for Redis (kept while it is unreachable, replayed after).",
+            double(c.pending_keys)));
   counter("rl_cluster_pending_dropped_total",
           "Key deltas refused because the pending buffer was full.", c.pending_dropped);
   out.push_back(gauge("rl_cluster_active_blocks",
                       "Keys the fleet has used up, blocked in this node's kernel.",
                       double(c.active_blocks)));
-  out.push_back(gauge("rl_cluster_peers", "Nodes seen alive in Redis (this one included).",
-                      double(c.peers)));
-  auto errors = family("rl_cluster_sync_errors_total", "Failed sync steps, by kind.", MetricType::Counter);
+  out.push_back(
+      gauge("rl_cluster_peers", "Nodes seen alive in Redis (this one included).", double(c.peers)));
+  auto errors =
+      family("rl_cluster_sync_errors_total", "Failed sync steps, by kind.", MetricType::Counter);
   for (const char* kind : {"unavailable", "timeout", "rejected", "heartbeat", "datapath"}) {
     auto it = c.errors.find(kind);
     add_sample(errors, it == c.errors.end() ? 0.0 : double(it->second), {{"kind", kind}});

@@ -44,13 +44,13 @@ struct Snapshot {
   rl_counter global[RL_GC_MAX]{};  // enum rl_global_counter, summed over CPUs
   uint64_t keys_tracked = 0;       // key table slots holding a key
   uint64_t keys_capacity = 0;
-  uint64_t active_blocks = 0;      // keys inside a block period
+  uint64_t active_blocks = 0;  // keys inside a block period
   std::vector<InterfaceSnapshot> interfaces;
   uint64_t reloads_ok = 0;
   uint64_t reloads_failed = 0;
   double last_reload_success_seconds = 0;  // Unix time of the last good reload, 0 if none
   bool last_reload_ok = true;
-  uint32_t generation = 0;                 // rule set generation counter (increments per apply)
+  uint32_t generation = 0;  // rule set generation counter (increments per apply)
   uint64_t runtime_allow_entries = 0;
   uint64_t runtime_deny_entries = 0;
   ClusterSnapshot cluster;

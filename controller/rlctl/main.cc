@@ -318,21 +318,25 @@ int main(int argc, char** argv) {
 
   auto* cluster = app.add_subcommand("cluster", "cluster-wide limits through Redis");
   cluster->require_subcommand(1);
-  cluster->add_subcommand("status", "Redis, peers seen recently, last sync, blocked keys")->callback([&] {
-    Json d = call_or_exit(g, "cluster.status");
-    if (json_out(g, d)) return;
-    std::cout << "node " << d["node"].get<std::string>() << ", Redis " << (d["redis_up"].get<bool>() ? "up" : "DOWN")
-              << ", last sync " << (d["last_sync_ms_ago"].is_null() ? std::string("never") : num(d["last_sync_ms_ago"]) + " ms ago")
-              << ", " << d["syncs"] << " syncs (" << d["early_syncs"] << " early), " << d["pending_keys"]
-              << " keys pending\n";
-    rlctl::Table peers({"PEER", "LAST SEEN (server ms)"});
-    for (const auto& p : d["peers"]) peers.row({p["node"], num(p["last_seen_ms"])});
-    peers.print(std::cout);
-    std::cout << "\n";
-    rlctl::Table blocked({"RULE", "KEY", "BLOCKED FOR (ms)"});
-    for (const auto& b : d["blocked"]) blocked.row({b["rule"], b["key"], num(b["remaining_ms"])});
-    blocked.print(std::cout);
-  });
+  cluster->add_subcommand("status", "Redis, peers seen recently, last sync, blocked keys")
+      ->callback([&] {
+        Json d = call_or_exit(g, "cluster.status");
+        if (json_out(g, d)) return;
+        std::cout << "node " << d["node"].get<std::string>() << ", Redis "
+                  << (d["redis_up"].get<bool>() ? "up" : "DOWN") << ", last sync "
+                  << (d["last_sync_ms_ago"].is_null() ? std::string("never")
+                                                      : num(d["last_sync_ms_ago"]) + " ms ago")
+                  << ", " << d["syncs"] << " syncs (" << d["early_syncs"] << " early), "
+                  << d["pending_keys"] << " keys pending\n";
+        rlctl::Table peers({"PEER", "LAST SEEN (server ms)"});
+        for (const auto& p : d["peers"]) peers.row({p["node"], num(p["last_seen_ms"])});
+        peers.print(std::cout);
+        std::cout << "\n";
+        rlctl::Table blocked({"RULE", "KEY", "BLOCKED FOR (ms)"});
+        for (const auto& b : d["blocked"])
+          blocked.row({b["rule"], b["key"], num(b["remaining_ms"])});
+        blocked.print(std::cout);
+      });
 
   auto* completion = app.add_subcommand("completion", "print shell completion (bash)");
   std::string shell = "bash";

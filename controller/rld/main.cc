@@ -43,11 +43,17 @@ int main(int argc, char** argv) {
                                "quiet time after a policy file change before reloading");
   auto* o_det = app.add_flag("--detach-on-exit", flags.detach_on_exit,
                              "detach from the interfaces on SIGTERM (default: keep enforcing)");
-  auto* o_rhost = app.add_option("--redis-host", flags.redis_host, "Redis for cluster-wide limits (address)");
+  auto* o_rhost =
+      app.add_option("--redis-host", flags.redis_host, "Redis for cluster-wide limits (address)");
   auto* o_rport = app.add_option("--redis-port", flags.redis_port, "Redis port");
-  auto* o_rsock = app.add_option("--redis-socket", flags.redis_socket, "Redis Unix socket (instead of host:port)");
-  auto* o_node = app.add_option("--node-name", flags.node_name, "this node's name in the cluster (default: host name)");
-  auto* o_sync = app.add_option("--sync-interval-ms", flags.sync_interval_ms, "cluster sync interval");
+  auto* o_rsock = app.add_option("--redis-socket", flags.redis_socket,
+                                 "Redis Unix socket (instead of host:port)");
+  auto* o_node = app.add_option("--node-name", flags.node_name,
+                                "this node's name in the cluster (default: host name)");
+  auto* o_sync =
+      app.add_option("--sync-interval-ms", flags.sync_interval_ms, "cluster sync interval");
+  auto* o_nodes = app.add_option("--cluster-nodes", flags.cluster_nodes,
+                                 "expected fleet size, for each node's share of a cluster limit");
   app.add_flag("--cleanup", cleanup, "detach everything rld attached, remove its pins, and exit");
   CLI11_PARSE(app, argc, argv);
 
@@ -74,6 +80,7 @@ int main(int argc, char** argv) {
   if (o_rsock->count()) cfg.redis_socket = flags.redis_socket;
   if (o_node->count()) cfg.node_name = flags.node_name;
   if (o_sync->count()) cfg.sync_interval_ms = flags.sync_interval_ms;
+  if (o_nodes->count()) cfg.cluster_nodes = flags.cluster_nodes;
   if (auto s = rl::daemon::validate_config(cfg); !s) {
     std::cerr << "rld: " << s.error().message << "\n";
     return 2;
