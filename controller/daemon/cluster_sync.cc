@@ -143,8 +143,13 @@ void ClusterSync::sync_once() {
                       : "unavailable");
       fallback(fresh, now);
     } else {
-      for (size_t i : reply->rejected) pending_.add(batch[i]);
-      if (!reply->rejected.empty()) count_error("rejected");
+      // Redis refused these (an error for their rule, or an invalid delta): retrying the same
+      // request would fail the same way, so they are counted and logged, not requeued.
+      if (!reply->rejected.empty()) {
+        count_error("rejected");
+        log::error("Redis rejected cluster deltas", {{"keys", std::to_string(reply->rejected.size())},
+                                                     {"reason", reply->rejected_reason}});
+      }
       std::lock_guard<std::mutex> lock(mu_);
       for (const auto& o : reply->over) {
         const auto& kd = batch[o.index];

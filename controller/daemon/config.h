@@ -29,7 +29,7 @@ struct Config {
   std::string redis_password;
   int redis_db = 0;
   uint32_t redis_connect_timeout_ms = 200;
-  uint32_t redis_command_timeout_ms = 200;
+  uint32_t redis_command_timeout_ms = 1000;  // must cover the largest sync inside Redis
   std::string redis_key_prefix = "rl";
   std::string node_name;  // default: the host name
   uint32_t sync_interval_ms = 100;

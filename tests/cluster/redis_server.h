@@ -1,0 +1,85 @@
+// A real redis-server for tests: loopback only (127.0.0.1 on a free port, or a Unix socket),
+// its own temp dir as working dir, no persistence, protected mode on. The destructor kills it
+// and removes the dir, so a failed assertion leaves nothing behind; PR_SET_PDEATHSIG kills it
+// if the test process dies first.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+struct redisContext;
+
+namespace rl::testing {
+
+struct RedisServerOptions {
+  std::string password;      // --requirepass when set
+  bool unix_socket = false;  // listen on <dir>/redis.sock instead of TCP
+};
+
+// A reply to a test's own command, copied out of hiredis.
+struct RedisValue {
+  enum class Type { kNil, kString, kStatus, kInteger, kError, kArray };
+  Type type = Type::kNil;
+  std::string str;
+  long long integer = 0;
+  std::vector<RedisValue> elements;
+  bool is_error() const { return type == Type::kError; }
+};
+
+class RedisServer {
+ public:
+  // The redis-server binary, "" if the build did not find one (tests then skip).
+  static std::string binary();
+  static Result<std::unique_ptr<RedisServer>> start(const RedisServerOptions& opts = {});
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+  ~RedisServer();
+
+  uint16_t port() const { return port_; }  // 0 with a Unix socket
+  const std::string& unix_socket() const { return socket_; }
+  const std::string& password() const { return opts_.password; }
+  const std::string& dir() const { return dir_; }
+  bool running();
+
+  // SIGKILL, like a crash: connections reset, data gone (nothing is persisted).
+  void kill();
+  // Starts a fresh server on the same port or socket after kill().
+  Status restart();
+  // SIGSTOP / SIGCONT: the kernel still accepts connections, nothing answers.
+  void pause();
+  void resume();
+
+  // A command on the test's own connection, authenticated when needed. Not while paused.
+  Result<RedisValue> command(const std::vector<std::string>& argv);
+  // calls= of a command in INFO commandstats ("evalsha", "script|load"); 0 if never called.
+  Result<uint64_t> command_calls(const std::string& name);
+  Result<uint64_t> command_usec(const std::string& name);
+  Result<uint64_t> time_ms();  // the server's clock (TIME)
+  // A numeric field of INFO, e.g. info_number("memory", "used_memory").
+  Result<uint64_t> info_number(const std::string& section, const std::string& field);
+  std::string log() const;
+
+ private:
+  explicit RedisServer(const RedisServerOptions& opts) : opts_(opts) {}
+  Status spawn();
+  Status wait_ready();
+  Result<std::map<std::string, std::string>> commandstat(const std::string& name);
+  void close_admin();
+
+  RedisServerOptions opts_;
+  std::string dir_;
+  std::string socket_;
+  uint16_t port_ = 0;
+  pid_t pid_ = -1;
+  redisContext* admin_ = nullptr;
+};
+
+}  // namespace rl::testing

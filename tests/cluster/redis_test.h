@@ -1,0 +1,64 @@
+// Shared by the tests that need Redis: a fresh server per test, store options that point at
+// it, and a look at a key's stored window.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cluster/redis_store.h"
+#include "cluster/sync_batch.h"
+#include "redis_server.h"
+#include "window_model.h"
+
+namespace rl::testing {
+
+inline cluster::KeyDelta key_delta(const std::string& rule, const std::string& key, uint64_t delta,
+                                   uint64_t limit, uint64_t window_ms) {
+  return cluster::KeyDelta{rule, key, delta, limit, window_ms};
+}
+
+class RedisTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (RedisServer::binary().empty()) GTEST_SKIP() << "redis-server not found";
+    auto s = RedisServer::start(server_options());
+    ASSERT_TRUE(s) << s.error().str();
+    server_ = std::move(*s);
+  }
+
+  virtual RedisServerOptions server_options() const { return {}; }
+
+  cluster::RedisOptions options() const {
+    cluster::RedisOptions o;
+    o.port = server_->port() ? server_->port() : 6379;
+    o.unix_socket = server_->unix_socket();
+    o.password = server_->password();
+    return o;
+  }
+
+  // nullptr (with a test failure) if the store cannot connect.
+  std::unique_ptr<cluster::RedisStore> store(const cluster::RedisOptions& o) {
+    auto s = cluster::RedisStore::connect(o);
+    EXPECT_TRUE(s) << s.error().str();
+    return s ? std::move(*s) : nullptr;
+  }
+  std::unique_ptr<cluster::RedisStore> store() { return store(options()); }
+
+  // The hash behind (rule, key); nullopt when there is none.
+  std::optional<WindowState> stored(const std::string& rule, const std::string& key,
+                                    const std::string& prefix = "rl") {
+    auto r = server_->command({"HMGET", cluster::redis_key(prefix, rule, key), "w", "c", "p"});
+    EXPECT_TRUE(r) << r.error().str();
+    if (!r || r->elements.size() != 3 || r->elements[0].type == RedisValue::Type::kNil)
+      return std::nullopt;
+    return WindowState{std::stoull(r->elements[0].str), std::stoull(r->elements[1].str),
+                       std::stoull(r->elements[2].str)};
+  }
+
+  std::unique_ptr<RedisServer> server_;
+};
+
+}  // namespace rl::testing

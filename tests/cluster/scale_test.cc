@@ -1,0 +1,98 @@
+// The benchmark behind docs/cluster.md, "Measured": one sync of 100,000 active keys. It prints
+// its figures; the only assertions are the round-trip count and a generous time bound.
+//   ctest --test-dir build -R cluster.Scale --verbose
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "redis_test.h"
+
+namespace rl::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+class ScaleTest : public RedisTest {
+ protected:
+  void measure(int rules) {
+    auto o = options();
+    o.command_timeout = 10s;  // the bound asserted below is 5 s
+    auto store = this->store(o);
+    ASSERT_TRUE(store);
+    const int kKeys = 100'000;
+    std::vector<cluster::KeyDelta> deltas;
+    deltas.reserve(kKeys);
+    for (int i = 0; i < kKeys; i++) {
+      std::string key = "198.18." + std::to_string(i / 256 % 256) + "." + std::to_string(i % 256) +
+                        ":" + std::to_string(i / 65536);
+      // A busy interval: every key active, one in a hundred over its limit.
+      uint64_t delta = i % 100 == 0 ? 2000 : 1 + i % 7;
+      deltas.push_back(key_delta("rule-" + std::to_string(i % rules), key, delta, 1000, 3'600'000));
+    }
+    for (const char* pass : {"new keys", "existing keys"}) {
+      ASSERT_TRUE(server_->command({"CONFIG", "RESETSTAT"}));
+      uint64_t trips = store->stats().round_trips;
+      auto memory_before = server_->info_number("memory", "used_memory");
+      ASSERT_TRUE(memory_before);
+      auto start = Clock::now();
+      auto reply = store->sync(deltas);
+      auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+      ASSERT_TRUE(reply) << reply.error().str();
+      auto evalsha = server_->command_calls("evalsha");
+      auto usec = server_->command_usec("evalsha");
+      ASSERT_TRUE(evalsha && usec);
+      EXPECT_EQ(*evalsha, static_cast<uint64_t>(rules));
+      EXPECT_EQ(store->stats().round_trips - trips, 1u);
+      EXPECT_GT(reply->over.size(), 0u);
+      EXPECT_LT(wall, 5s);
+      std::printf(
+          "scale: %d keys, %d rule(s), %s: sync %lld ms wall, %llu ms in Redis (%llu EVALSHA), "
+          "%zu over, 1 round trip\n",
+          kKeys, rules, pass, static_cast<long long>(wall.count()),
+          static_cast<unsigned long long>(*usec / 1000), static_cast<unsigned long long>(*evalsha),
+          reply->over.size());
+      auto memory_after = server_->info_number("memory", "used_memory");
+      ASSERT_TRUE(memory_after);
+      if (pass == std::string("new keys")) {
+        std::printf("scale: Redis memory for %d keys: %.1f MB, %llu bytes per key\n", kKeys,
+                    (*memory_after - *memory_before) / 1e6,
+                    static_cast<unsigned long long>((*memory_after - *memory_before) / kKeys));
+      }
+      RecordProperty(std::string(pass == std::string("new keys") ? "new" : "existing") + "_ms",
+                     static_cast<int>(wall.count()));
+    }
+  }
+};
+
+// The round trip by sync size, keys already in Redis: the median of a few syncs each.
+TEST_F(ScaleTest, RoundTripBySize) {
+  auto o = options();
+  o.command_timeout = 10s;
+  auto store = this->store(o);
+  ASSERT_TRUE(store);
+  for (int keys : {1, 100, 1'000, 10'000}) {
+    std::vector<cluster::KeyDelta> deltas;
+    for (int i = 0; i < keys; i++)
+      deltas.push_back(key_delta("rule", "k" + std::to_string(i), 1, 1'000'000, 3'600'000));
+    std::vector<int64_t> us;
+    for (int rep = 0; rep < 11; rep++) {
+      auto start = Clock::now();
+      auto reply = store->sync(deltas);
+      ASSERT_TRUE(reply) << reply.error().str();
+      if (rep > 0) {  // the first creates the keys
+        us.push_back(
+            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+      }
+    }
+    std::sort(us.begin(), us.end());
+    std::printf("scale: %d keys, 1 rule, existing keys: sync %.2f ms wall (median of %zu)\n", keys,
+                us[us.size() / 2] / 1000.0, us.size());
+  }
+}
+
+TEST_F(ScaleTest, HundredThousandKeysOneRule) { measure(1); }
+TEST_F(ScaleTest, HundredThousandKeysTenRules) { measure(10); }
+
+}  // namespace
+}  // namespace rl::testing
