@@ -147,8 +147,9 @@ void ClusterSync::sync_once() {
       // request would fail the same way, so they are counted and logged, not requeued.
       if (!reply->rejected.empty()) {
         count_error("rejected");
-        log::error("Redis rejected cluster deltas", {{"keys", std::to_string(reply->rejected.size())},
-                                                     {"reason", reply->rejected_reason}});
+        log::error(
+            "Redis rejected cluster deltas",
+            {{"keys", std::to_string(reply->rejected.size())}, {"reason", reply->rejected_reason}});
       }
       std::lock_guard<std::mutex> lock(mu_);
       for (const auto& o : reply->over) {
@@ -209,7 +210,7 @@ void ClusterSync::fallback(const std::vector<cluster::KeyDelta>& deltas, uint64_
   size_t nodes;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    nodes = std::max<size_t>(stats_.peers.size(), 1);
+    nodes = std::max<size_t>({stats_.peers.size(), cfg_.nodes, 1});
   }
   std::map<std::string, const RuleView*> closed;
   auto rules = rules_();
@@ -224,9 +225,10 @@ void ClusterSync::fallback(const std::vector<cluster::KeyDelta>& deltas, uint64_
     auto& lw = local_[joined(d.rule, d.key)];
     if (lw.window != w) lw = {w, 0};
     lw.count += d.delta;
-    // d.limit has the headroom taken off; the fallback shares the whole limit.
+    // The share is of the whole limit (d.limit has the Redis headroom taken off). The block
+    // comes a sync interval early: the next interval will likely admit what this one did.
     const RuleView* v = closed[d.rule];
-    if (lw.count * nodes <= v->rule.cluster->rate.amount) continue;
+    if ((lw.count + d.delta) * nodes <= v->rule.cluster->rate.amount) continue;
     auto k = keys_.find(joined(d.rule, d.key));
     if (k == keys_.end()) continue;
     uint64_t until = (w + 1) * window_ns;

@@ -223,3 +223,30 @@ TEST_F(ClusterLab, RedisOutageKeepsLocalLimitsAndReplaysDeltas) {
 
 }  // namespace
 }  // namespace rl::testing
+
+namespace rl::testing {
+namespace {
+
+// on_redis_failure: closed. Without Redis each node holds the key to limit/N per window (N the
+// nodes seen alive), so the fleet stays near its limit rather than at N times it.
+TEST_F(ClusterLab, ClosedRulesFallBackToTheirShareWhenRedisIsDown) {
+  std::string policy = kFleetPolicy;
+  policy.replace(policy.find("on_redis_failure: open"), 22, "on_redis_failure: closed");
+  for (size_t i = 0; i < kNodes; i++) start_node(i, policy);
+  // Let every node see the others in Redis before it goes away.
+  std::this_thread::sleep_for(2500ms);
+  EXPECT_EQ(ctl(0, {"cluster", "status"})["peers"].size(), kNodes);
+  redis_->kill();
+  constexpr double kSeconds = 4;
+  auto got = flood("198.18.53.1", 300, kSeconds);
+  uint64_t total = sum(got);
+  std::printf("fleet admitted %lu (per node %lu %lu %lu) with Redis down, closed rule\n",
+              (unsigned long)total, (unsigned long)got[0], (unsigned long)got[1],
+              (unsigned long)got[2]);
+  // Each node: 100/3 per 1 s window, plus what it admits before its first local block lands.
+  EXPECT_LE(total, 1.25 * 100 * kSeconds);
+  EXPECT_GE(total, 0.75 * 100 * kSeconds);
+}
+
+}  // namespace
+}  // namespace rl::testing
