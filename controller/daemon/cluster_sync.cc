@@ -1,5 +1,7 @@
 #include "daemon/cluster_sync.h"
 
+#include "daemon/key_text.h"
+
 #include <cstring>
 
 #include "common/log.h"
@@ -17,18 +19,6 @@ constexpr auto kHeartbeatEvery = std::chrono::seconds(1);
 constexpr auto kPeersWithin = std::chrono::milliseconds(3000);
 
 }  // namespace
-
-std::string ClusterSync::key_text(const rl_key& k, const rl_rule& r) {
-  if (k.kind == RL_KEY_RULE) return "*";
-  Address a;
-  a.family = k.family == 6 ? 6 : 4;
-  std::memcpy(a.bytes.data(), k.addr, a.family == 4 ? 4 : 16);
-  std::string s = a.str();
-  if (k.kind == RL_KEY_SRC_PREFIX)
-    s += "/" + std::to_string(a.family == 4 ? r.v4_prefix : r.v6_prefix);
-  if (k.kind == RL_KEY_SRC_ADDR_DPORT) s += "|" + std::to_string(k.dport);
-  return s;
-}
 
 ClusterSync::ClusterSync(BpfDatapath& dp, std::unique_ptr<cluster::Store> store, ClusterConfig cfg,
                          RulesFn rules)

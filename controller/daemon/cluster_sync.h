@@ -78,9 +78,6 @@ class ClusterSync {
   };
   std::vector<Blocked> blocked() const;
 
-  // The text that names a key in Redis, the same on every node.
-  static std::string key_text(const rl_key& k, const rl_rule& r);
-
  private:
   void loop();
   void sync_once();

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "common/log.h"
-#include "common/prefix.h"
+#include "daemon/key_text.h"
 
 namespace rl::daemon {
 
@@ -32,18 +32,6 @@ int OffenderLog::on_event(void* ctx, void* data, size_t size) {
   return 0;
 }
 
-std::string OffenderLog::format_key(const rl_event& ev, const RuleRef& rule) {
-  if (ev.key_kind == RL_KEY_RULE) return "rule";
-  Address a;
-  a.family = ev.family == 6 ? 6 : 4;
-  std::memcpy(a.bytes.data(), ev.addr, a.family == 4 ? 4 : 16);
-  std::string s = a.str();
-  if (ev.key_kind == RL_KEY_SRC_PREFIX)
-    s += "/" + std::to_string(a.family == 4 ? rule.v4_prefix : rule.v6_prefix);
-  if (ev.key_kind == RL_KEY_SRC_ADDR_DPORT) s += " port " + std::to_string(ev.dport);
-  return s;
-}
-
 void OffenderLog::handle(const rl_event& ev) {
   if (ev.kind == RL_EVENT_CLUSTER_SYNC) {
     if (on_cluster_sync_) on_cluster_sync_();
@@ -51,7 +39,8 @@ void OffenderLog::handle(const rl_event& ev) {
   }
   RuleRef ref = rule_(ev.rule_id);
   const std::string& rule = ref.name;
-  std::string key = format_key(ev, ref);
+  std::string key =
+      key_text(ev.key_kind, ev.family, ev.addr, ev.dport, ref.v4_prefix, ref.v6_prefix);
   auto now = std::chrono::system_clock::now();
   {
     std::lock_guard<std::mutex> lock(mu_);

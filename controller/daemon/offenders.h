@@ -51,8 +51,6 @@ class OffenderLog {
   // Offenders seen in the last `window`, most drops first.
   std::vector<Offender> top(size_t n, const std::string& rule, std::chrono::seconds window) const;
 
-  static std::string format_key(const rl_event& ev, const RuleRef& rule);
-
  private:
   static int on_event(void* ctx, void* data, size_t size);
   void handle(const rl_event& ev);

@@ -1,0 +1,18 @@
+// A limiter key as text, the same in logs, rlctl and Redis key names on every node:
+//   source "198.18.0.7", source_prefix "198.18.0.0/24", source_port "198.18.0.7|53", rule "*".
+#pragma once
+
+#include <string>
+
+#include "rl_abi.h"
+
+namespace rl::daemon {
+
+std::string key_text(uint8_t kind, uint8_t family, const __u32 addr[4], uint16_t dport,
+                     uint8_t v4_prefix, uint8_t v6_prefix);
+
+inline std::string key_text(const rl_key& k, const rl_rule& r) {
+  return key_text(k.kind, k.family, k.addr, k.dport, r.v4_prefix, r.v6_prefix);
+}
+
+}  // namespace rl::daemon
