@@ -127,6 +127,14 @@ Status Daemon::init() {
     if (a) interfaces_[ifname] = *a;
   }
 
+  if (uint32_t old = dp_->replaced_abi()) {
+    // Every interface now runs the new program (bpf_link_update above): only now do the old
+    // program's maps lose their pins. Per-key state does not carry across layouts.
+    if (auto s = dp_->take_over_pins(); !s) return s;
+    log::warn("replaced a data path with another layout; per-key state starts fresh",
+              {{"old_abi", std::to_string(old)}, {"new_abi", std::to_string(RL_ABI_VERSION)}});
+  }
+
   offenders_ = std::make_unique<OffenderLog>(
       dp_->events_fd(),
       [this](uint32_t id) {

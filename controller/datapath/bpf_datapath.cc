@@ -30,6 +30,8 @@ MapRef<K, rl_src_entry> trie(const bpf_map* m) {
 
 struct PinnedLayout {
   bool present = false;
+  bool other_abi = false;  // pinned by an rld with another data path layout: replace, not adopt
+  uint32_t abi = 0;
   uint32_t key_sets = 0;
 };
 
@@ -46,10 +48,11 @@ Result<PinnedLayout> pinned_layout(const std::string& root) {
   uint32_t zero = 0;
   if (bpf_map_lookup_elem(control.get(), &zero, &c) != 0)
     return errno_error("read pinned rl_control");
-  if (c.abi_version != RL_ABI_VERSION)
-    return Error{EPROTO, "maps pinned under " + root + " have data path ABI " +
-                             std::to_string(c.abi_version) + ", this rld needs " +
-                             std::to_string(RL_ABI_VERSION) + "; run 'rld --cleanup' first"};
+  out.abi = c.abi_version;
+  if (c.abi_version != RL_ABI_VERSION) {
+    out.other_abi = true;
+    return out;
+  }
   UniqueFd keys(bpf_obj_get(pinned_map_path(root, "rl_keys").c_str()));
   if (!keys) return errno_error("open pinned rl_keys under " + root);
   bpf_map_info info{};
@@ -76,13 +79,18 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   if (!opts.pin_root.empty()) {
     auto pinned = pinned_layout(opts.pin_root);
     if (!pinned) return pinned.error();
-    if (pinned->present) {
+    if (pinned->other_abi) {
+      // Fresh maps, pinned only once the interfaces run the new program (take_over_pins):
+      // until then the old program keeps enforcing with its own maps.
+      dp->replaced_abi_ = pinned->abi;
+      dp->pin_root_ = opts.pin_root;
+    } else if (pinned->present) {
       dp->adopted_ = true;
       sets = pinned->key_sets;
     }
     bpf_map* m;
     bpf_object__for_each_map(m, skel->obj) {
-      if (bpf_map__is_internal(m)) continue;
+      if (pinned->other_abi || bpf_map__is_internal(m)) continue;
       if (int err =
               bpf_map__set_pin_path(m, pinned_map_path(opts.pin_root, bpf_map__name(m)).c_str());
           err)
@@ -129,6 +137,19 @@ Status BpfDatapath::init() {
 }
 
 int BpfDatapath::prog_fd() const { return bpf_program__fd(skel_->progs.rl_xdp); }
+
+Status BpfDatapath::take_over_pins() {
+  if (!replaced_abi_) return {};
+  bpf_map* m;
+  bpf_object__for_each_map(m, skel_->obj) {
+    if (bpf_map__is_internal(m)) continue;
+    std::string path = pinned_map_path(pin_root_, bpf_map__name(m));
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return errno_error("unpin old " + path);
+    if (int err = bpf_map__pin(m, path.c_str()); err) return errno_error("pin " + path, err);
+  }
+  replaced_abi_ = 0;
+  return {};
+}
 
 uint64_t BpfDatapath::now_ns() const {
   uint64_t test = std::atomic_ref<__u64>(skel_->bss->rl_clock_override_ns).load();

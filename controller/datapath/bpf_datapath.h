@@ -72,6 +72,10 @@ class BpfDatapath final : public Datapath {
 
   // Whether load() found pinned maps and took them over (rules, keys and counters intact).
   bool adopted() const { return adopted_; }
+  // Non-zero when load() found maps pinned by another data path ABI: this data path then has
+  // fresh maps, and take_over_pins() replaces the old pins once every interface runs it.
+  uint32_t replaced_abi() const { return replaced_abi_; }
+  Status take_over_pins();
   // The identities of the rule set in force, read back from the kernel (rl_rules, rl_rule_meta),
   // so that a restarted rld keeps unchanged rules' state.
   Result<compiler::RuleIds> rule_ids() const;
@@ -117,6 +121,8 @@ class BpfDatapath final : public Datapath {
   MmapRegion offenders_;
   uint32_t key_sets_ = 0;
   bool adopted_ = false;
+  uint32_t replaced_abi_ = 0;
+  std::string pin_root_;
   std::chrono::steady_clock::time_point last_switch_{};
 };
 

@@ -1,5 +1,9 @@
 // rld end to end: real packets from spoofed sources through a veth into a namespace where rld
 // has attached the XDP program; what passes is counted by a UDP socket behind it.
+#include <bpf/bpf.h>
+
+#include "datapath/fd.h"
+#include "rl_abi.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {
@@ -219,9 +223,10 @@ TEST_F(RldTest, PrometheusScrapesRldAndAnswersQueries) {
   ASSERT_TRUE(finish_sink(*sink, 10s).ok());
 
   uint16_t port = free_port();
-  std::ofstream(dir_ / "prometheus.yml") << "global:\n  scrape_interval: 1s\n"
-                                         << "scrape_configs:\n  - job_name: rl\n    static_configs:\n"
-                                         << "      - targets: ['127.0.0.1:" << metrics_port_ << "']\n";
+  std::ofstream(dir_ / "prometheus.yml")
+      << "global:\n  scrape_interval: 1s\n"
+      << "scrape_configs:\n  - job_name: rl\n    static_configs:\n"
+      << "      - targets: ['127.0.0.1:" << metrics_port_ << "']\n";
   auto prom = lab_->spawn_in(lab_->server_ns(),
                              {"prometheus", "--config.file=" + (dir_ / "prometheus.yml").string(),
                               "--storage.tsdb.path=" + (dir_ / "tsdb").string(),
@@ -230,8 +235,9 @@ TEST_F(RldTest, PrometheusScrapesRldAndAnswersQueries) {
   ASSERT_TRUE(prom.ok()) << prom.error().str();
 
   auto query = [&](const std::string& promql) -> std::string {
-    auto out = lab_->run(lab_->server_ns(), {"curl", "-sf", "--get", "--data-urlencode", "query=" + promql,
-                                             "http://127.0.0.1:" + std::to_string(port) + "/api/v1/query"});
+    auto out = lab_->run(lab_->server_ns(),
+                         {"curl", "-sf", "--get", "--data-urlencode", "query=" + promql,
+                          "http://127.0.0.1:" + std::to_string(port) + "/api/v1/query"});
     if (!out.ok()) return "";
     Json j = Json::parse(out.out, nullptr, false);
     if (j.is_discarded() || j["data"]["result"].empty()) return "";
@@ -247,6 +253,54 @@ TEST_F(RldTest, PrometheusScrapesRldAndAnswersQueries) {
   EXPECT_EQ(query("rl_rule_packets_total{job=\"rl\",rule=\"udp9\",verdict=\"passed\"}"), "4");
   EXPECT_EQ(query("up{job=\"rl\"}"), "1");
   EXPECT_EQ(query("rl_interface_attached{job=\"rl\"}"), "1");
+}
+
+}  // namespace
+}  // namespace rl::testing
+
+namespace rl::testing {
+namespace {
+
+// An rld with another data path layout (ABI) finds the old one pinned and attached: it loads
+// fresh maps, applies the policy, swaps the program on the interface's link and only then
+// re-pins. The interface is never without a program.
+TEST_F(RldTest, UpgradeAcrossAnAbiChangeNeverUnprotectsTheInterface) {
+  write_policy("a.yaml", rule("1/min", 3));
+  start_rld();
+  rld_->stop();
+
+  // Make the pinned maps look like another layout's.
+  UniqueFd control(bpf_obj_get((pin_root_ + "/maps/rl_control").c_str()));
+  ASSERT_TRUE(control) << "rl_control is pinned";
+  rl_control c{};
+  uint32_t zero = 0;
+  ASSERT_EQ(bpf_map_lookup_elem(control.get(), &zero, &c), 0);
+  c.abi_version = RL_ABI_VERSION + 100;
+  ASSERT_EQ(bpf_map_update_elem(control.get(), &zero, &c, BPF_ANY), 0);
+  auto before =
+      lab_->run(lab_->server_ns(), {"ip", "-j", "link", "show", lab_->pair().server.ifname});
+  ASSERT_NE(before.out.find("\"prog\""), std::string::npos) << "the old program is attached";
+
+  start_rld();
+  EXPECT_NE(rld_->err().find("replaced a data path with another layout"), std::string::npos)
+      << rld_->err();
+  Json st = ctl({"status"});
+  EXPECT_FALSE(st["adopted"].get<bool>());
+  ASSERT_EQ(st["interfaces"].size(), 1u);
+  EXPECT_NE(st["interfaces"][0]["mode"], "none");
+
+  // The new maps are the pinned ones now, with this rld's layout.
+  UniqueFd now(bpf_obj_get((pin_root_ + "/maps/rl_control").c_str()));
+  ASSERT_TRUE(now);
+  ASSERT_EQ(bpf_map_lookup_elem(now.get(), &zero, &c), 0);
+  EXPECT_EQ(c.abi_version, static_cast<uint32_t>(RL_ABI_VERSION));
+
+  auto sink = start_sink(*lab_, 0, {.port = 9, .seconds = 3, .idle_ms = 800});
+  ASSERT_TRUE(sink.ok());
+  send({.src = "198.18.11.1", .count = 20, .rate = 2000});
+  auto got = finish_sink(*sink, 10s);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->received, 3u) << "the new data path enforces the policy";
 }
 
 }  // namespace
