@@ -23,7 +23,7 @@ inline cluster::KeyDelta key_delta(const std::string& rule, const std::string& k
 class RedisTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (RedisServer::binary().empty()) GTEST_SKIP() << "redis-server not found";
+    ASSERT_FALSE(RedisServer::binary().empty()) << "redis-server is required: run scripts/install-deps.sh";
     auto s = RedisServer::start(server_options());
     ASSERT_TRUE(s) << s.error().str();
     server_ = std::move(*s);

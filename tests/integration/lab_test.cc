@@ -41,7 +41,7 @@ bool running(pid_t pid) {
 class LabTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "the lab needs root";
+    ASSERT_EQ(geteuid(), 0u) << "the lab needs root (network namespaces): run the tests as root";
   }
 };
 

@@ -37,7 +37,7 @@ std::string get_metrics(uint16_t port) {
 
 // promtool check metrics reads the exposition on stdin and prints one line per problem.
 void expect_promtool_clean(const std::string& text) {
-  if (std::string(RL_PROMTOOL).empty()) GTEST_SKIP() << "promtool not installed";
+  ASSERT_FALSE(std::string(RL_PROMTOOL).empty()) << "promtool is required: run scripts/install-deps.sh";
   auto dir = TempDir::create("rl-metrics-");
   ASSERT_TRUE(dir.ok()) << dir.error().str();
   std::string in = dir->path() + "/metrics.txt";

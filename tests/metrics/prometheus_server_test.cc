@@ -91,7 +91,7 @@ Result<Prometheus> start_prometheus(const TempDir& dir, Clock::time_point deadli
 }
 
 TEST(PrometheusServer, ScrapesTheExporterAndAnswersQueries) {
-  if (std::string(RL_PROMETHEUS).empty()) GTEST_SKIP() << "prometheus not installed";
+  ASSERT_FALSE(std::string(RL_PROMETHEUS).empty()) << "prometheus is required: run scripts/install-deps.sh";
   const auto deadline = Clock::now() + kDeadline;
   auto dir = TempDir::create("rl-prometheus-");
   ASSERT_TRUE(dir.ok()) << dir.error().str();
