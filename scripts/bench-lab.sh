@@ -19,17 +19,7 @@ build=${RL_BUILD_DIR:-build}
 cmake --build "$build" -j"$(nproc)" --target rld rlsend rl_drop_skel_gen >/dev/null
 
 lab=rl-benchlab
-work=$(mktemp -d /tmp/rl-benchlab.XXXXXX)
-pins=/sys/fs/bpf/rl-benchlab
-rld="$build/controller/rld/rld"
-cleanup() {
-  [ -n "${rld_pid:-}" ] && kill "$rld_pid" 2>/dev/null && wait "$rld_pid" 2>/dev/null || true
-  [ -e /run/netns/$lab-srv ] && nsenter --net=/run/netns/$lab-srv "$rld" --cleanup --pin-root "$pins" >/dev/null 2>&1 || true
-  bash scripts/lab.sh down "$lab" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-bash scripts/lab.sh up "$lab" >/dev/null
+source scripts/lab-rld.sh
 srv="ip netns exec $lab-srv"
 mac=$($srv cat /sys/class/net/rls0/address)
 

@@ -17,19 +17,8 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$(nproc)" --target rld rlctl rlsend >/dev/null
 
 lab=rl-demo
-work=$(mktemp -d /tmp/rl-demo.XXXXXX)
-pins=/sys/fs/bpf/rl-demo
-rld="$build/controller/rld/rld"
+source scripts/lab-rld.sh
 rlctl() { "$build/controller/rlctl/rlctl" -s "$work/rld.sock" "$@"; }
-cleanup() {
-  [ -n "${rld_pid:-}" ] && kill "$rld_pid" 2>/dev/null && wait "$rld_pid" 2>/dev/null || true
-  [ -e /run/netns/$lab-srv ] && nsenter --net=/run/netns/$lab-srv "$rld" --cleanup --pin-root "$pins" >/dev/null 2>&1 || true
-  bash scripts/lab.sh down "$lab" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-bash scripts/lab.sh up "$lab" >/dev/null
 mkdir -p "$work/policies"
 cp policies/*.yaml "$work/policies/"
 echo "== rld on $lab-srv/rls0 with the shipped policies (policies/*.yaml)"
