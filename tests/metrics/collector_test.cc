@@ -58,8 +58,11 @@ TEST(Collector, EveryFamilyHasHelpAUniqueNameAndTheRightSuffix) {
     EXPECT_FALSE(f.help.empty());
     EXPECT_EQ(f.name.rfind("rl_", 0), 0u);
     bool total = f.name.size() > 6 && f.name.substr(f.name.size() - 6) == "_total";
-    ASSERT_TRUE(f.type == MetricType::Counter || f.type == MetricType::Gauge);
+    ASSERT_TRUE(f.type == MetricType::Counter || f.type == MetricType::Gauge ||
+                f.type == MetricType::Histogram);
     EXPECT_EQ(total, f.type == MetricType::Counter);
+    if (f.type == MetricType::Histogram)
+      EXPECT_EQ(f.name.substr(f.name.size() - 8), "_seconds") << "histograms here measure time";
   }
 }
 
@@ -189,12 +192,35 @@ TEST(Collector, Interfaces) {
 // An idle rld (no policy, not attached) still describes every family.
 TEST(Collector, EmptySnapshotKeepsEveryFamily) {
   auto full = collect_fixture();
-  auto empty = collect([]() -> Result<metrics::Snapshot> { return metrics::Snapshot{}; });
+  auto empty = collect([]() -> Result<metrics::Snapshot> {
+    metrics::Snapshot s;
+    s.cluster.enabled = true;  // the fixture's rld has a Redis
+    return s;
+  });
   ASSERT_EQ(empty.size(), full.size());
   for (size_t i = 0; i < full.size(); ++i) EXPECT_EQ(empty[i].name, full[i].name);
   EXPECT_TRUE(find(empty, "rl_rule_packets_total")->metric.empty());
   EXPECT_TRUE(find(empty, "rl_interface_attached")->metric.empty());
   EXPECT_EQ(value(empty, "rl_up"), 1);
+}
+
+// Without a Redis in its configuration rld exports no rl_cluster_* family at all: a node that
+// does not take part in a fleet must not look like one whose Redis is down.
+TEST(Collector, ClusterFamiliesOnlyWithCluster) {
+  auto fams = collect([]() -> Result<metrics::Snapshot> { return metrics::Snapshot{}; });
+  // rl_cluster_limited_* are data path counters: every node exports them.
+  for (const char* sync_family :
+       {"rl_cluster_redis_up", "rl_cluster_syncs_total", "rl_cluster_early_syncs_total",
+        "rl_cluster_keys_synced_total", "rl_cluster_keys_last_sync", "rl_cluster_pending_keys",
+        "rl_cluster_pending_dropped_total", "rl_cluster_active_blocks", "rl_cluster_peers",
+        "rl_cluster_sync_errors_total", "rl_cluster_sync_duration_seconds"}) {
+    EXPECT_EQ(find(fams, sync_family), nullptr) << sync_family;
+    EXPECT_NE(find(collect_fixture(), sync_family), nullptr) << sync_family;
+  }
+  auto full = collect_fixture();
+  EXPECT_EQ(value(full, "rl_cluster_redis_up"), 1);
+  EXPECT_EQ(value(full, "rl_cluster_peers"), 3);
+  EXPECT_EQ(value(full, "rl_cluster_sync_errors_total", {{"kind", "timeout"}}), 1);
 }
 
 void expect_failed_scrape(const std::vector<MetricFamily>& fams) {

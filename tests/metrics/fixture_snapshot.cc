@@ -40,6 +40,21 @@ metrics::Snapshot fixture_snapshot() {
   s.generation = 4;
   s.runtime_allow_entries = 2;
   s.runtime_deny_entries = 5;
+  s.cluster.enabled = true;
+  s.cluster.redis_up = true;
+  s.cluster.syncs = 1200;
+  s.cluster.early_syncs = 30;
+  s.cluster.keys_last_sync = 17;
+  s.cluster.keys_synced_total = 9000;
+  s.cluster.pending_keys = 0;
+  s.cluster.pending_dropped = 0;
+  s.cluster.active_blocks = 2;
+  s.cluster.peers = 3;
+  s.cluster.errors = {{"timeout", 1}};
+  s.cluster.rtt_bounds = {0.001, 0.01, 0.1};
+  s.cluster.rtt_buckets = {900, 1190, 1200};
+  s.cluster.rtt_sum_seconds = 1.5;
+  s.cluster.rtt_count = 1200;
   return s;
 }
 
