@@ -21,16 +21,15 @@ const char* why_invalid(const KeyDelta& d) {
   // The script's for_ms arithmetic stays exact below this (docs/cluster.md).
   if (d.window_ms >= (uint64_t{1} << 36)) return "window_ms is 2^36 or more";
   if (d.delta > kMaxExact) return "delta is 2^53 or more";
+  if (d.key == kWindowField) return "key text is the window field '#w'";
   return nullptr;
 }
 
 }  // namespace
 
-std::string redis_key(const std::string& prefix, const std::string& rule, const std::string& key) {
-  std::string k;
-  k.reserve(prefix.size() + rule.size() + key.size() + 4);
-  k.append(prefix).append(":{").append(rule).append("}:").append(key);
-  return k;
+std::string window_hash(const std::string& prefix, const std::string& rule, uint64_t window_ms,
+                        uint64_t parity) {
+  return prefix + ":{" + rule + "}:" + std::to_string(window_ms) + ":" + std::to_string(parity % 2);
 }
 
 SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& deltas) {
@@ -47,15 +46,18 @@ SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& del
     auto [rule, fresh] = by_rule.try_emplace({d.rule, d.limit, d.window_ms}, calls_.size());
     if (fresh) {
       calls_.push_back(Call{d.rule, d.limit, d.window_ms, {}, {}});
+      hashes_.push_back({window_hash(prefix, d.rule, d.window_ms, 0),
+                         window_hash(prefix, d.rule, d.window_ms, 1)});
       keys_.emplace_back();
       slots.emplace_back();
+      slots.back().reserve(deltas.size() - i);
       sums.emplace_back();
     }
     size_t c = rule->second;
     auto [slot, first] = slots[c].try_emplace(d.key, calls_[c].indices.size());
     if (first) {
       calls_[c].indices.push_back(i);
-      keys_[c].push_back(redis_key(prefix, d.rule, d.key));
+      keys_[c].push_back(d.key);
       sums[c].push_back(d.delta);
     } else {
       calls_[c].repeats.emplace_back(i, slot->second);
@@ -65,20 +67,27 @@ SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& del
   }
   for (size_t c = 0; c < calls_.size(); c++) {
     std::vector<std::string> args;
-    args.reserve(2 + sums[c].size());
+    args.reserve(3 + sums[c].size());
     args.push_back(std::to_string(calls_[c].limit));
     args.push_back(std::to_string(calls_[c].window_ms));
+    args.push_back(std::to_string(sums[c].size()));
     for (uint64_t s : sums[c]) args.push_back(std::to_string(s));
     args_.push_back(std::move(args));
   }
 }
 
 std::vector<std::string_view> SyncBatch::keys(size_t i) const {
-  return {keys_[i].begin(), keys_[i].end()};
+  return {hashes_[i].begin(), hashes_[i].end()};
 }
 
 std::vector<std::string_view> SyncBatch::args(size_t i) const {
-  return {args_[i].begin(), args_[i].end()};
+  // limit, window, n, the n key texts, the n deltas.
+  std::vector<std::string_view> a;
+  a.reserve(args_[i].size() + keys_[i].size());
+  a.insert(a.end(), args_[i].begin(), args_[i].begin() + 3);
+  a.insert(a.end(), keys_[i].begin(), keys_[i].end());
+  a.insert(a.end(), args_[i].begin() + 3, args_[i].end());
+  return a;
 }
 
 Status SyncBatch::read_reply(size_t i, const redisReply& r, SyncReply& out) const {

@@ -1,6 +1,7 @@
 // A sync request as script calls: one per rule (strictly, per rule, limit and window, which a
 // rule has one of), each carrying all of the rule's keys once, and the replies back as
-// OverLimit for the request's indices.
+// OverLimit for the request's indices. The rule's keys travel as arguments; the script's KEYS
+// are the rule's two window hashes.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +23,8 @@ class SyncBatch {
     std::string rule;
     uint64_t limit = 0;
     uint64_t window_ms = 0;
-    std::vector<size_t> indices;  // the request index of each KEYS entry
-    // A key the request lists again: (request index, KEYS slot). Its delta is folded into the
+    std::vector<size_t> indices;  // the request index of each key slot
+    // A key the request lists again: (request index, key slot). Its delta is folded into the
     // slot's and it shares the slot's report: the script must see each key once.
     std::vector<std::pair<size_t, size_t>> repeats;
   };
@@ -32,7 +33,8 @@ class SyncBatch {
   SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& deltas);
 
   const std::vector<Call>& calls() const { return calls_; }
-  // The script's KEYS and ARGV for call i: views into this batch, valid while it lives.
+  // The script's KEYS and ARGV for call i: views into this batch and the deltas, valid while
+  // both live.
   std::vector<std::string_view> keys(size_t i) const;
   std::vector<std::string_view> args(size_t i) const;
   // Deltas that cannot be sent (an empty window, a rule name that breaks the key scheme).
@@ -44,14 +46,20 @@ class SyncBatch {
 
  private:
   std::vector<Call> calls_;
-  std::vector<std::vector<std::string>> keys_;  // per call, per slot
-  std::vector<std::vector<std::string>> args_;  // per call: limit, window, a delta per slot
+  std::vector<std::vector<std::string>> hashes_;     // per call: the even and odd window hashes
+  std::vector<std::vector<std::string_view>> keys_;  // per call, per slot: the key text
+  std::vector<std::vector<std::string>> args_;       // per call: limit, window, n, a delta per slot
   std::vector<size_t> invalid_;
   std::string invalid_reason_;
 };
 
-// <prefix>:{<rule>}:<key>. The braces are a Redis Cluster hash tag: all of a rule's keys hash
-// to one slot, so its script call can be routed to one shard.
-std::string redis_key(const std::string& prefix, const std::string& rule, const std::string& key);
+// <prefix>:{<rule>}:<window ms>:<index % 2>, the hash of a rule's counts in the windows of that
+// parity. The braces are a Redis Cluster hash tag: both hashes of a rule hash to one slot, so
+// its script call can be routed to one shard.
+std::string window_hash(const std::string& prefix, const std::string& rule, uint64_t window_ms,
+                        uint64_t parity);
+
+// The field that holds a window hash's window index; no key text may take it.
+inline constexpr std::string_view kWindowField = "#w";
 
 }  // namespace rl::cluster

@@ -50,7 +50,7 @@ TEST_F(ClockTest, TwoNodesFollowTheServerWindows) {
     ASSERT_EQ(reply->over.size(), 1u);
     EXPECT_EQ(reply->over[0].estimate, window_estimate(model, now, kWindow)) << "sync " << i;
     EXPECT_EQ(reply->over[0].for_ms, window_settle_ms(model, now, kWindow, 0)) << "sync " << i;
-    auto s = stored("shared", "k");
+    auto s = stored("shared", "k", kWindow);
     ASSERT_TRUE(s);
     EXPECT_EQ(s->index, now / kWindow);
     EXPECT_EQ(s->cur, model->cur);
@@ -74,7 +74,7 @@ TEST_F(ClockTest, RolloverHappensOnTheServerBoundary) {
   ASSERT_TRUE(r1) << r1.error().str();
   uint64_t index = r1->server_time_ms / kWindow;
   ASSERT_EQ(index, before / kWindow) << "the sync crossed the boundary already";
-  auto s1 = stored("edge", "k");
+  auto s1 = stored("edge", "k", kWindow);
   ASSERT_TRUE(s1);
   EXPECT_EQ(s1->index, index);
   EXPECT_EQ(s1->cur, 5u);
@@ -84,7 +84,7 @@ TEST_F(ClockTest, RolloverHappensOnTheServerBoundary) {
   auto r2 = store->sync({key_delta("edge", "k", 1, 1000, kWindow)});
   ASSERT_TRUE(r2) << r2.error().str();
   ASSERT_EQ(r2->server_time_ms / kWindow, index + 1);
-  auto s2 = stored("edge", "k");
+  auto s2 = stored("edge", "k", kWindow);
   ASSERT_TRUE(s2);
   EXPECT_EQ(s2->index, index + 1);
   EXPECT_EQ(s2->prev, 5u);
@@ -125,7 +125,8 @@ TEST_F(ClockTest, OldWindowsDecayAndExpire) {
   EXPECT_GT(decayed, 3);
   EXPECT_TRUE(gone);
   // Delta 0 never writes, so the key expired at the end of the window after its last write.
-  auto exists = server_->command({"EXISTS", cluster::redis_key("rl", "decay", "k")});
+  auto exists = server_->command({"EXISTS", cluster::window_hash("rl", "decay", kWindow, 0),
+                                  cluster::window_hash("rl", "decay", kWindow, 1)});
   ASSERT_TRUE(exists);
   EXPECT_EQ(exists->integer, 0);
 }

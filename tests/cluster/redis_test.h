@@ -23,7 +23,8 @@ inline cluster::KeyDelta key_delta(const std::string& rule, const std::string& k
 class RedisTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(RedisServer::binary().empty()) << "redis-server is required: run scripts/install-deps.sh";
+    ASSERT_FALSE(RedisServer::binary().empty())
+        << "redis-server is required: run scripts/install-deps.sh";
     auto s = RedisServer::start(server_options());
     ASSERT_TRUE(s) << s.error().str();
     server_ = std::move(*s);
@@ -47,15 +48,27 @@ class RedisTest : public ::testing::Test {
   }
   std::unique_ptr<cluster::RedisStore> store() { return store(options()); }
 
-  // The hash behind (rule, key); nullopt when there is none.
+  // What the rule's window hashes hold for a key, as {newest window, count there, count in the
+  // window before}; nullopt when neither hash has the key.
   std::optional<WindowState> stored(const std::string& rule, const std::string& key,
-                                    const std::string& prefix = "rl") {
-    auto r = server_->command({"HMGET", cluster::redis_key(prefix, rule, key), "w", "c", "p"});
-    EXPECT_TRUE(r) << r.error().str();
-    if (!r || r->elements.size() != 3 || r->elements[0].type == RedisValue::Type::kNil)
-      return std::nullopt;
-    return WindowState{std::stoull(r->elements[0].str), std::stoull(r->elements[1].str),
-                       std::stoull(r->elements[2].str)};
+                                    uint64_t window_ms, const std::string& prefix = "rl") {
+    std::optional<uint64_t> index[2], count[2];
+    for (uint64_t parity : {0, 1}) {
+      auto r = server_->command({"HMGET", cluster::window_hash(prefix, rule, window_ms, parity),
+                                 std::string(cluster::kWindowField), key});
+      EXPECT_TRUE(r && r->elements.size() == 2) << (r ? "" : r.error().str());
+      if (!r || r->elements.size() != 2) return std::nullopt;
+      if (r->elements[0].type != RedisValue::Type::kNil)
+        index[parity] = std::stoull(r->elements[0].str);
+      if (r->elements[1].type != RedisValue::Type::kNil)
+        count[parity] = std::stoull(r->elements[1].str);
+    }
+    if (!count[0] && !count[1]) return std::nullopt;
+    int newest = !index[0] || (index[1] && *index[1] > *index[0]) ? 1 : 0;
+    WindowState s{*index[newest], count[newest].value_or(0), 0};
+    if (index[1 - newest] && *index[1 - newest] + 1 == s.index)
+      s.prev = count[1 - newest].value_or(0);
+    return s;
   }
 
   std::unique_ptr<RedisServer> server_;

@@ -38,7 +38,7 @@ TEST_F(SyncTest, OverLimitOnceTheCountExceedsIt) {
     EXPECT_GT(over.for_ms, 0u);
     EXPECT_LE(over.for_ms, 2 * kWindow);
   }
-  auto s = stored("api", "198.18.0.7");
+  auto s = stored("api", "198.18.0.7", kWindow);
   ASSERT_TRUE(s);
   EXPECT_EQ(s->cur + s->prev, 1000u);
   if (s->prev == 0) {
@@ -58,7 +58,7 @@ TEST_F(SyncTest, TwoNodesShareAKey) {
   auto second = b->sync({key_delta("api", "2001:db8:1::/64", 300, kLimit, kWindow)});
   ASSERT_TRUE(second) << second.error().str();
   ASSERT_EQ(second->over.size(), 1u);
-  auto s = stored("api", "2001:db8:1::/64");
+  auto s = stored("api", "2001:db8:1::/64", kWindow);
   ASSERT_TRUE(s);
   EXPECT_EQ(second->over[0].estimate, window_estimate(s, second->server_time_ms, kWindow));
   if (s->prev == 0) {
@@ -88,16 +88,16 @@ TEST_F(SyncTest, ForMsIsTheFirstMillisecondBackUnderTheLimit) {
     ASSERT_TRUE(now) << now.error().str();
     // The previous window, as if this key had been counted then.
     WindowState seed{*now / window - 1, prev, 0};
-    std::string redis_key = cluster::redis_key("rl", "r", key);
-    auto seeded = server_->command({"HSET", redis_key, "w", std::to_string(seed.index), "c",
-                                    std::to_string(seed.cur), "p", std::to_string(seed.prev)});
+    auto seeded = server_->command({"HSET", cluster::window_hash("rl", "r", window, seed.index),
+                                    std::string(cluster::kWindowField), std::to_string(seed.index),
+                                    key, std::to_string(seed.cur)});
     ASSERT_TRUE(seeded && !seeded->is_error());
     auto reply = store->sync({key_delta("r", key, delta, limit, window)});
     ASSERT_TRUE(reply) << reply.error().str();
     uint64_t t = reply->server_time_ms;
     auto s = window_add(seed, delta, t, window);
     // With windows of a few ms the key may be gone already; if not, it is what the model says.
-    if (auto in_redis = stored("r", key)) {
+    if (auto in_redis = stored("r", key, window)) {
       EXPECT_EQ(in_redis->index, s->index);
       EXPECT_EQ(in_redis->cur, s->cur);
       EXPECT_EQ(in_redis->prev, s->prev);
@@ -118,8 +118,9 @@ TEST_F(SyncTest, ForMsIsTheFirstMillisecondBackUnderTheLimit) {
         << "case " << i << " window " << window << " limit " << limit << " prev " << s->prev
         << " cur " << s->cur << " at " << t % window;
     EXPECT_EQ(reply->over[0].estimate, estimate) << "case " << i;
-    // The key lives exactly until both counts have rolled out (-2: it has already).
-    auto expiry = server_->command({"PEXPIRETIME", redis_key});
+    // The window's hash lives exactly until both counts have rolled out (-2: it has already).
+    auto expiry =
+        server_->command({"PEXPIRETIME", cluster::window_hash("rl", "r", window, s->index)});
     ASSERT_TRUE(expiry);
     if (expiry->integer != -2) {
       EXPECT_EQ(static_cast<uint64_t>(expiry->integer), (s->index + 2) * window);
@@ -152,9 +153,14 @@ TEST_F(SyncTest, OneRoundTripAndOneEvalshaPerRule) {
   EXPECT_EQ(*server_->command_calls("eval"), 0u);
   EXPECT_EQ(*server_->command_calls("script|load"), 3u);
   EXPECT_LT(took, std::chrono::seconds(2));
+  // One hash per rule holds the current window's 2,000 keys each.
   auto keys = server_->command({"DBSIZE"});
   ASSERT_TRUE(keys);
-  EXPECT_EQ(keys->integer, 10'000);
+  EXPECT_EQ(keys->integer, 5);
+  auto fields = server_->command(
+      {"HLEN", cluster::window_hash("rl", "rule-0", 60'000, reply->server_time_ms / 60'000)});
+  ASSERT_TRUE(fields);
+  EXPECT_EQ(fields->integer, 2'000 + 1);  // and its window index
 
   auto again = store->sync(deltas);
   ASSERT_TRUE(again) << again.error().str();
@@ -172,7 +178,7 @@ TEST_F(SyncTest, NoscriptFallsBackToEval) {
   ASSERT_TRUE(reply) << reply.error().str();
   EXPECT_EQ(store->stats().script_reloads, 2u);
   EXPECT_EQ(*server_->command_calls("eval"), 2u);
-  auto a = stored("a", "k"), b = stored("b", "k");
+  auto a = stored("a", "k", 60'000), b = stored("b", "k", 60'000);
   ASSERT_TRUE(a && b);
   EXPECT_EQ(a->cur + a->prev, 2u);
   EXPECT_EQ(b->cur + b->prev, 3u);
@@ -184,10 +190,12 @@ TEST_F(SyncTest, NoscriptFallsBackToEval) {
 TEST_F(SyncTest, RefusedRulesAreReportedAndTheRestApplied) {
   auto store = this->store();
   ASSERT_TRUE(store);
-  // A key of another type where the "bad" rule's hash would be: its whole call is refused
-  // before anything is written, including the good key listed before it.
-  auto set = server_->command({"SET", cluster::redis_key("rl", "bad", "k2"), "x"});
-  ASSERT_TRUE(set && !set->is_error());
+  // A key of another type where one of the "bad" rule's hashes would be: its whole call is
+  // refused before anything is written, whichever window is current.
+  for (uint64_t parity : {0, 1}) {
+    auto set = server_->command({"SET", cluster::window_hash("rl", "bad", 60'000, parity), "x"});
+    ASSERT_TRUE(set && !set->is_error());
+  }
   auto reply = store->sync({
       key_delta("bad", "k1", 1, 10, 60'000),
       key_delta("good", "k", 4, 10, 60'000),
@@ -199,8 +207,12 @@ TEST_F(SyncTest, RefusedRulesAreReportedAndTheRestApplied) {
   EXPECT_EQ(reply->rejected, (std::vector<size_t>{0, 2, 3, 4}));
   EXPECT_FALSE(reply->rejected_reason.empty());
   EXPECT_TRUE(store->connected());
-  EXPECT_FALSE(stored("bad", "k1"));
-  auto good = stored("good", "k");
+  for (uint64_t parity : {0, 1}) {
+    auto type = server_->command({"TYPE", cluster::window_hash("rl", "bad", 60'000, parity)});
+    ASSERT_TRUE(type);
+    EXPECT_EQ(type->str, "string");
+  }
+  auto good = stored("good", "k", 60'000);
   ASSERT_TRUE(good);
   EXPECT_EQ(good->cur + good->prev, 4u);
 }
@@ -211,7 +223,7 @@ TEST_F(SyncTest, RepeatedKeyInOneRequestAddsUp) {
   auto reply =
       store->sync({key_delta("r", "k", 3, 5, 3'600'000), key_delta("r", "k", 4, 5, 3'600'000)});
   ASSERT_TRUE(reply) << reply.error().str();
-  auto s = stored("r", "k");
+  auto s = stored("r", "k", 3'600'000);
   ASSERT_TRUE(s);
   EXPECT_EQ(s->cur + s->prev, 7u);
   // Both entries name one key, which holds 7 > 5.
@@ -239,8 +251,8 @@ TEST_F(SyncTest, KeyPrefixNamesTheKeys) {
   auto store = this->store(o);
   ASSERT_TRUE(store);
   ASSERT_TRUE(store->sync({key_delta("api", "*", 1, 10, 60'000)}));
-  EXPECT_TRUE(stored("api", "*", "edge-fleet"));
-  EXPECT_FALSE(stored("api", "*", "rl"));
+  EXPECT_TRUE(stored("api", "*", 60'000, "edge-fleet"));
+  EXPECT_FALSE(stored("api", "*", 60'000, "rl"));
 }
 
 }  // namespace

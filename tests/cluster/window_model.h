@@ -7,7 +7,7 @@
 
 namespace rl::testing {
 
-// A key's hash in Redis: w, c, p.
+// A key's counts in Redis: the window index of its newest count, that count, the one before.
 struct WindowState {
   uint64_t index = 0;
   uint64_t cur = 0;
