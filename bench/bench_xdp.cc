@@ -164,8 +164,13 @@ int main(int argc, char** argv) {
   auto many6 = v6("2001:db8::", 80);
 
   int fd = dp->prog_fd();
-  dp->run(drop, 2);  // the key's burst is spent: every later run is the drop path
-  dp->run(drop6, 2);
+  // The key's burst is spent: every later run is the drop path.
+  for (const auto& frame : {drop, drop6}) {
+    if (auto r = dp->run(frame, 2); !r) {
+      std::fprintf(stderr, "bench_xdp: warm-up run: %s\n", r.error().str().c_str());
+      return 1;
+    }
+  }
   // Warm the 1M-source table: one full cycle inserts every key (each then owes its token).
   measure(spread->prog_fd(), many6, kSources);
 

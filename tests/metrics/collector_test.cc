@@ -61,8 +61,9 @@ TEST(Collector, EveryFamilyHasHelpAUniqueNameAndTheRightSuffix) {
     ASSERT_TRUE(f.type == MetricType::Counter || f.type == MetricType::Gauge ||
                 f.type == MetricType::Histogram);
     EXPECT_EQ(total, f.type == MetricType::Counter);
-    if (f.type == MetricType::Histogram)
+    if (f.type == MetricType::Histogram) {
       EXPECT_EQ(f.name.substr(f.name.size() - 8), "_seconds") << "histograms here measure time";
+    }
   }
 }
 
