@@ -106,7 +106,8 @@ policy::Policy realistic_policy() {
 std::unique_ptr<BpfDatapath> load(uint32_t spread) {
   LoadOptions o;
   o.bench_src_spread = spread;
-  if (const char* keys = std::getenv("RL_BENCH_KEYS")) o.key_capacity = std::strtoul(keys, nullptr, 10);
+  if (const char* keys = std::getenv("RL_BENCH_KEYS"))
+    o.key_capacity = std::strtoul(keys, nullptr, 10);
   auto dp = BpfDatapath::load(o);
   if (!dp) {
     std::fprintf(stderr, "load: %s\n", dp.error().str().c_str());
