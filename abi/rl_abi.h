@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define RL_ABI_VERSION 1
+#define RL_ABI_VERSION 2
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
@@ -214,8 +214,10 @@ struct rl_port_classes {
 };
 
 /* ---- Key table ----------------------------------------------------------------------------------
- * A set-associative array: rl_keys[hash & sets_mask] holds RL_WAYS slots. A slot stores the 64-bit
- * key hash as its tag, never the key itself (rl_key is hashed, not stored).
+ * A set-associative array: rl_keys[hash & sets_mask] holds RL_WAYS slots of 16 bytes, so a set is
+ * one 64-byte cache line (the mmapable array starts page-aligned). A slot stores the upper half of
+ * the 64-bit key hash as its tag, never the key itself (rl_key is hashed, not stored): together
+ * with the set index a key is matched on 32 + log2(sets) bits of its hash.
  */
 struct rl_key {
 	__u32 rule_id;
@@ -225,14 +227,22 @@ struct rl_key {
 	__u32 addr[4];
 };
 
-#define RL_TAG_FREE	0ULL
-#define RL_TAG_CLAIMING (~0ULL) /* a CPU is resetting the slot for a new key */
+#define RL_TAG_FREE	0U
+#define RL_TAG_CLAIMING (~0U) /* a CPU is resetting the slot for a new key */
+
+/* Idle hints are kept in 32-bit "idle ticks" of 2^26 ns (~67 ms), rounded up, and compared modulo
+ * 2^32: exact for slots touched within the last 4.5 years, and a slot becomes reusable at most one
+ * idle tick after its state is fresh again. */
+#define RL_IDLE_SHIFT 26
+
+/* A state word with this bit set is a block: the key is blocked while now < (state & ~bit). Once
+ * that has passed, the word reads as a fresh key's state (zero). Algorithm states keep it clear. */
+#define RL_STATE_BLOCKED (1ULL << 63)
 
 struct rl_slot {
-	__u64 tag;	  /* key hash (rl_key_hash), or RL_TAG_FREE / RL_TAG_CLAIMING */
-	__u64 state;	  /* algorithm state, only ever changed by compare-and-swap */
-	__u64 idle_at_ns; /* from then on the state equals a fresh key's: the slot may be reused */
-	__u64 block_until_ns; /* blocked while now < block_until_ns */
+	__u32 tag;   /* rl_key_tag(hash), or RL_TAG_FREE / RL_TAG_CLAIMING */
+	__u32 idle;  /* idle tick from which the state equals a fresh key's: the slot may be reused */
+	__u64 state; /* algorithm state or a block, only ever changed by compare-and-swap */
 };
 
 struct rl_set {
@@ -360,8 +370,8 @@ RL_STATIC_ASSERT(sizeof(struct rl_runtime_entry) == 16, "rl_runtime_entry layout
 RL_STATIC_ASSERT(sizeof(struct rl_bitmap) == RL_MAX_RULES / 8, "rl_bitmap layout");
 RL_STATIC_ASSERT(sizeof(struct rl_port_classes) == 8, "rl_port_classes layout");
 RL_STATIC_ASSERT(sizeof(struct rl_key) == 24, "rl_key layout");
-RL_STATIC_ASSERT(sizeof(struct rl_slot) == 32, "rl_slot layout");
-RL_STATIC_ASSERT(sizeof(struct rl_set) == 32 * RL_WAYS, "rl_set layout");
+RL_STATIC_ASSERT(sizeof(struct rl_slot) == 16, "rl_slot layout");
+RL_STATIC_ASSERT(sizeof(struct rl_set) == 64, "rl_set layout: one cache line");
 RL_STATIC_ASSERT(sizeof(struct rl_rule_counters) == 64, "rl_rule_counters layout");
 RL_STATIC_ASSERT(sizeof(struct rl_counter) == 16, "rl_counter layout");
 RL_STATIC_ASSERT(sizeof(struct rl_event) == 48, "rl_event layout");

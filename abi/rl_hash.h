@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The key hash, shared by the XDP program and the controller: the controller computes the same
- * 64-bit value to find a key's slot (rlctl unblock, top talkers) without the kernel's help.
+ * The key hash and the slot fields derived from it, shared by the XDP program and the controller:
+ * the controller computes the same values to find and read a key's slot (rlctl unblock, top
+ * talkers, key table usage) without the kernel's help.
  * A murmur3-style finaliser over three 64-bit words built from the key's fields, so the result
  * does not depend on struct padding or on the compiler's aliasing rules.
  */
@@ -26,7 +27,6 @@ RL_HASH_INLINE __u64 rl_mix64(__u64 h)
 	return h;
 }
 
-/* Never returns RL_TAG_FREE or RL_TAG_CLAIMING, the two tags that mark slots without a key. */
 RL_HASH_INLINE __u64 rl_key_hash(const struct rl_key *k)
 {
 	__u64 w0 = (__u64)k->rule_id | ((__u64)k->dport << 32) | ((__u64)k->family << 48) |
@@ -36,7 +36,33 @@ RL_HASH_INLINE __u64 rl_key_hash(const struct rl_key *k)
 	__u64 h = rl_mix64(w0 ^ 0x9e3779b97f4a7c15ULL);
 	h = rl_mix64(h ^ w1);
 	h = rl_mix64(h ^ w2);
-	return (h == RL_TAG_FREE || h == RL_TAG_CLAIMING) ? 1 : h;
+	return h;
+}
+
+/* A key's slot tag: the hash bits the set index does not use. Never RL_TAG_FREE or
+ * RL_TAG_CLAIMING, the two tags that mark slots without a key. */
+RL_HASH_INLINE __u32 rl_key_tag(__u64 h)
+{
+	__u32 t = (__u32)(h >> 32);
+	return (t == RL_TAG_FREE || t == RL_TAG_CLAIMING) ? 1 : t;
+}
+
+/* The idle tick at or after ns (slot idle hints round up, so a slot is never reused early). */
+RL_HASH_INLINE __u32 rl_idle_tick_ceil(__u64 ns)
+{
+	return (__u32)((ns + (1ULL << RL_IDLE_SHIFT) - 1) >> RL_IDLE_SHIFT);
+}
+
+/* Has a slot's idle hint passed at now_ns? Modulo 2^32 (see RL_IDLE_SHIFT). */
+RL_HASH_INLINE int rl_idle_passed(__u32 idle, __u64 now_ns)
+{
+	return (__s32)(idle - (__u32)(now_ns >> RL_IDLE_SHIFT)) <= 0;
+}
+
+/* Is a slot's state word a block in force at now_ns? */
+RL_HASH_INLINE int rl_state_blocked(__u64 state, __u64 now_ns)
+{
+	return (state & RL_STATE_BLOCKED) && (state & ~RL_STATE_BLOCKED) > now_ns;
 }
 
 /* Source filter hash of an address already masked to the generation's min_len. */

@@ -14,8 +14,8 @@
  * Key table. rl_keys is a set-associative array: the key hash picks a set of RL_WAYS slots and
  * the hash itself is the slot's tag. Claiming a slot for a new key costs one CAS on a cache line
  * the lookup has already read, so a flood of new sources pays little more than known ones.
- * A slot is reusable only once its state is equivalent to a fresh key's (idle_at_ns passed and no
- * block in force): evicting it loses nothing. When every way of a set is busy the new key is not
+ * A slot is reusable only once its state is equivalent to a fresh key's (its idle tick passed and
+ * no block in force): evicting it loses nothing. When every way of a set is busy the new key is not
  * inserted: it is judged by its rule's overflow bucket for its source prefix (rl_overflow), so a
  * flood can neither push out keys that are being limited nor pass unlimited.
  */
@@ -70,7 +70,7 @@ static __always_inline void rl_overflow_key(struct rl_key *k, const struct rl_ru
 		     p->family == 4 ? RL_OVERFLOW_V4_PREFIX : RL_OVERFLOW_V6_PREFIX);
 }
 
-/* ---- Algorithms: each returns RL_LIMIT_ADMIT, _OVER or _EXHAUSTED and sets *idle_at ---- */
+/* ---- Algorithms: each returns RL_LIMIT_ADMIT, _OVER, _BLOCKED or _EXHAUSTED, sets *idle_at ---- */
 
 static __always_inline __u64 rl_cost_units(const struct rl_rule *r, __u64 bytes)
 {
@@ -81,6 +81,19 @@ static __always_inline __u64 rl_cost_units(const struct rl_rule *r, __u64 bytes)
 	return (bytes + (1ULL << r->cost_shift) - 1) >> r->cost_shift;
 }
 
+/* The algorithm's view of a state word read at `now`: a block in force returns 1; a block that
+ * has ended reads as the fresh state 0. The caller still CASes from the word it read, so a block
+ * written by another CPU in between makes the CAS fail and the packet is judged again. */
+static __always_inline int rl_state_view(__u64 word, __u64 now, __u64 *st)
+{
+	if (!(word & RL_STATE_BLOCKED)) {
+		*st = word;
+		return 0;
+	}
+	*st = 0;
+	return (word & ~RL_STATE_BLOCKED) > now;
+}
+
 /* GCRA: state is the theoretical arrival time. A packet of cost c is admitted iff
  * max(tat, now) + c*T - now <= burst*T; then tat' = max(tat, now) + c*T. Over-limit packets do
  * not change the state. Any tat <= now is a full bucket, so the zero state is a fresh key. */
@@ -89,11 +102,13 @@ static __always_inline int rl_gcra(__u64 *state, const struct rl_rule *r, __u64 
 {
 	__u64 cost = (units * r->interval_fp) >> 16;
 	for (int i = 0; i < RL_CAS_RETRIES; i++) {
-		__u64 old = RL_READ_ONCE(*state);
-		__u64 base = old > now ? old : now;
+		__u64 old = RL_READ_ONCE(*state), st;
+		if (rl_state_view(old, now, &st))
+			return RL_LIMIT_BLOCKED;
+		__u64 base = st > now ? st : now;
 		__u64 tat = base + cost;
 		if (tat - now > r->burst_ns) {
-			*idle_at = old;
+			*idle_at = st;
 			return RL_LIMIT_OVER;
 		}
 		if (__sync_val_compare_and_swap(state, old, tat) == old) {
@@ -104,29 +119,33 @@ static __always_inline int rl_gcra(__u64 *state, const struct rl_rule *r, __u64 
 	return RL_LIMIT_EXHAUSTED;
 }
 
-/* Fixed window: state = [window index:32][count:32]; a state from another window counts 0. */
+/* Fixed window: state = [0:1][window index:31][count:32]; a state from another window counts 0. */
+#define RL_FW_IDX_MASK 0x7fffffffULL
+
 static __always_inline int rl_fixed_window(__u64 *state, const struct rl_rule *r, __u64 now,
 					   __u64 units, __u64 *idle_at)
 {
 	__u64 win = now / r->window_ns;
-	__u32 widx = (__u32)win;
+	__u64 widx = win & RL_FW_IDX_MASK;
 	*idle_at = (win + 1) * r->window_ns;
 	for (int i = 0; i < RL_CAS_RETRIES; i++) {
-		__u64 old = RL_READ_ONCE(*state);
-		__u64 count = (__u32)(old >> 32) == widx ? (__u32)old : 0;
+		__u64 old = RL_READ_ONCE(*state), st;
+		if (rl_state_view(old, now, &st))
+			return RL_LIMIT_BLOCKED;
+		__u64 count = (st >> 32) == widx ? (__u32)st : 0;
 		if (count + units > r->limit)
 			return RL_LIMIT_OVER;
-		__u64 next = ((__u64)widx << 32) | (count + units);
+		__u64 next = (widx << 32) | (count + units);
 		if (__sync_val_compare_and_swap(state, old, next) == old)
 			return RL_LIMIT_ADMIT;
 	}
 	return RL_LIMIT_EXHAUSTED;
 }
 
-/* Sliding window (two weighted windows): state = [index:24][previous:20][current:20].
+/* Sliding window (two weighted windows): state = [0:1][index:23][previous:20][current:20].
  * estimate = previous * (window - elapsed) / window + current, the weight in 16-bit fixed point.
  * The compiler keeps limit below 2^20, so current never overflows its field. */
-#define RL_SW_IDX_MASK 0xffffffULL
+#define RL_SW_IDX_MASK 0x7fffffULL
 #define RL_SW_CNT_MASK 0xfffffULL
 
 static __always_inline int rl_sliding_window(__u64 *state, const struct rl_rule *r, __u64 now,
@@ -139,14 +158,16 @@ static __always_inline int rl_sliding_window(__u64 *state, const struct rl_rule 
 	__u64 pidx = (win - 1) & RL_SW_IDX_MASK;
 	*idle_at = (win + 2) * r->window_ns;
 	for (int i = 0; i < RL_CAS_RETRIES; i++) {
-		__u64 old = RL_READ_ONCE(*state);
-		__u64 oidx = old >> 40;
+		__u64 old = RL_READ_ONCE(*state), st;
+		if (rl_state_view(old, now, &st))
+			return RL_LIMIT_BLOCKED;
+		__u64 oidx = st >> 40;
 		__u64 prev = 0, cur = 0;
 		if (oidx == widx) {
-			prev = (old >> 20) & RL_SW_CNT_MASK;
-			cur = old & RL_SW_CNT_MASK;
+			prev = (st >> 20) & RL_SW_CNT_MASK;
+			cur = st & RL_SW_CNT_MASK;
 		} else if (oidx == pidx) {
-			prev = old & RL_SW_CNT_MASK;
+			prev = st & RL_SW_CNT_MASK;
 		}
 		__u64 estimate = ((prev * weight) >> 16) + cur;
 		if (estimate + units > r->limit)
@@ -156,6 +177,16 @@ static __always_inline int rl_sliding_window(__u64 *state, const struct rl_rule 
 			return RL_LIMIT_ADMIT;
 	}
 	return RL_LIMIT_EXHAUSTED;
+}
+
+/* idle only steers slot reuse. Two CPUs may store it in either order; the smaller value can let
+ * the slot be reclaimed before its state is fresh, which loses at most the debt of that one key
+ * (it restarts with a full bucket). Blocks are not lost that way: reuse also checks the state. */
+static __always_inline void rl_slot_idle_raise(struct rl_slot *s, __u64 idle_at)
+{
+	__u32 tick = rl_idle_tick_ceil(idle_at);
+	if ((__s32)(tick - RL_READ_ONCE(s->idle)) > 0)
+		RL_WRITE_ONCE(s->idle, tick);
 }
 
 static __always_inline int rl_run_algo(struct rl_slot *s, const struct rl_rule *r, __u64 now,
@@ -170,11 +201,8 @@ static __always_inline int rl_run_algo(struct rl_slot *s, const struct rl_rule *
 		res = rl_sliding_window(&s->state, r, now, units, &idle_at);
 	else
 		res = rl_gcra(&s->state, r, now, units, &idle_at);
-	/* idle_at only steers slot reuse. Two CPUs may store it in either order; the smaller value
-	 * can let the slot be reclaimed before its state is fresh, which loses at most the debt
-	 * of that one key (it restarts with a full bucket). */
-	if (idle_at > RL_READ_ONCE(s->idle_at_ns))
-		RL_WRITE_ONCE(s->idle_at_ns, idle_at);
+	if (res == RL_LIMIT_ADMIT)
+		rl_slot_idle_raise(s, idle_at);
 	return res;
 }
 
@@ -182,38 +210,38 @@ static __always_inline int rl_run_algo(struct rl_slot *s, const struct rl_rule *
 
 static __always_inline int rl_slot_reusable(struct rl_slot *s, __u64 now)
 {
-	return RL_READ_ONCE(s->idle_at_ns) <= now && RL_READ_ONCE(s->block_until_ns) <= now;
+	return rl_idle_passed(RL_READ_ONCE(s->idle), now) &&
+	       !rl_state_blocked(RL_READ_ONCE(s->state), now);
 }
 
-/* Take a slot whose tag was `seen` for the key with hash h. The slot is reset while its tag is
+/* Take a slot whose tag was `seen` for the key with tag t. The slot is reset while its tag is
  * RL_TAG_CLAIMING, so no CPU can use the new key's slot before its state is the fresh zero. */
-static __always_inline int rl_slot_claim(struct rl_slot *s, __u64 seen, __u64 h)
+static __always_inline int rl_slot_claim(struct rl_slot *s, __u32 seen, __u32 t)
 {
 	if (__sync_val_compare_and_swap(&s->tag, seen, RL_TAG_CLAIMING) != seen)
 		return 0;
 	RL_WRITE_ONCE(s->state, 0);
-	RL_WRITE_ONCE(s->idle_at_ns, 0);
-	RL_WRITE_ONCE(s->block_until_ns, 0);
+	RL_WRITE_ONCE(s->idle, 0);
 	/* The CAS orders the resets before the tag store (full barrier on every JIT). */
-	__sync_val_compare_and_swap(&s->tag, RL_TAG_CLAIMING, h);
+	__sync_val_compare_and_swap(&s->tag, RL_TAG_CLAIMING, t);
 	return 1;
 }
 
 /* Find the key's slot in its set, or claim a reusable one. NULL: every way is busy.
  * A CPU that sees a way being claimed scans again, because the claim may be for its own key;
  * two CPUs inserting the same new key therefore end up in the same slot. */
-static __always_inline struct rl_slot *rl_slot_lookup(struct rl_set *set, __u64 h, __u64 now,
+static __always_inline struct rl_slot *rl_slot_lookup(struct rl_set *set, __u32 tag, __u64 now,
 						      int *inserted)
 {
 	for (int attempt = 0; attempt < 3; attempt++) {
 		struct rl_slot *victim = 0;
-		__u64 victim_tag = 0;
+		__u32 victim_tag = 0;
 		int claiming = 0;
 #pragma unroll
 		for (int w = 0; w < RL_WAYS; w++) {
 			struct rl_slot *s = &set->way[w];
-			__u64 t = RL_READ_ONCE(s->tag);
-			if (t == h)
+			__u32 t = RL_READ_ONCE(s->tag);
+			if (t == tag)
 				return s;
 			if (t == RL_TAG_CLAIMING)
 				claiming = 1;
@@ -226,7 +254,7 @@ static __always_inline struct rl_slot *rl_slot_lookup(struct rl_set *set, __u64 
 			continue;
 		if (!victim)
 			return 0;
-		if (rl_slot_claim(victim, victim_tag, h)) {
+		if (rl_slot_claim(victim, victim_tag, tag)) {
 			*inserted = 1;
 			return victim;
 		}
@@ -242,19 +270,25 @@ struct rl_limit_info {
 	int overflow;
 };
 
-static __always_inline int rl_judge(struct rl_slot *s, const struct rl_rule *r, __u64 now,
-				    __u64 bytes)
+/* A global (non-inlined) function: the verifier checks it once, on its own, instead of once per
+ * path that reaches it through the parser and the classifier, which keeps the program well within
+ * the verifier's budget of processed instructions. It sees its pointers as possibly NULL memory of
+ * the pointee's size, hence the checks. */
+__attribute__((noinline)) int rl_judge(struct rl_slot *s, const struct rl_rule *r, __u64 now,
+				       __u64 bytes)
 {
-	if (RL_READ_ONCE(s->block_until_ns) > now)
-		return RL_LIMIT_BLOCKED;
+	if (!s || !r)
+		return RL_LIMIT_EXHAUSTED;
 	int res = rl_run_algo(s, r, now, bytes);
-	/* Racing CPUs may both set the block; they write nearly the same value, and either one
-	 * is a correct block period starting at that CPU's packet. */
+	/* The block replaces the state with a plain store. A CPU that read the state before it and
+	 * admits a packet by CAS either lands first (the block then overwrites it: that packet was
+	 * within the limit when judged) or fails and sees the block. Racing CPUs that both block
+	 * write nearly the same value; either is a correct block period starting at its packet.
+	 * When the block ends the key starts fresh (docs/policies.md). */
 	if (res == RL_LIMIT_OVER && r->block_ns) {
 		__u64 until = now + r->block_ns;
-		RL_WRITE_ONCE(s->block_until_ns, until);
-		if (until > RL_READ_ONCE(s->idle_at_ns))
-			RL_WRITE_ONCE(s->idle_at_ns, until);
+		RL_WRITE_ONCE(s->state, RL_STATE_BLOCKED | until);
+		rl_slot_idle_raise(s, until);
 	}
 	return res;
 }
@@ -270,7 +304,7 @@ static __always_inline int rl_limit(const struct rl_rule *r, const struct rl_pkt
 	struct rl_set *set = bpf_map_lookup_elem(&rl_keys, &set_idx);
 	if (!set)
 		return RL_LIMIT_EXHAUSTED;
-	struct rl_slot *s = rl_slot_lookup(set, h, now, &info->inserted);
+	struct rl_slot *s = rl_slot_lookup(set, rl_key_tag(h), now, &info->inserted);
 	if (!s) {
 		/* Every way is busy: the key shares its rule's bucket for its source prefix. Two
 		 * prefixes (or rules) that collide in rl_overflow take the slot from each other;
@@ -279,12 +313,13 @@ static __always_inline int rl_limit(const struct rl_rule *r, const struct rl_pkt
 		struct rl_key ok = {};
 		rl_overflow_key(&ok, r, p);
 		__u64 oh = rl_key_hash(&ok);
+		__u32 otag = rl_key_tag(oh);
 		__u32 oidx = (__u32)oh & (RL_OVERFLOW_SLOTS - 1);
 		s = bpf_map_lookup_elem(&rl_overflow, &oidx);
 		if (!s)
 			return RL_LIMIT_EXHAUSTED;
-		__u64 t = RL_READ_ONCE(s->tag);
-		if (t != oh && (t == RL_TAG_CLAIMING || !rl_slot_claim(s, t, oh)))
+		__u32 t = RL_READ_ONCE(s->tag);
+		if (t != otag && (t == RL_TAG_CLAIMING || !rl_slot_claim(s, t, otag)))
 			return RL_LIMIT_EXHAUSTED;
 		info->overflow = 1;
 	}

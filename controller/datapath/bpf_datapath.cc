@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "datapath/pins.h"
+#include "rl_hash.h"
 #include "rl_xdp.skel.h"
 
 namespace rl {
@@ -423,12 +424,12 @@ Result<uint64_t> BpfDatapath::cluster_prune_over(uint64_t now_ns) {
 // keep its own update, which is what it would have got a moment earlier anyway.
 size_t BpfDatapath::reset_key(uint64_t hash) {
   rl_set* set = keys_.as<rl_set>() + (static_cast<uint32_t>(hash) & (key_sets_ - 1));
+  const uint32_t tag = rl_key_tag(hash);
   size_t n = 0;
   for (auto& slot : set->way) {
-    if (std::atomic_ref<__u64>(slot.tag).load() != hash) continue;
-    std::atomic_ref<__u64>(slot.block_until_ns).store(0);
+    if (std::atomic_ref<__u32>(slot.tag).load() != tag) continue;
     std::atomic_ref<__u64>(slot.state).store(0);
-    std::atomic_ref<__u64>(slot.idle_at_ns).store(0);
+    std::atomic_ref<__u32>(slot.idle).store(0);
     n++;
   }
   return n;
@@ -447,8 +448,9 @@ std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) cons
     for (const auto& slot : sets[i].way) {
       if (slot.tag == RL_TAG_FREE) continue;
       // A slot whose state is fresh again holds no information: it does not count as tracked.
-      if (slot.idle_at_ns > now_ns || slot.block_until_ns > now_ns) used++;
-      if (slot.block_until_ns > now_ns) blocked++;
+      bool is_blocked = rl_state_blocked(slot.state, now_ns);
+      if (is_blocked || !rl_idle_passed(slot.idle, now_ns)) used++;
+      if (is_blocked) blocked++;
     }
   return {used, blocked};
 }

@@ -135,11 +135,44 @@ TEST_F(LimiterTest, FullSetsFallBackToOverflowBucket) {
   EXPECT_EQ(d.reason, RL_REASON_ADMITTED);
   EXPECT_EQ(send(udp4("198.18.0.100")).reason, RL_REASON_LIMITED) << "same /16 bucket, now empty";
   EXPECT_EQ(send(udp4("198.18.0.1")).reason, RL_REASON_LIMITED) << "known keys keep their state";
-  at(kSec);  // every key is idle again: slots are reusable
+  // Every key is idle again one second later; slots are reusable from the next idle tick.
+  at(kSec - 1);
+  EXPECT_EQ(send(udp4("198.18.0.98")).overflow, 1u) << "a key that owes a token keeps its slot";
+  at(kSec + (1ULL << RL_IDLE_SHIFT));
   d = send(udp4("198.18.0.99"));
   EXPECT_EQ(d.overflow, 0u);
   EXPECT_EQ(d.reason, RL_REASON_ADMITTED);
-  EXPECT_EQ(global(RL_GC_KEY_OVERFLOW), 2u);
+  EXPECT_EQ(global(RL_GC_KEY_OVERFLOW), 3u);
+}
+
+// A blocked key's slot is never reused while the block is in force, even once its bucket is full
+// again; when the block ends the slot is free for other keys and the key itself starts fresh.
+TEST_F(LimiterTest, BlockedKeysKeepTheirSlot) {
+  LoadOptions o;
+  o.key_capacity = RL_WAYS;  // one set
+  o.trace_decisions = true;
+  auto small = BpfDatapath::load(o);
+  ASSERT_TRUE(small.ok()) << small.error().str();
+  dp_ = std::move(*small);
+  dp_->set_clock(kT0);
+  auto r = token_bucket("blk", 1, 1);
+  r.block_ns = 10 * kSec;
+  one_rule(r);
+  for (int i = 1; i <= RL_WAYS; i++) {
+    auto f = udp4("198.18.0." + std::to_string(i));
+    EXPECT_EQ(send(f).reason, RL_REASON_ADMITTED);
+    EXPECT_EQ(send(f).reason, RL_REASON_LIMITED);
+  }
+  at(5 * kSec);  // every bucket is full again, every key still blocked
+  EXPECT_EQ(send(udp4("198.18.0.1")).reason, RL_REASON_BLOCKED);
+  EXPECT_EQ(send(udp4("198.18.0.99")).overflow, 1u);
+  auto [used, blocked] = dp_->key_table_usage(kT0 + 5 * kSec);
+  EXPECT_EQ(used, 4u);
+  EXPECT_EQ(blocked, 4u);
+  at(10 * kSec + (1ULL << RL_IDLE_SHIFT));
+  EXPECT_EQ(send(udp4("198.18.0.99")).overflow, 0u) << "blocks ended: slots are reusable";
+  auto d = send(udp4("198.18.0.2"));
+  EXPECT_EQ(d.reason, RL_REASON_ADMITTED) << "a key starts fresh after its block";
 }
 
 }  // namespace

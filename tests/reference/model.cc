@@ -109,7 +109,8 @@ Decision Model::decide(const std::vector<uint8_t>& frame, uint64_t now) {
       reason = RL_REASON_BLOCKED;
     } else if (!take(r, s, now, frame.size())) {
       reason = RL_REASON_LIMITED;
-      if (r.block_ns) s.block_until = now + r.block_ns;
+      // A block replaces the key's state: once it ends, the key starts fresh.
+      if (r.block_ns) s = State{.block_until = now + r.block_ns};
     }
     bool pass = reason == RL_REASON_ADMITTED || r.action == policy::Action::kMonitor;
     return {pass ? XDP_PASS : XDP_DROP, reason, static_cast<int>(pos)};
