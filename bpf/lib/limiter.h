@@ -70,7 +70,8 @@ static __always_inline void rl_overflow_key(struct rl_key *k, const struct rl_ru
 		     p->family == 4 ? RL_OVERFLOW_V4_PREFIX : RL_OVERFLOW_V6_PREFIX);
 }
 
-/* ---- Algorithms: each returns RL_LIMIT_ADMIT, _OVER, _BLOCKED or _EXHAUSTED, sets *idle_at ---- */
+/* ---- Algorithms: each returns RL_LIMIT_ADMIT, _OVER, _BLOCKED or _EXHAUSTED, sets *idle_at ----
+ */
 
 static __always_inline __u64 rl_cost_units(const struct rl_rule *r, __u64 bytes)
 {

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   auto* o_pin =
       app.add_option("--pin-root", flags.pin_root, "bpffs directory for pinned maps and links");
   auto* o_cap =
-      app.add_option("--key-capacity", flags.key_capacity, "tracked keys (32 bytes each)");
+      app.add_option("--key-capacity", flags.key_capacity, "tracked keys (16 bytes each)");
   auto* o_log = app.add_option("--log-level", flags.log_level, "debug, info, warn or error");
   auto* o_deb = app.add_option("--reload-debounce-ms", flags.reload_debounce_ms,
                                "quiet time after a policy file change before reloading");
