@@ -102,6 +102,7 @@ struct rl_control {
 	__u32 runtime_acl_v6;
 	__u32 next_rule_id; /* the compiler's next rule id, kept for a restarted controller */
 	__u32 pad;
+	__u64 hash_seed; /* the key hash's seed for rl_keys and rl_overflow (rl_hash.h) */
 };
 
 /* Source filter: per generation and family, a bitset over hashes of a source's /min_len prefix.
@@ -358,7 +359,7 @@ struct rl_decision {
 #define RL_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
-RL_STATIC_ASSERT(sizeof(struct rl_control) == 24, "rl_control layout");
+RL_STATIC_ASSERT(sizeof(struct rl_control) == 32, "rl_control layout");
 RL_STATIC_ASSERT(sizeof(struct rl_gen_config) == 32, "rl_gen_config layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) == 64, "rl_rule layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule_meta) == 64, "rl_rule_meta layout");

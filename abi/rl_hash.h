@@ -3,8 +3,13 @@
  * The key hash and the slot fields derived from it, shared by the XDP program and the controller:
  * the controller computes the same values to find and read a key's slot (rlctl unblock, top
  * talkers, key table usage) without the kernel's help.
- * A murmur3-style finaliser over three 64-bit words built from the key's fields, so the result
- * does not depend on struct padding or on the compiler's aliasing rules.
+ * The key hash multiplies three 64-bit words built from the key's fields (so the result does not
+ * depend on struct padding or on the compiler's aliasing rules), each XORed with a secret, and
+ * folds them with a murmur3 finaliser. The three products are independent, so the dependent
+ * chain is three multiplies rather than six. The secret is a random 64-bit seed chosen when the
+ * key table is created: without it, the hash is invertible and anyone could compute a source
+ * address whose key lands on a victim's slot. Like the kernel's own jhash seeds, it is a hurdle
+ * for blind attackers, not a cryptographic MAC.
  */
 #ifndef RL_HASH_H
 #define RL_HASH_H
@@ -27,16 +32,17 @@ RL_HASH_INLINE __u64 rl_mix64(__u64 h)
 	return h;
 }
 
-RL_HASH_INLINE __u64 rl_key_hash(const struct rl_key *k)
+RL_HASH_INLINE __u64 rl_key_hash(const struct rl_key *k, __u64 seed)
 {
 	__u64 w0 = (__u64)k->rule_id | ((__u64)k->dport << 32) | ((__u64)k->family << 48) |
 		   ((__u64)k->kind << 56);
 	__u64 w1 = (__u64)k->addr[0] | ((__u64)k->addr[1] << 32);
 	__u64 w2 = (__u64)k->addr[2] | ((__u64)k->addr[3] << 32);
-	__u64 h = rl_mix64(w0 ^ 0x9e3779b97f4a7c15ULL);
-	h = rl_mix64(h ^ w1);
-	h = rl_mix64(h ^ w2);
-	return h;
+	__u64 s1 = (seed << 21) | (seed >> 43), s2 = (seed << 42) | (seed >> 22);
+	__u64 a = (w0 ^ seed) * 0x9e3779b97f4a7c15ULL;
+	__u64 b = (w1 ^ s1) * 0xc2b2ae3d27d4eb4fULL;
+	__u64 c = (w2 ^ s2) * 0x165667b19e3779f9ULL;
+	return rl_mix64(a ^ ((b << 21) | (b >> 43)) ^ ((c << 42) | (c >> 22)));
 }
 
 /* A key's slot tag: the hash bits the set index does not use. Never RL_TAG_FREE or

@@ -29,6 +29,8 @@
 
 /* Number of sets minus one; the loader sets it with the map size (a power of two). */
 const volatile __u32 rl_key_sets_mask = RL_DEFAULT_KEY_CAPACITY / RL_WAYS - 1;
+/* The key hash's secret (rl_hash.h); the loader sets it with the key table it belongs to. */
+const volatile __u64 rl_hash_seed = 0;
 
 enum rl_limit_result {
 	RL_LIMIT_ADMIT = 0,
@@ -298,7 +300,7 @@ __attribute__((noinline)) int rl_judge(struct rl_slot *s, const struct rl_rule *
 static __always_inline int rl_limit(const struct rl_rule *r, const struct rl_pkt *p, __u64 now,
 				    __u64 bytes, struct rl_limit_info *info)
 {
-	__u64 h = rl_key_hash(&info->key);
+	__u64 h = rl_key_hash(&info->key, rl_hash_seed);
 	info->hash = h;
 
 	__u32 set_idx = (__u32)h & rl_key_sets_mask;
@@ -313,7 +315,7 @@ static __always_inline int rl_limit(const struct rl_rule *r, const struct rl_pkt
 		 * only. */
 		struct rl_key ok = {};
 		rl_overflow_key(&ok, r, p);
-		__u64 oh = rl_key_hash(&ok);
+		__u64 oh = rl_key_hash(&ok, rl_hash_seed);
 		__u32 otag = rl_key_tag(oh);
 		__u32 oidx = (__u32)oh & (RL_OVERFLOW_SLOTS - 1);
 		s = bpf_map_lookup_elem(&rl_overflow, &oidx);

@@ -608,11 +608,11 @@ Json Daemon::cmd_unblock(const Json& args) {
     if (r.key_kind == RL_KEY_SRC_ADDR_DPORT) {
       for (uint32_t port = 0; port < 65536; port++) {
         rl_key k = key_for(r, *addr, static_cast<uint16_t>(port));
-        reset += dp_->reset_key(rl_key_hash(&k));
+        reset += dp_->reset_key(k);
       }
     } else {
       rl_key k = key_for(r, *addr, 0);
-      reset += dp_->reset_key(rl_key_hash(&k));
+      reset += dp_->reset_key(k);
     }
   }
   log::info("unblocked", {{"address", addr->str()}, {"keys", std::to_string(reset)}});

@@ -1,5 +1,6 @@
 #include "datapath/bpf_datapath.h"
 
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -34,6 +35,7 @@ struct PinnedLayout {
   bool other_abi = false;  // pinned by an rld with another data path layout: replace, not adopt
   uint32_t abi = 0;
   uint32_t key_sets = 0;
+  uint64_t hash_seed = 0;
 };
 
 // What a previous rld left pinned: the ABI must match to be adopted, and the key table's size
@@ -62,6 +64,7 @@ Result<PinnedLayout> pinned_layout(const std::string& root) {
     return errno_error("inspect pinned rl_keys");
   out.present = true;
   out.key_sets = info.max_entries;
+  out.hash_seed = c.hash_seed;
   return out;
 }
 
@@ -77,6 +80,8 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   std::unique_ptr<BpfDatapath> dp(new BpfDatapath(skel));
 
   uint32_t sets = round_up_pow2(std::max<uint32_t>(opts.key_capacity / RL_WAYS, 1));
+  uint64_t seed = 0;
+  if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) return errno_error("key hash seed");
   if (!opts.pin_root.empty()) {
     auto pinned = pinned_layout(opts.pin_root);
     if (!pinned) return pinned.error();
@@ -88,6 +93,7 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
     } else if (pinned->present) {
       dp->adopted_ = true;
       sets = pinned->key_sets;
+      seed = pinned->hash_seed;  // the adopted keys were placed with it
     }
     bpf_map* m;
     bpf_object__for_each_map(m, skel->obj) {
@@ -99,7 +105,9 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
     }
   }
   dp->key_sets_ = sets;
+  dp->hash_seed_ = seed;
   skel->rodata->rl_key_sets_mask = sets - 1;
+  skel->rodata->rl_hash_seed = seed;
   skel->rodata->rl_trace_decisions = opts.trace_decisions ? 1 : 0;
   skel->rodata->rl_bench_src_spread = opts.bench_src_spread;
   if (int err = bpf_map__set_max_entries(skel->maps.rl_keys, sets); err)
@@ -133,6 +141,7 @@ Status BpfDatapath::init() {
   auto offenders = mmap_array(skel_->maps.rl_offenders);
   if (!offenders) return offenders.error();
   offenders_ = std::move(*offenders);
+  control_.as<rl_control>()->hash_seed = hash_seed_;
   control_.as<rl_control>()->abi_version = RL_ABI_VERSION;
   return {};
 }
@@ -422,7 +431,8 @@ Result<uint64_t> BpfDatapath::cluster_prune_over(uint64_t now_ns) {
 
 // The slot is reset the way a claim resets it; a packet of the key racing with the reset may
 // keep its own update, which is what it would have got a moment earlier anyway.
-size_t BpfDatapath::reset_key(uint64_t hash) {
+size_t BpfDatapath::reset_key(const rl_key& key) {
+  const uint64_t hash = rl_key_hash(&key, hash_seed_);
   rl_set* set = keys_.as<rl_set>() + (static_cast<uint32_t>(hash) & (key_sets_ - 1));
   const uint32_t tag = rl_key_tag(hash);
   size_t n = 0;

@@ -63,8 +63,8 @@ class BpfDatapath final : public Datapath {
   // Removes entries that expired before now_ns; returns how many remain in force.
   Result<uint64_t> cluster_prune_over(uint64_t now_ns);
 
-  // Resets every slot of the key table whose tag is `hash` (rlctl unblock). Returns how many.
-  size_t reset_key(uint64_t hash);
+  // Resets the key's slot in the key table, a block included (rlctl unblock). Returns how many.
+  size_t reset_key(const rl_key& key);
   // Drop count of the rl_offenders slot of a key hash.
   uint64_t offender_drops(uint64_t hash) const;
   // Slots holding a key and keys inside a block period, at `now_ns` (CLOCK_MONOTONIC).
@@ -120,6 +120,7 @@ class BpfDatapath final : public Datapath {
   MmapRegion keys_;
   MmapRegion offenders_;
   uint32_t key_sets_ = 0;
+  uint64_t hash_seed_ = 0;  // the key hash's secret, kept in rl_control with the key table
   bool adopted_ = false;
   uint32_t replaced_abi_ = 0;
   std::string pin_root_;

@@ -1,4 +1,6 @@
 // Each algorithm's admitted counts against its formula, with the controlled clock.
+#include <arpa/inet.h>
+
 #include "fixture.h"
 
 namespace rl::testing {
@@ -173,6 +175,38 @@ TEST_F(LimiterTest, BlockedKeysKeepTheirSlot) {
   EXPECT_EQ(send(udp4("198.18.0.99")).overflow, 0u) << "blocks ended: slots are reusable";
   auto d = send(udp4("198.18.0.2"));
   EXPECT_EQ(d.reason, RL_REASON_ADMITTED) << "a key starts fresh after its block";
+}
+
+// The key hash is seeded per key table: the same key hashes differently in another table, and
+// reset_key (rlctl unblock) finds a blocked key with its table's own seed.
+TEST_F(LimiterTest, KeyHashIsSeededPerTable) {
+  auto r = token_bucket("blk", 1, 1);
+  r.block_ns = 60 * kSec;
+  one_rule(r);
+  auto f = udp4("198.18.0.1");
+  auto first = send(f);
+  EXPECT_EQ(first.reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(send(f).reason, RL_REASON_LIMITED);
+  EXPECT_EQ(send(f).reason, RL_REASON_BLOCKED);
+
+  rl_key k{};
+  k.rule_id = compiled_.rules[0].id;
+  k.kind = RL_KEY_SRC_ADDR;
+  k.family = 4;
+  ASSERT_EQ(inet_pton(AF_INET, "198.18.0.1", k.addr), 1);
+  EXPECT_EQ(dp_->reset_key(k), 1u);
+  EXPECT_EQ(send(f).reason, RL_REASON_ADMITTED) << "unblocked, and the bucket is full again";
+
+  LoadOptions o;
+  o.trace_decisions = true;
+  auto other = BpfDatapath::load(o);
+  ASSERT_TRUE(other.ok()) << other.error().str();
+  dp_ = std::move(*other);
+  dp_->set_clock(kT0);
+  one_rule(r);
+  auto again = send(f);
+  EXPECT_EQ(again.reason, RL_REASON_ADMITTED);
+  EXPECT_NE(again.key_hash, first.key_hash) << "each table draws its own seed";
 }
 
 }  // namespace
