@@ -65,78 +65,66 @@ local cur_hash, prev_hash = KEYS[1 + index % 2], KEYS[2 - index % 2]
 local cur_w = tonumber(redis.call('HGET', cur_hash, '#w'))
 local prev_w = tonumber(redis.call('HGET', prev_hash, '#w'))
 
--- counts[i] = key i's count in hash h, or 0.
-local function read(h, counts)
-  for s = 1, n, CHUNK do
-    local e = math.min(s + CHUNK - 1, n)
-    local got = redis.call('HMGET', h, unpack(ARGV, 3 + s, 3 + e))
-    for j = 1, e - s + 1 do
-      counts[s + j - 1] = tonumber(got[j]) or 0
-    end
-  end
-end
-
 -- The current hash still holding an older window (index - 2 or before) counts for nothing.
 -- A newer one means the server clock stepped back: its counts stay current rather than be
 -- forgotten, and so does the previous hash's whatever window it holds, if newer than index - 1.
 local cur_live = cur_w ~= nil and cur_w >= index
 local prev_live = prev_w ~= nil and prev_w >= index - 1
-local curs, prevs = {}, {}
-if cur_live then
-  read(cur_hash, curs)
-end
-if prev_live then
-  read(prev_hash, prevs)
-end
 
+-- Chunk by chunk, read the chunk's counts and write them back at once: the fields the HSET
+-- touches are then still in the CPU's caches from the HMGET (a whole-rule read before a
+-- whole-rule write took each field from memory twice).
 local wrote = false
-local fields = {}
-local function flush()
+local reply = {now}
+for s = 1, n, CHUNK do
+  local e = math.min(s + CHUNK - 1, n)
+  local curs, prevs
+  if cur_live then
+    curs = redis.call('HMGET', cur_hash, unpack(ARGV, 3 + s, 3 + e))
+  end
+  if prev_live then
+    prevs = redis.call('HMGET', prev_hash, unpack(ARGV, 3 + s, 3 + e))
+  end
+  local fields = {}
+  for j = 1, e - s + 1 do
+    local i = s + j - 1
+    local cur = curs and tonumber(curs[j]) or 0
+    local prev = prevs and tonumber(prevs[j]) or 0
+    local delta = tonumber(ARGV[3 + n + i])
+    if delta > 0 then
+      if not wrote then
+        wrote = true
+        if not cur_live then
+          -- Two windows old: start the hash afresh. UNLINK frees a big hash off the main thread.
+          redis.call('UNLINK', cur_hash)
+          redis.call('HSET', cur_hash, '#w', index)
+        end
+      end
+      cur = cur + delta
+      fields[#fields + 1] = ARGV[3 + i]
+      fields[#fields + 1] = cur
+    end
+    local estimate = cur
+    if prev > 0 then
+      estimate = weighted(prev, weight) + cur
+    end
+    if estimate > limit then
+      local for_ms
+      if cur <= limit then
+        for_ms = settle(prev, cur) - elapsed
+      else
+        -- Over on its own: it becomes the previous count at the next window and decays there.
+        for_ms = window - elapsed + settle(cur, 0)
+      end
+      reply[#reply + 1] = i
+      reply[#reply + 1] = for_ms
+      reply[#reply + 1] = estimate
+    end
+  end
   if #fields > 0 then
     redis.call('HSET', cur_hash, unpack(fields))
-    fields = {}
   end
 end
-
-local reply = {now}
-for i = 1, n do
-  local cur = curs[i] or 0
-  local prev = prevs[i] or 0
-  local delta = tonumber(ARGV[3 + n + i])
-  if delta > 0 then
-    if not wrote then
-      wrote = true
-      if not cur_live then
-        -- Two windows old: start the hash afresh. UNLINK frees a big hash off the main thread.
-        redis.call('UNLINK', cur_hash)
-        redis.call('HSET', cur_hash, '#w', index)
-      end
-    end
-    cur = cur + delta
-    fields[#fields + 1] = ARGV[3 + i]
-    fields[#fields + 1] = cur
-    if #fields >= 2 * CHUNK then
-      flush()
-    end
-  end
-  local estimate = cur
-  if prev > 0 then
-    estimate = weighted(prev, weight) + cur
-  end
-  if estimate > limit then
-    local for_ms
-    if cur <= limit then
-      for_ms = settle(prev, cur) - elapsed
-    else
-      -- Over on its own: it becomes the previous count at the next window and decays there.
-      for_ms = window - elapsed + settle(cur, 0)
-    end
-    reply[#reply + 1] = i
-    reply[#reply + 1] = for_ms
-    reply[#reply + 1] = estimate
-  end
-end
-flush()
 if wrote then
   -- From the next window but one both counts have rolled out, so the hash is dead then. A
   -- stepped-back clock keeps the later expiry.
