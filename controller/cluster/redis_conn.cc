@@ -80,7 +80,8 @@ Result<RedisConn> RedisConn::connect(const Endpoint& ep, std::chrono::millisecon
 RedisConn::RedisConn(RedisConn&& o) noexcept
     : c_(std::exchange(o.c_, nullptr)),
       name_(std::move(o.name_)),
-      queued_(std::exchange(o.queued_, 0)) {}
+      queued_(std::exchange(o.queued_, 0)),
+      unsent_(std::exchange(o.unsent_, 0)) {}
 
 RedisConn& RedisConn::operator=(RedisConn&& o) noexcept {
   if (this != &o) {
@@ -88,6 +89,7 @@ RedisConn& RedisConn::operator=(RedisConn&& o) noexcept {
     c_ = std::exchange(o.c_, nullptr);
     name_ = std::move(o.name_);
     queued_ = std::exchange(o.queued_, 0);
+    unsent_ = std::exchange(o.unsent_, 0);
   }
   return *this;
 }
@@ -105,6 +107,7 @@ Status RedisConn::append(const std::vector<std::string_view>& argv) {
   for (auto a : argv) {
     ptrs.push_back(a.data());
     lens.push_back(a.size());
+    unsent_ += a.size() + 16;  // the argument and its RESP framing, near enough
   }
   if (redisAppendCommandArgv(c_, static_cast<int>(argv.size()), ptrs.data(), lens.data()) !=
       REDIS_OK)
@@ -138,28 +141,26 @@ Error RedisConn::io_error(const char* what, int saved_errno) const {
   return Error{0, name_ + ": " + what + ": " + std::string(c_->errstr)};
 }
 
+std::optional<Error> RedisConn::send(Clock::time_point deadline) {
+  if (!c_) return Error{ENOTCONN, name_ + ": not connected"};
+  SigpipeBlock guard;
+  for (int done = 0; !done;) {
+    if (auto e = wait(POLLOUT, deadline, "write")) return e;
+    errno = 0;
+    if (redisBufferWrite(c_, &done) != REDIS_OK) return io_error("write", errno);
+  }
+  unsent_ = 0;
+  return std::nullopt;
+}
+
 Exchange RedisConn::exchange(Clock::time_point deadline) {
   Exchange out;
   size_t want = std::exchange(queued_, 0);
-  if (!c_) {
-    out.failure = Error{ENOTCONN, name_ + ": not connected"};
+  if (auto e = send(deadline)) {
+    out.failure = std::move(*e);
     return out;
   }
   out.replies.reserve(want);
-  {
-    SigpipeBlock guard;
-    for (int done = 0; !done;) {
-      if (auto e = wait(POLLOUT, deadline, "write")) {
-        out.failure = std::move(*e);
-        return out;
-      }
-      errno = 0;
-      if (redisBufferWrite(c_, &done) != REDIS_OK) {
-        out.failure = io_error("write", errno);
-        return out;
-      }
-    }
-  }
   while (out.replies.size() < want) {
     void* r = nullptr;
     if (redisGetReplyFromReader(c_, &r) != REDIS_OK) {

@@ -50,9 +50,14 @@ class RedisConn {
   RedisConn& operator=(const RedisConn&) = delete;
   ~RedisConn();
 
-  // Queues one command; nothing is sent before exchange().
+  // Queues one command; nothing is sent before send() or exchange().
   Status append(const std::vector<std::string_view>& argv);
   size_t queued() const { return queued_; }
+  // Bytes queued and not sent yet.
+  size_t unsent() const { return unsent_; }
+  // Sends what is queued without waiting for replies, so that the server starts on the first
+  // commands while later ones are still being built. Failure leaves the connection unusable.
+  std::optional<Error> send(Clock::time_point deadline);
   // Sends every queued command and reads one reply each, all before `deadline`. After a
   // failure the connection is unusable: a command may be half sent.
   Exchange exchange(Clock::time_point deadline);
@@ -66,6 +71,7 @@ class RedisConn {
   redisContext* c_ = nullptr;
   std::string name_;
   size_t queued_ = 0;
+  size_t unsent_ = 0;
 };
 
 }  // namespace rl::cluster

@@ -19,6 +19,8 @@ using std::chrono::milliseconds;
 constexpr milliseconds kBackoffInitial{100};
 constexpr milliseconds kBackoffCap{5000};
 constexpr milliseconds kNodeMemory{3'600'000};
+// Queued bytes past which a sync sends what it has before formatting the next call.
+constexpr size_t kSendAheadBytes = 64 << 10;
 
 const Script* const kAllScripts[] = {&scripts::kSync, &scripts::kHeartbeat, &scripts::kPeers};
 
@@ -166,8 +168,13 @@ Result<std::vector<Reply>> RedisStore::run(const std::vector<ScriptCall>& calls,
   // One deadline for the call's every exchange, however many: with the connect timeout, that
   // bounds the call.
   auto deadline = Clock::now() + opts_.command_timeout;
-  for (const ScriptCall& c : calls)
+  for (const ScriptCall& c : calls) {
     if (Status s = queue(c, true); !s) return broken(s.error()).wrap(what);
+    // Send ahead: Redis runs this call while the next ones are formatted. Still one round
+    // trip: no reply is awaited before the last command is out.
+    if (conn_->unsent() >= kSendAheadBytes)
+      if (auto e = conn_->send(deadline)) return broken(*e).wrap(what);
+  }
   Exchange ex = conn_->exchange(deadline);
   stats_.round_trips++;
   size_t handshake = handshake_.size();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory_resource>
 #include <tuple>
 #include <unordered_map>
 
@@ -34,8 +35,12 @@ std::string window_hash(const std::string& prefix, const std::string& rule, uint
 
 SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& deltas) {
   std::map<std::tuple<std::string_view, uint64_t, uint64_t>, size_t> by_rule;
-  std::vector<std::unordered_map<std::string_view, size_t>> slots;  // per call: key -> slot
-  std::vector<std::vector<uint64_t>> sums;                          // per call, per slot
+  // Per call: key -> slot. The nodes come from one arena freed with the batch: a sync of 100,000
+  // keys would otherwise make 100,000 allocations just to find repeats.
+  std::pmr::monotonic_buffer_resource arena(deltas.size() * 48);
+  std::vector<std::pmr::unordered_map<std::string_view, size_t>> slots;
+  std::vector<std::vector<uint64_t>> sums;  // per call, per slot
+  size_t last_call = SIZE_MAX;              // deltas come grouped by rule: skip the map lookup
   for (size_t i = 0; i < deltas.size(); i++) {
     const KeyDelta& d = deltas[i];
     if (const char* why = why_invalid(d)) {
@@ -43,17 +48,20 @@ SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& del
       invalid_.push_back(i);
       continue;
     }
-    auto [rule, fresh] = by_rule.try_emplace({d.rule, d.limit, d.window_ms}, calls_.size());
-    if (fresh) {
-      calls_.push_back(Call{d.rule, d.limit, d.window_ms, {}, {}});
-      hashes_.push_back({window_hash(prefix, d.rule, d.window_ms, 0),
-                         window_hash(prefix, d.rule, d.window_ms, 1)});
-      keys_.emplace_back();
-      slots.emplace_back();
-      slots.back().reserve(deltas.size() - i);
-      sums.emplace_back();
+    size_t c = last_call;
+    if (c == SIZE_MAX || calls_[c].rule != d.rule || calls_[c].limit != d.limit ||
+        calls_[c].window_ms != d.window_ms) {
+      auto [rule, fresh] = by_rule.try_emplace({d.rule, d.limit, d.window_ms}, calls_.size());
+      c = last_call = rule->second;
+      if (fresh) {
+        calls_.push_back(Call{d.rule, d.limit, d.window_ms, {}, {}});
+        keys_.emplace_back();
+        slots.emplace_back(&arena);
+        // The first rule may well hold every key; later ones grow as needed.
+        if (c == 0) slots.back().reserve(deltas.size() - i);
+        sums.emplace_back();
+      }
     }
-    size_t c = rule->second;
     auto [slot, first] = slots[c].try_emplace(d.key, calls_[c].indices.size());
     if (first) {
       calls_[c].indices.push_back(i);
@@ -65,14 +73,34 @@ SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& del
       sum = std::min(sum + d.delta, kMaxExact);  // both terms are below 2^53: no wrap
     }
   }
-  for (size_t c = 0; c < calls_.size(); c++) {
-    std::vector<std::string> args;
-    args.reserve(3 + sums[c].size());
-    args.push_back(std::to_string(calls_[c].limit));
-    args.push_back(std::to_string(calls_[c].window_ms));
-    args.push_back(std::to_string(sums[c].size()));
-    for (uint64_t s : sums[c]) args.push_back(std::to_string(s));
-    args_.push_back(std::move(args));
+  // Each rule's keys go out in calls of at most kMaxCallKeys: the store sends a call as soon as
+  // it is formatted, so Redis runs one while the next is being formatted. A key's repeats
+  // follow it into its call.
+  std::vector<Call> rules = std::move(calls_);
+  std::vector<std::vector<std::string_view>> rule_keys = std::move(keys_);
+  calls_.clear();
+  keys_.clear();
+  for (size_t c = 0; c < rules.size(); c++) {
+    const Call& rule = rules[c];
+    const size_t n = rule.indices.size(), first = calls_.size();
+    for (size_t from = 0; from < n; from += kMaxCallKeys) {
+      const size_t to = std::min(n, from + kMaxCallKeys);
+      Call call{rule.rule, rule.limit, rule.window_ms, {}, {}};
+      call.indices.assign(rule.indices.begin() + from, rule.indices.begin() + to);
+      calls_.push_back(std::move(call));
+      hashes_.push_back({window_hash(prefix, rule.rule, rule.window_ms, 0),
+                         window_hash(prefix, rule.rule, rule.window_ms, 1)});
+      keys_.emplace_back(rule_keys[c].begin() + from, rule_keys[c].begin() + to);
+      std::vector<std::string> args;
+      args.reserve(3 + to - from);
+      args.push_back(std::to_string(rule.limit));
+      args.push_back(std::to_string(rule.window_ms));
+      args.push_back(std::to_string(to - from));
+      for (size_t k = from; k < to; k++) args.push_back(std::to_string(sums[c][k]));
+      args_.push_back(std::move(args));
+    }
+    for (auto [index, slot] : rule.repeats)
+      calls_[first + slot / kMaxCallKeys].repeats.emplace_back(index, slot % kMaxCallKeys);
   }
 }
 

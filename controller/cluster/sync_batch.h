@@ -1,5 +1,5 @@
-// A sync request as script calls: one per rule (strictly, per rule, limit and window, which a
-// rule has one of), each carrying all of the rule's keys once, and the replies back as
+// A sync request as script calls: per rule (strictly, per rule, limit and window, which a rule
+// has one of), one call per kMaxCallKeys of its keys, each key once, and the replies back as
 // OverLimit for the request's indices. The rule's keys travel as arguments; the script's KEYS
 // are the rule's two window hashes.
 #pragma once
@@ -19,6 +19,9 @@ namespace rl::cluster {
 
 class SyncBatch {
  public:
+  // Keys per script call: a rule with more is split into several calls.
+  static constexpr size_t kMaxCallKeys = 5000;
+
   struct Call {
     std::string rule;
     uint64_t limit = 0;

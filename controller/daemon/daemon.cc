@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "cluster/redis_store.h"
+#include "cluster/sync_memory.h"
 #include "common/log.h"
 #include "datapath/pins.h"
 #include "metrics/exporter.h"
@@ -171,6 +172,7 @@ Status Daemon::init() {
     cluster_ = std::make_unique<ClusterSync>(*dp_, std::move(*store), cc,
                                              [this] { return policies_->rules(); });
     offenders_->on_cluster_sync([this] { cluster_->wake(); });
+    cluster::keep_sync_buffers_mapped();
     cluster_->start();
     log::info("cluster sync started",
               {{"node", cc.node},

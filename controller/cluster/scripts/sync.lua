@@ -28,8 +28,12 @@ local function idiv(a, b)
   return q
 end
 
--- floor(count * weight / ONE), split so that no product reaches 2^53.
+-- floor(count * weight / ONE). Below 2^37 the product stays below 2^53 and dividing by a power
+-- of two is exact, so plain arithmetic is; above, split so that no product reaches 2^53.
 local function weighted(count, weight)
+  if count < 137438953472 then
+    return math.floor(count * weight / ONE)
+  end
   local hi = idiv(count, ONE)
   return hi * weight + idiv((count - hi * ONE) * weight, ONE)
 end
@@ -75,7 +79,8 @@ local prev_live = prev_w ~= nil and prev_w >= index - 1
 -- touches are then still in the CPU's caches from the HMGET (a whole-rule read before a
 -- whole-rule write took each field from memory twice).
 local wrote = false
-local reply = {now}
+local reply, nreply = {now}, 1
+local format = string.format
 for s = 1, n, CHUNK do
   local e = math.min(s + CHUNK - 1, n)
   local curs, prevs
@@ -85,7 +90,7 @@ for s = 1, n, CHUNK do
   if prev_live then
     prevs = redis.call('HMGET', prev_hash, unpack(ARGV, 3 + s, 3 + e))
   end
-  local fields = {}
+  local fields, nfields = {}, 0
   for j = 1, e - s + 1 do
     local i = s + j - 1
     local cur = curs and tonumber(curs[j]) or 0
@@ -101,8 +106,11 @@ for s = 1, n, CHUNK do
         end
       end
       cur = cur + delta
-      fields[#fields + 1] = ARGV[3 + i]
-      fields[#fields + 1] = cur
+      -- '%d' rather than the number itself: Redis would format it with '%.17g', which costs
+      -- several times more for the integers counts always are (below 2^53, exact either way).
+      fields[nfields + 1] = ARGV[3 + i]
+      fields[nfields + 2] = format('%d', cur)
+      nfields = nfields + 2
     end
     local estimate = cur
     if prev > 0 then
@@ -116,13 +124,14 @@ for s = 1, n, CHUNK do
         -- Over on its own: it becomes the previous count at the next window and decays there.
         for_ms = window - elapsed + settle(cur, 0)
       end
-      reply[#reply + 1] = i
-      reply[#reply + 1] = for_ms
-      reply[#reply + 1] = estimate
+      reply[nreply + 1] = i
+      reply[nreply + 2] = for_ms
+      reply[nreply + 3] = estimate
+      nreply = nreply + 3
     end
   end
-  if #fields > 0 then
-    redis.call('HSET', cur_hash, unpack(fields))
+  if nfields > 0 then
+    redis.call('HSET', cur_hash, unpack(fields, 1, nfields))
   end
 end
 if wrote then
