@@ -241,9 +241,8 @@ struct rl_key {
 #define RL_STATE_BLOCKED (1ULL << 63)
 
 struct rl_slot {
-	__u32 tag; /* rl_key_tag(hash), or RL_TAG_FREE / RL_TAG_CLAIMING */
-	__u32
-	    idle; /* idle tick from which the state equals a fresh key's: the slot may be reused */
+	__u32 tag;   /* rl_key_tag(hash), or RL_TAG_FREE / RL_TAG_CLAIMING */
+	__u32 idle;  /* idle tick from which the state is a fresh key's: the slot may be reused */
 	__u64 state; /* algorithm state or a block, only ever changed by compare-and-swap */
 };
 

@@ -89,12 +89,8 @@ static __always_inline __u64 rl_cost_units(const struct rl_rule *r, __u64 bytes)
  * written by another CPU in between makes the CAS fail and the packet is judged again. */
 static __always_inline int rl_state_view(__u64 word, __u64 now, __u64 *st)
 {
-	if (!(word & RL_STATE_BLOCKED)) {
-		*st = word;
-		return 0;
-	}
-	*st = 0;
-	return (word & ~RL_STATE_BLOCKED) > now;
+	*st = (word & RL_STATE_BLOCKED) ? 0 : word;
+	return rl_state_blocked(word, now);
 }
 
 /* GCRA: state is the theoretical arrival time. A packet of cost c is admitted iff

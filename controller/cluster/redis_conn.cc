@@ -80,8 +80,7 @@ Result<RedisConn> RedisConn::connect(const Endpoint& ep, std::chrono::millisecon
 RedisConn::RedisConn(RedisConn&& o) noexcept
     : c_(std::exchange(o.c_, nullptr)),
       name_(std::move(o.name_)),
-      queued_(std::exchange(o.queued_, 0)),
-      unsent_(std::exchange(o.unsent_, 0)) {}
+      queued_(std::exchange(o.queued_, 0)) {}
 
 RedisConn& RedisConn::operator=(RedisConn&& o) noexcept {
   if (this != &o) {
@@ -89,7 +88,6 @@ RedisConn& RedisConn::operator=(RedisConn&& o) noexcept {
     c_ = std::exchange(o.c_, nullptr);
     name_ = std::move(o.name_);
     queued_ = std::exchange(o.queued_, 0);
-    unsent_ = std::exchange(o.unsent_, 0);
   }
   return *this;
 }
@@ -107,7 +105,6 @@ Status RedisConn::append(const std::vector<std::string_view>& argv) {
   for (auto a : argv) {
     ptrs.push_back(a.data());
     lens.push_back(a.size());
-    unsent_ += a.size() + 16;  // the argument and its RESP framing, near enough
   }
   if (redisAppendCommandArgv(c_, static_cast<int>(argv.size()), ptrs.data(), lens.data()) !=
       REDIS_OK)
@@ -141,6 +138,9 @@ Error RedisConn::io_error(const char* what, int saved_errno) const {
   return Error{0, name_ + ": " + what + ": " + std::string(c_->errstr)};
 }
 
+// hiredis keeps what it has not written yet in its output buffer (trimmed as writes succeed).
+size_t RedisConn::unsent() const { return c_ ? sdslen(c_->obuf) : 0; }
+
 std::optional<Error> RedisConn::send(Clock::time_point deadline) {
   if (!c_) return Error{ENOTCONN, name_ + ": not connected"};
   SigpipeBlock guard;
@@ -149,7 +149,6 @@ std::optional<Error> RedisConn::send(Clock::time_point deadline) {
     errno = 0;
     if (redisBufferWrite(c_, &done) != REDIS_OK) return io_error("write", errno);
   }
-  unsent_ = 0;
   return std::nullopt;
 }
 

@@ -54,7 +54,7 @@ class RedisConn {
   Status append(const std::vector<std::string_view>& argv);
   size_t queued() const { return queued_; }
   // Bytes queued and not sent yet.
-  size_t unsent() const { return unsent_; }
+  size_t unsent() const;
   // Sends what is queued without waiting for replies, so that the server starts on the first
   // commands while later ones are still being built. Failure leaves the connection unusable.
   std::optional<Error> send(Clock::time_point deadline);
@@ -71,7 +71,6 @@ class RedisConn {
   redisContext* c_ = nullptr;
   std::string name_;
   size_t queued_ = 0;
-  size_t unsent_ = 0;
 };
 
 }  // namespace rl::cluster

@@ -35,12 +35,15 @@ std::string window_hash(const std::string& prefix, const std::string& rule, uint
 
 SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& deltas) {
   std::map<std::tuple<std::string_view, uint64_t, uint64_t>, size_t> by_rule;
-  // Per call: key -> slot. The nodes come from one arena freed with the batch: a sync of 100,000
+  // Per rule: key -> slot. The nodes come from one arena freed with the batch: a sync of 100,000
   // keys would otherwise make 100,000 allocations just to find repeats.
   std::pmr::monotonic_buffer_resource arena(deltas.size() * 48);
   std::vector<std::pmr::unordered_map<std::string_view, size_t>> slots;
-  std::vector<std::vector<uint64_t>> sums;  // per call, per slot
-  size_t last_call = SIZE_MAX;              // deltas come grouped by rule: skip the map lookup
+  // Per rule first: the rule's keys (each once), their summed deltas and their request indices.
+  std::vector<Call> rules;
+  std::vector<std::vector<std::string_view>> rule_keys;
+  std::vector<std::vector<uint64_t>> sums;
+  size_t last_call = SIZE_MAX;  // deltas come grouped by rule: skip the map lookup
   for (size_t i = 0; i < deltas.size(); i++) {
     const KeyDelta& d = deltas[i];
     if (const char* why = why_invalid(d)) {
@@ -49,26 +52,26 @@ SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& del
       continue;
     }
     size_t c = last_call;
-    if (c == SIZE_MAX || calls_[c].rule != d.rule || calls_[c].limit != d.limit ||
-        calls_[c].window_ms != d.window_ms) {
-      auto [rule, fresh] = by_rule.try_emplace({d.rule, d.limit, d.window_ms}, calls_.size());
+    if (c == SIZE_MAX || rules[c].rule != d.rule || rules[c].limit != d.limit ||
+        rules[c].window_ms != d.window_ms) {
+      auto [rule, fresh] = by_rule.try_emplace({d.rule, d.limit, d.window_ms}, rules.size());
       c = last_call = rule->second;
       if (fresh) {
-        calls_.push_back(Call{d.rule, d.limit, d.window_ms, {}, {}});
-        keys_.emplace_back();
+        rules.push_back(Call{d.rule, d.limit, d.window_ms, {}, {}});
+        rule_keys.emplace_back();
         slots.emplace_back(&arena);
         // The first rule may well hold every key; later ones grow as needed.
         if (c == 0) slots.back().reserve(deltas.size() - i);
         sums.emplace_back();
       }
     }
-    auto [slot, first] = slots[c].try_emplace(d.key, calls_[c].indices.size());
+    auto [slot, first] = slots[c].try_emplace(d.key, rules[c].indices.size());
     if (first) {
-      calls_[c].indices.push_back(i);
-      keys_[c].push_back(d.key);
+      rules[c].indices.push_back(i);
+      rule_keys[c].push_back(d.key);
       sums[c].push_back(d.delta);
     } else {
-      calls_[c].repeats.emplace_back(i, slot->second);
+      rules[c].repeats.emplace_back(i, slot->second);
       uint64_t& sum = sums[c][slot->second];
       sum = std::min(sum + d.delta, kMaxExact);  // both terms are below 2^53: no wrap
     }
@@ -76,10 +79,6 @@ SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& del
   // Each rule's keys go out in calls of at most kMaxCallKeys: the store sends a call as soon as
   // it is formatted, so Redis runs one while the next is being formatted. A key's repeats
   // follow it into its call.
-  std::vector<Call> rules = std::move(calls_);
-  std::vector<std::vector<std::string_view>> rule_keys = std::move(keys_);
-  calls_.clear();
-  keys_.clear();
   for (size_t c = 0; c < rules.size(); c++) {
     const Call& rule = rules[c];
     const size_t n = rule.indices.size(), first = calls_.size();

@@ -14,6 +14,16 @@ class LimiterTest : public BpfTest {
     apply(p);
   }
   void at(uint64_t ns) { dp_->set_clock(kT0 + ns); }
+  // Replaces the datapath with a fresh one (a new key table and hash seed) of `key_capacity`.
+  void reload(uint32_t key_capacity = LoadOptions{}.key_capacity) {
+    LoadOptions o;
+    o.key_capacity = key_capacity;
+    o.trace_decisions = true;
+    auto dp = BpfDatapath::load(o);
+    ASSERT_TRUE(dp.ok()) << dp.error().str();
+    dp_ = std::move(*dp);
+    dp_->set_clock(kT0);
+  }
 };
 
 TEST_F(LimiterTest, TokenBucketBurstThenRate) {
@@ -121,13 +131,7 @@ TEST_F(LimiterTest, MonitorCountsButPasses) {
 // Slots of idle keys are reused; when every way of a set is busy a new key is judged by its
 // prefix's overflow bucket instead of evicting a key that is being limited.
 TEST_F(LimiterTest, FullSetsFallBackToOverflowBucket) {
-  LoadOptions o;
-  o.key_capacity = RL_WAYS;  // one set
-  o.trace_decisions = true;
-  auto small = BpfDatapath::load(o);
-  ASSERT_TRUE(small.ok()) << small.error().str();
-  dp_ = std::move(*small);
-  dp_->set_clock(kT0);
+  ASSERT_NO_FATAL_FAILURE(reload(RL_WAYS));  // one set
   one_rule(token_bucket("tiny", 1, 1));
   for (int i = 1; i <= RL_WAYS; i++)
     EXPECT_EQ(send(udp4("198.18.0." + std::to_string(i))).overflow, 0u);
@@ -150,13 +154,7 @@ TEST_F(LimiterTest, FullSetsFallBackToOverflowBucket) {
 // A blocked key's slot is never reused while the block is in force, even once its bucket is full
 // again; when the block ends the slot is free for other keys and the key itself starts fresh.
 TEST_F(LimiterTest, BlockedKeysKeepTheirSlot) {
-  LoadOptions o;
-  o.key_capacity = RL_WAYS;  // one set
-  o.trace_decisions = true;
-  auto small = BpfDatapath::load(o);
-  ASSERT_TRUE(small.ok()) << small.error().str();
-  dp_ = std::move(*small);
-  dp_->set_clock(kT0);
+  ASSERT_NO_FATAL_FAILURE(reload(RL_WAYS));  // one set
   auto r = token_bucket("blk", 1, 1);
   r.block_ns = 10 * kSec;
   one_rule(r);
@@ -197,12 +195,7 @@ TEST_F(LimiterTest, KeyHashIsSeededPerTable) {
   EXPECT_EQ(dp_->reset_key(k), 1u);
   EXPECT_EQ(send(f).reason, RL_REASON_ADMITTED) << "unblocked, and the bucket is full again";
 
-  LoadOptions o;
-  o.trace_decisions = true;
-  auto other = BpfDatapath::load(o);
-  ASSERT_TRUE(other.ok()) << other.error().str();
-  dp_ = std::move(*other);
-  dp_->set_clock(kT0);
+  ASSERT_NO_FATAL_FAILURE(reload());
   one_rule(r);
   auto again = send(f);
   EXPECT_EQ(again.reason, RL_REASON_ADMITTED);

@@ -16,6 +16,12 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
+// Key i of a 100,000-key sync: a source address and port, as a per-source-and-port rule keys it.
+std::string key_text(int i) {
+  return "198.18." + std::to_string(i / 256 % 256) + "." + std::to_string(i % 256) + ":" +
+         std::to_string(i / 65536);
+}
+
 class ScaleTest : public RedisTest {
  protected:
   void measure(int rules) {
@@ -28,8 +34,7 @@ class ScaleTest : public RedisTest {
     std::vector<cluster::KeyDelta> deltas;
     deltas.reserve(kKeys);
     for (int i = 0; i < kKeys; i++) {
-      std::string key = "198.18." + std::to_string(i / 256 % 256) + "." + std::to_string(i % 256) +
-                        ":" + std::to_string(i / 65536);
+      std::string key = key_text(i);
       // A busy interval: every key active, one in a hundred over its limit.
       uint64_t delta = i % 100 == 0 ? 2000 : 1 + i % 7;
       deltas.push_back(key_delta("rule-" + std::to_string(i % rules), key, delta, 1000, 3'600'000));
@@ -112,10 +117,7 @@ TEST_F(ScaleTest, HundredThousandKeysSteadyState) {
   ASSERT_TRUE(store);
   std::vector<cluster::KeyDelta> deltas;
   for (int i = 0; i < 100'000; i++)
-    deltas.push_back(key_delta("rule",
-                               "198.18." + std::to_string(i / 256 % 256) + "." +
-                                   std::to_string(i % 256) + ":" + std::to_string(i / 65536),
-                               i % 100 == 0 ? 200 : 1, 1000, 1000));
+    deltas.push_back(key_delta("rule", key_text(i), i % 100 == 0 ? 200 : 1, 1000, 1000));
   std::vector<int64_t> wall_ms;
   auto next = Clock::now();
   for (int sync = 0; sync < 31; sync++) {
