@@ -22,15 +22,14 @@ const char* why_invalid(const KeyDelta& d) {
   // The script's for_ms arithmetic stays exact below this (docs/cluster.md).
   if (d.window_ms >= (uint64_t{1} << 36)) return "window_ms is 2^36 or more";
   if (d.delta > kMaxExact) return "delta is 2^53 or more";
-  if (d.key == kWindowField) return "key text is the window field '#w'";
+  if (!d.key.empty() && d.key[0] == kReservedPrefix) return "key text starts with '#'";
   return nullptr;
 }
 
 }  // namespace
 
-std::string window_hash(const std::string& prefix, const std::string& rule, uint64_t window_ms,
-                        uint64_t parity) {
-  return prefix + ":{" + rule + "}:" + std::to_string(window_ms) + ":" + std::to_string(parity % 2);
+std::string rule_hash(const std::string& prefix, const std::string& rule, uint64_t window_ms) {
+  return prefix + ":{" + rule + "}:" + std::to_string(window_ms);
 }
 
 SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& deltas) {
@@ -87,8 +86,7 @@ SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& del
       Call call{rule.rule, rule.limit, rule.window_ms, {}, {}};
       call.indices.assign(rule.indices.begin() + from, rule.indices.begin() + to);
       calls_.push_back(std::move(call));
-      hashes_.push_back({window_hash(prefix, rule.rule, rule.window_ms, 0),
-                         window_hash(prefix, rule.rule, rule.window_ms, 1)});
+      hashes_.push_back(rule_hash(prefix, rule.rule, rule.window_ms));
       keys_.emplace_back(rule_keys[c].begin() + from, rule_keys[c].begin() + to);
       std::vector<std::string> args;
       args.reserve(3 + to - from);
@@ -103,9 +101,7 @@ SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& del
   }
 }
 
-std::vector<std::string_view> SyncBatch::keys(size_t i) const {
-  return {hashes_[i].begin(), hashes_[i].end()};
-}
+std::vector<std::string_view> SyncBatch::keys(size_t i) const { return {hashes_[i]}; }
 
 std::vector<std::string_view> SyncBatch::args(size_t i) const {
   // limit, window, n, the n key texts, the n deltas.

@@ -1,7 +1,7 @@
 // A sync request as script calls: per rule (strictly, per rule, limit and window, which a rule
 // has one of), one call per kMaxCallKeys of its keys, each key once, and the replies back as
-// OverLimit for the request's indices. The rule's keys travel as arguments; the script's KEYS
-// are the rule's two window hashes.
+// OverLimit for the request's indices. The rule's keys travel as arguments; the script's one
+// KEY is the rule's hash.
 #pragma once
 
 #include <cstdint>
@@ -49,20 +49,23 @@ class SyncBatch {
 
  private:
   std::vector<Call> calls_;
-  std::vector<std::vector<std::string>> hashes_;     // per call: the even and odd window hashes
+  std::vector<std::string> hashes_;                  // per call: the rule's hash
   std::vector<std::vector<std::string_view>> keys_;  // per call, per slot: the key text
   std::vector<std::vector<std::string>> args_;       // per call: limit, window, n, a delta per slot
   std::vector<size_t> invalid_;
   std::string invalid_reason_;
 };
 
-// <prefix>:{<rule>}:<window ms>:<index % 2>, the hash of a rule's counts in the windows of that
-// parity. The braces are a Redis Cluster hash tag: both hashes of a rule hash to one slot, so
-// its script call can be routed to one shard.
-std::string window_hash(const std::string& prefix, const std::string& rule, uint64_t window_ms,
-                        uint64_t parity);
+// <prefix>:{<rule>}:<window ms>, the hash of a rule's counts: key text -> its counts (below). The
+// braces are a Redis Cluster hash tag, so a rule's script call can be routed to one shard.
+std::string rule_hash(const std::string& prefix, const std::string& rule, uint64_t window_ms);
 
-// The field that holds a window hash's window index; no key text may take it.
-inline constexpr std::string_view kWindowField = "#w";
+// A key's value in its rule's hash: three little-endian IEEE doubles (Lua's struct.pack
+// "<ddd"): the last window index the key was written in, its count there, and its count in
+// the window before.
+inline constexpr size_t kCountsSize = 24;
+
+// Fields whose name starts with this are the script's own bookkeeping: no key text may.
+inline constexpr char kReservedPrefix = '#';
 
 }  // namespace rl::cluster

@@ -125,8 +125,7 @@ TEST_F(ClockTest, OldWindowsDecayAndExpire) {
   EXPECT_GT(decayed, 3);
   EXPECT_TRUE(gone);
   // Delta 0 never writes, so the key expired at the end of the window after its last write.
-  auto exists = server_->command({"EXISTS", cluster::window_hash("rl", "decay", kWindow, 0),
-                                  cluster::window_hash("rl", "decay", kWindow, 1)});
+  auto exists = server_->command({"EXISTS", cluster::rule_hash("rl", "decay", kWindow)});
   ASSERT_TRUE(exists);
   EXPECT_EQ(exists->integer, 0);
 }

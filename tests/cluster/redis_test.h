@@ -48,27 +48,24 @@ class RedisTest : public ::testing::Test {
   }
   std::unique_ptr<cluster::RedisStore> store() { return store(options()); }
 
-  // What the rule's window hashes hold for a key, as {newest window, count there, count in the
-  // window before}; nullopt when neither hash has the key.
+  // What the rule's hash holds for a key, as {newest window, count there, count in the window
+  // before}; nullopt when it does not have the key.
   std::optional<WindowState> stored(const std::string& rule, const std::string& key,
                                     uint64_t window_ms, const std::string& prefix = "rl") {
-    std::optional<uint64_t> index[2], count[2];
-    for (uint64_t parity : {0, 1}) {
-      auto r = server_->command({"HMGET", cluster::window_hash(prefix, rule, window_ms, parity),
-                                 std::string(cluster::kWindowField), key});
-      EXPECT_TRUE(r && r->elements.size() == 2) << (r ? "" : r.error().str());
-      if (!r || r->elements.size() != 2) return std::nullopt;
-      if (r->elements[0].type != RedisValue::Type::kNil)
-        index[parity] = std::stoull(r->elements[0].str);
-      if (r->elements[1].type != RedisValue::Type::kNil)
-        count[parity] = std::stoull(r->elements[1].str);
-    }
-    if (!count[0] && !count[1]) return std::nullopt;
-    int newest = !index[0] || (index[1] && *index[1] > *index[0]) ? 1 : 0;
-    WindowState s{*index[newest], count[newest].value_or(0), 0};
-    if (index[1 - newest] && *index[1 - newest] + 1 == s.index)
-      s.prev = count[1 - newest].value_or(0);
+    auto r = server_->command({"HGET", cluster::rule_hash(prefix, rule, window_ms), key});
+    EXPECT_TRUE(r) << r.error().str();
+    if (!r || r->type == RedisValue::Type::kNil) return std::nullopt;
+    auto s = unpack_counts(r->str);
+    EXPECT_TRUE(s) << "a value of " << r->str.size() << " bytes";
     return s;
+  }
+
+  // Stores `s` as the key's counts, as the sync script would have.
+  void seed(const std::string& rule, const std::string& key, uint64_t window_ms,
+            const WindowState& s) {
+    auto r =
+        server_->command({"HSET", cluster::rule_hash("rl", rule, window_ms), key, pack_counts(s)});
+    ASSERT_TRUE(r && !r->is_error());
   }
 
   std::unique_ptr<RedisServer> server_;

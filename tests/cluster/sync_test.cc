@@ -88,10 +88,7 @@ TEST_F(SyncTest, ForMsIsTheFirstMillisecondBackUnderTheLimit) {
     ASSERT_TRUE(now) << now.error().str();
     // The previous window, as if this key had been counted then.
     WindowState seed{*now / window - 1, prev, 0};
-    auto seeded = server_->command({"HSET", cluster::window_hash("rl", "r", window, seed.index),
-                                    std::string(cluster::kWindowField), std::to_string(seed.index),
-                                    key, std::to_string(seed.cur)});
-    ASSERT_TRUE(seeded && !seeded->is_error());
+    this->seed("r", key, window, seed);
     auto reply = store->sync({key_delta("r", key, delta, limit, window)});
     ASSERT_TRUE(reply) << reply.error().str();
     uint64_t t = reply->server_time_ms;
@@ -118,9 +115,8 @@ TEST_F(SyncTest, ForMsIsTheFirstMillisecondBackUnderTheLimit) {
         << "case " << i << " window " << window << " limit " << limit << " prev " << s->prev
         << " cur " << s->cur << " at " << t % window;
     EXPECT_EQ(reply->over[0].estimate, estimate) << "case " << i;
-    // The window's hash lives exactly until both counts have rolled out (-2: it has already).
-    auto expiry =
-        server_->command({"PEXPIRETIME", cluster::window_hash("rl", "r", window, s->index)});
+    // The rule's hash lives exactly until both counts have rolled out (-2: it has already).
+    auto expiry = server_->command({"PEXPIRETIME", cluster::rule_hash("rl", "r", window)});
     ASSERT_TRUE(expiry);
     if (expiry->integer != -2) {
       EXPECT_EQ(static_cast<uint64_t>(expiry->integer), (s->index + 2) * window);
@@ -153,14 +149,13 @@ TEST_F(SyncTest, OneRoundTripAndOneEvalshaPerRule) {
   EXPECT_EQ(*server_->command_calls("eval"), 0u);
   EXPECT_EQ(*server_->command_calls("script|load"), 3u);
   EXPECT_LT(took, std::chrono::seconds(2));
-  // One hash per rule holds the current window's 2,000 keys each.
+  // One hash per rule holds its 2,000 keys each.
   auto keys = server_->command({"DBSIZE"});
   ASSERT_TRUE(keys);
   EXPECT_EQ(keys->integer, 5);
-  auto fields = server_->command(
-      {"HLEN", cluster::window_hash("rl", "rule-0", 60'000, reply->server_time_ms / 60'000)});
+  auto fields = server_->command({"HLEN", cluster::rule_hash("rl", "rule-0", 60'000)});
   ASSERT_TRUE(fields);
-  EXPECT_EQ(fields->integer, 2'000 + 1);  // and its window index
+  EXPECT_EQ(fields->integer, 2'000 + 1);  // and the script's bookkeeping
 
   auto again = store->sync(deltas);
   ASSERT_TRUE(again) << again.error().str();
@@ -190,12 +185,10 @@ TEST_F(SyncTest, NoscriptFallsBackToEval) {
 TEST_F(SyncTest, RefusedRulesAreReportedAndTheRestApplied) {
   auto store = this->store();
   ASSERT_TRUE(store);
-  // A key of another type where one of the "bad" rule's hashes would be: its whole call is
-  // refused before anything is written, whichever window is current.
-  for (uint64_t parity : {0, 1}) {
-    auto set = server_->command({"SET", cluster::window_hash("rl", "bad", 60'000, parity), "x"});
-    ASSERT_TRUE(set && !set->is_error());
-  }
+  // A key of another type where the "bad" rule's hash would be: its whole call is refused
+  // before anything is written.
+  auto set = server_->command({"SET", cluster::rule_hash("rl", "bad", 60'000), "x"});
+  ASSERT_TRUE(set && !set->is_error());
   auto reply = store->sync({
       key_delta("bad", "k1", 1, 10, 60'000),
       key_delta("good", "k", 4, 10, 60'000),
@@ -207,11 +200,9 @@ TEST_F(SyncTest, RefusedRulesAreReportedAndTheRestApplied) {
   EXPECT_EQ(reply->rejected, (std::vector<size_t>{0, 2, 3, 4}));
   EXPECT_FALSE(reply->rejected_reason.empty());
   EXPECT_TRUE(store->connected());
-  for (uint64_t parity : {0, 1}) {
-    auto type = server_->command({"TYPE", cluster::window_hash("rl", "bad", 60'000, parity)});
-    ASSERT_TRUE(type);
-    EXPECT_EQ(type->str, "string");
-  }
+  auto type = server_->command({"TYPE", cluster::rule_hash("rl", "bad", 60'000)});
+  ASSERT_TRUE(type);
+  EXPECT_EQ(type->str, "string");
   auto good = stored("good", "k", 60'000);
   ASSERT_TRUE(good);
   EXPECT_EQ(good->cur + good->prev, 4u);

@@ -1,5 +1,9 @@
 #include "window_model.h"
 
+#include <bit>
+
+#include "cluster/sync_batch.h"
+
 namespace rl::testing {
 namespace {
 
@@ -16,6 +20,27 @@ Counts rolled(const std::optional<WindowState>& s, uint64_t index) {
 }
 
 }  // namespace
+
+std::string pack_counts(const WindowState& s) {
+  std::string out;
+  for (uint64_t v : {s.index, s.cur, s.prev}) {
+    auto bits = std::bit_cast<uint64_t>(static_cast<double>(v));
+    for (int b = 0; b < 8; b++) out.push_back(static_cast<char>(bits >> (8 * b)));
+  }
+  return out;
+}
+
+std::optional<WindowState> unpack_counts(const std::string& value) {
+  if (value.size() != cluster::kCountsSize) return std::nullopt;
+  uint64_t v[3];
+  for (int i = 0; i < 3; i++) {
+    uint64_t bits = 0;
+    for (int b = 0; b < 8; b++)
+      bits |= uint64_t{static_cast<unsigned char>(value[8 * i + b])} << (8 * b);
+    v[i] = static_cast<uint64_t>(std::bit_cast<double>(bits));
+  }
+  return WindowState{v[0], v[1], v[2]};
+}
 
 uint64_t window_weight(uint64_t elapsed_ms, uint64_t window_ms) {
   return ((window_ms - elapsed_ms) << 16) / window_ms;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace rl::testing {
 
@@ -13,6 +14,10 @@ struct WindowState {
   uint64_t cur = 0;
   uint64_t prev = 0;
 };
+
+// The value the sync script stores for a key (cluster::kCountsSize bytes: struct.pack "<ddd").
+std::string pack_counts(const WindowState& s);
+std::optional<WindowState> unpack_counts(const std::string& value);
 
 uint64_t window_weight(uint64_t elapsed_ms, uint64_t window_ms);
 

@@ -1,21 +1,35 @@
 -- One rule's share of a sync (docs/cluster.md, "The sync script").
--- KEYS[1], KEYS[2]: <prefix>:{<rule>}:<window ms>:0 and :1, the rule's counts in even and odd
--- windows: hashes of key -> count, plus '#w' -> the window index the hash holds.
+-- KEYS[1]: <prefix>:{<rule>}:<window ms>, the rule's hash: key text -> its counts, packed as
+-- three little-endian doubles (COUNTS): the last window the key was written in, its count
+-- there, and its count in the window before that one.
 -- ARGV[1]: the limit per window; ARGV[2]: the window in ms; ARGV[3]: n, the number of keys;
 -- ARGV[3 + i]: key i (each once); ARGV[3 + n + i]: its delta.
 -- Returns {now_ms, i, for_ms, estimate, ...}, one triple per key over its limit.
 -- Every window comes from this server's clock, so all nodes share the same windows.
 --
--- Two hashes per rule rather than one per key: Redis then runs a handful of commands per call
--- (HMGET and HSET over thousands of fields each) instead of two or three per key, which is what
--- lets 100,000 keys fit in one sync interval (docs/cluster.md, "Measured").
+-- One hash per rule rather than one key per key: Redis then runs a handful of commands per call
+-- (HMGET and HSET over thousands of fields each) instead of two or three per key. One field per
+-- key holding both windows, rather than a hash per window, costs one lookup per key instead of
+-- two, and a new window rewrites each key's value in place instead of inserting every key into
+-- a fresh hash. Both are what let 100,000 keys fit in one sync interval (docs/cluster.md,
+-- "Measured").
 
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
+local hash = KEYS[1]
 local ONE = 65536 -- the weight's fixed point, as in the data path
--- Fields per HMGET/HSET: unpack() must stay well below Lua's C stack limit (8,000).
+-- Fields per HMGET/HSET/HDEL: unpack() must stay well below Lua's C stack limit (8,000).
 local CHUNK = 2000
+local COUNTS = '<ddd'
+local COUNTS_LEN = 24
+-- Key texts never start with '#' (the store refuses them), so these cannot collide with a key.
+-- META: COUNTS-packed too: the newest window, keys written in it, keys written in the one
+-- before. The keys still counting are those two sets, so the rest of the hash is dead keys.
+local META = '#m'
+local CURSOR = '#c' -- where the sweep for dead keys resumes (an HSCAN cursor)
+
+local pack, unpack_counts = struct.pack, struct.unpack
 
 -- Floor division, exact for operands below 2^53 whichever way the double quotient rounded.
 local function idiv(a, b)
@@ -57,59 +71,57 @@ local function settle(prev, cur)
   return window - idiv((wmax + 1) * window + ONE - 1, ONE) + 1
 end
 
+-- A stored value as (window, count there, count in the window before); anything else (not
+-- written by this script) counts as nothing and is overwritten.
+local function counts_of(v)
+  if v and #v == COUNTS_LEN then
+    return unpack_counts(COUNTS, v)
+  end
+  return -1, 0, 0
+end
+
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + idiv(tonumber(t[2]), 1000)
 local index = idiv(now, window)
 local elapsed = now - index * window
 local weight = weight_at(elapsed)
-local cur_hash, prev_hash = KEYS[1 + index % 2], KEYS[2 - index % 2]
 
--- Read everything before writing anything: a key of the wrong type fails the call here, so a
--- rule's deltas apply all or none.
-local cur_w = tonumber(redis.call('HGET', cur_hash, '#w'))
-local prev_w = tonumber(redis.call('HGET', prev_hash, '#w'))
-
--- The current hash still holding an older window (index - 2 or before) counts for nothing.
--- A newer one means the server clock stepped back: its counts stay current rather than be
--- forgotten, and so does the previous hash's whatever window it holds, if newer than index - 1.
-local cur_live = cur_w ~= nil and cur_w >= index
-local prev_live = prev_w ~= nil and prev_w >= index - 1
+-- Read before writing anything: a key of the wrong type fails the call here, so a rule's
+-- deltas apply all or none.
+local head = redis.call('HMGET', hash, META, CURSOR)
+-- Counts as of the window index: a value from window index - 1 holds the previous count, an
+-- older one nothing. A newer one means the server clock stepped back: its counts stay as they
+-- are rather than be forgotten, and the value keeps its newer window.
+local meta_w, written, written_before = counts_of(head[1])
+if meta_w < index then
+  written, written_before = 0, (meta_w == index - 1) and written or 0
+  meta_w = index
+end
 
 -- Chunk by chunk, read the chunk's counts and write them back at once: the fields the HSET
--- touches are then still in the CPU's caches from the HMGET (a whole-rule read before a
--- whole-rule write took each field from memory twice).
+-- touches are then still in the CPU's caches from the HMGET.
 local wrote = false
 local reply, nreply = {now}, 1
-local format = string.format
 for s = 1, n, CHUNK do
   local e = math.min(s + CHUNK - 1, n)
-  local curs, prevs
-  if cur_live then
-    curs = redis.call('HMGET', cur_hash, unpack(ARGV, 3 + s, 3 + e))
-  end
-  if prev_live then
-    prevs = redis.call('HMGET', prev_hash, unpack(ARGV, 3 + s, 3 + e))
-  end
+  local values = redis.call('HMGET', hash, unpack(ARGV, 3 + s, 3 + e))
   local fields, nfields = {}, 0
   for j = 1, e - s + 1 do
     local i = s + j - 1
-    local cur = curs and tonumber(curs[j]) or 0
-    local prev = prevs and tonumber(prevs[j]) or 0
+    local w, cur, prev = counts_of(values[j])
+    if w < index then
+      cur, prev = 0, (w == index - 1) and cur or 0
+    end
     local delta = tonumber(ARGV[3 + n + i])
     if delta > 0 then
-      if not wrote then
-        wrote = true
-        if not cur_live then
-          -- Two windows old: start the hash afresh. UNLINK frees a big hash off the main thread.
-          redis.call('UNLINK', cur_hash)
-          redis.call('HSET', cur_hash, '#w', index)
-        end
+      if w < index then
+        w = index
+        written = written + 1
       end
+      wrote = true
       cur = cur + delta
-      -- '%d' rather than the number itself: Redis would format it with '%.17g', which costs
-      -- several times more for the integers counts always are (below 2^53, exact either way).
       fields[nfields + 1] = ARGV[3 + i]
-      fields[nfields + 2] = format('%d', cur)
+      fields[nfields + 2] = pack(COUNTS, w, cur, prev)
       nfields = nfields + 2
     end
     local estimate = cur
@@ -131,12 +143,47 @@ for s = 1, n, CHUNK do
     end
   end
   if nfields > 0 then
-    redis.call('HSET', cur_hash, unpack(fields, 1, nfields))
+    redis.call('HSET', hash, unpack(fields, 1, nfields))
   end
 end
-if wrote then
-  -- From the next window but one both counts have rolled out, so the hash is dead then. A
-  -- stepped-back clock keeps the later expiry.
-  redis.call('PEXPIREAT', cur_hash, (math.max(cur_w or index, index) + 2) * window)
+if not wrote then
+  return reply
+end
+redis.call('HSET', hash, META, pack(COUNTS, meta_w, written, written_before))
+-- From window meta_w + 2 every count in the hash has rolled out, so the hash dies then.
+redis.call('PEXPIREAT', hash, (meta_w + 2) * window)
+
+-- Sweep out dead keys (not written in this window or the one before). Only while they are a
+-- large share of the hash: a steady set of keys costs no sweeping at all, while a stream of new
+-- keys (say, spoofed sources) is swept at twice the rate it arrives once the dead ones outweigh
+-- half the live, which keeps the hash within a few times the keys still counting.
+local live = written + written_before
+local dead = redis.call('HLEN', hash) - 2 - live
+if dead > 256 and dead * 2 > live then
+  local budget = math.max(1024, 2 * n)
+  local cursor = head[2] or '0'
+  local scanned = 0
+  local gone, ngone = {}, 0
+  repeat
+    local r = redis.call('HSCAN', hash, cursor, 'COUNT', math.min(budget - scanned, CHUNK))
+    cursor = r[1]
+    local kv = r[2]
+    for k = 1, #kv, 2 do
+      local f = kv[k]
+      if f ~= META and f ~= CURSOR and counts_of(kv[k + 1]) < index - 1 then
+        ngone = ngone + 1
+        gone[ngone] = f
+        if ngone == CHUNK then
+          redis.call('HDEL', hash, unpack(gone, 1, ngone))
+          ngone = 0
+        end
+      end
+    end
+    scanned = scanned + #kv / 2
+  until cursor == '0' or scanned >= budget
+  if ngone > 0 then
+    redis.call('HDEL', hash, unpack(gone, 1, ngone))
+  end
+  redis.call('HSET', hash, CURSOR, cursor)
 end
 return reply
