@@ -1,6 +1,7 @@
 // Counting, over-limit reports and their for_ms, against a real Redis.
 #include <chrono>
 #include <random>
+#include <thread>
 
 #include "redis_test.h"
 
@@ -161,6 +162,87 @@ TEST_F(SyncTest, OneRoundTripAndOneEvalshaPerRule) {
   ASSERT_TRUE(again) << again.error().str();
   EXPECT_EQ(store->stats().round_trips, 2u);
   EXPECT_EQ(*server_->command_calls("evalsha"), 10u);
+}
+
+// Keys a rule stops seeing are swept out of its hash while it keeps counting others; keys still
+// counting survive the sweep with their counts.
+TEST_F(SyncTest, DeadKeysAreSweptLiveOnesKept) {
+  auto store = this->store();
+  ASSERT_TRUE(store);
+  const uint64_t kWindow = 300;
+  std::vector<KeyDelta> burst;
+  for (int i = 0; i < 3000; i++)
+    burst.push_back(key_delta("r", "198.18.1." + std::to_string(i), 1, 1000, kWindow));
+  burst.push_back(key_delta("r", "198.18.0.1", 1, 1000, kWindow));
+  ASSERT_TRUE(store->sync(burst));
+  const std::string hash = cluster::rule_hash("rl", "r", kWindow);
+  auto fields = [&] {
+    auto r = server_->command({"HLEN", hash});
+    EXPECT_TRUE(r);
+    return r ? r->integer : -1;
+  };
+  EXPECT_EQ(fields(), 3001 + 1);  // the keys and the script's bookkeeping
+  // Only one key stays active; the burst's keys are dead from two windows on.
+  std::optional<WindowState> model;
+  for (int i = 0; i < 30 && fields() > 3; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto reply = store->sync({key_delta("r", "198.18.0.1", 1, 1000, kWindow)});
+    ASSERT_TRUE(reply) << reply.error().str();
+  }
+  // The one live key, its bookkeeping and the sweep's cursor.
+  EXPECT_EQ(fields(), 3);
+  auto live = stored("r", "198.18.0.1", kWindow);
+  ASSERT_TRUE(live);
+  EXPECT_GT(live->cur, 0u);
+  EXPECT_FALSE(stored("r", "198.18.1.0", kWindow));
+  auto sweeps = server_->command_calls("hscan");
+  ASSERT_TRUE(sweeps);
+  EXPECT_GT(*sweeps, 0u);
+}
+
+// A steady set of keys is never swept: nothing in the hash is dead.
+TEST_F(SyncTest, SteadyKeysCostNoSweep) {
+  auto store = this->store();
+  ASSERT_TRUE(store);
+  const uint64_t kWindow = 200;
+  std::vector<KeyDelta> keys;
+  for (int i = 0; i < 2000; i++)
+    keys.push_back(key_delta("r", "198.18.2." + std::to_string(i), 1, 1000, kWindow));
+  for (int i = 0; i < 12; i++) {  // 6 windows
+    ASSERT_TRUE(store->sync(keys));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  auto sweeps = server_->command_calls("hscan");
+  ASSERT_TRUE(sweeps);
+  EXPECT_EQ(*sweeps, 0u);
+  auto n = server_->command({"HLEN", cluster::rule_hash("rl", "r", kWindow)});
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->integer, 2000 + 1);
+}
+
+// Keys that come and go all the time (spoofed sources, say) keep the hash within a few times
+// the keys still counting.
+TEST_F(SyncTest, ChurningKeysKeepTheHashBounded) {
+  auto store = this->store();
+  ASSERT_TRUE(store);
+  const uint64_t kWindow = 200;
+  const int kPerSync = 1000;
+  long long largest = 0;
+  for (int sync = 0; sync < 40; sync++) {  // 20 windows, every key new
+    std::vector<KeyDelta> keys;
+    for (int i = 0; i < kPerSync; i++)
+      keys.push_back(
+          key_delta("r", std::to_string(sync) + ":" + std::to_string(i), 1, 1000, kWindow));
+    ASSERT_TRUE(store->sync(keys));
+    auto n = server_->command({"HLEN", cluster::rule_hash("rl", "r", kWindow)});
+    ASSERT_TRUE(n);
+    largest = std::max(largest, static_cast<long long>(n->integer));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  // Two windows hold four syncs' keys; without the sweep the hash would hold all 40,000.
+  std::printf("churn: largest hash %lld fields for %d live keys\n", static_cast<long long>(largest),
+              4 * kPerSync);
+  EXPECT_LE(largest, 4 * 4 * kPerSync);
 }
 
 TEST_F(SyncTest, NoscriptFallsBackToEval) {
