@@ -3,6 +3,7 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <memory_resource>
 #include <tuple>
@@ -24,6 +25,18 @@ const char* why_invalid(const KeyDelta& d) {
   if (d.delta > kMaxExact) return "delta is 2^53 or more";
   if (!d.key.empty() && d.key[0] == kReservedPrefix) return "key text starts with '#'";
   return nullptr;
+}
+
+// The deltas as one argument of little-endian doubles (Lua's struct "<d" each, exact below
+// 2^53): the script unpacks 2,000 at a time, which costs a fraction of converting 2,000
+// decimal arguments with tonumber() (strtod), and Redis parses one argument instead of n.
+std::string pack_deltas(const uint64_t* deltas, size_t n) {
+  std::string out(8 * n, '\0');
+  for (size_t i = 0; i < n; i++) {
+    auto bits = std::bit_cast<uint64_t>(static_cast<double>(deltas[i]));
+    for (int b = 0; b < 8; b++) out[8 * i + b] = static_cast<char>(bits >> (8 * b));
+  }
+  return out;
 }
 
 }  // namespace
@@ -89,11 +102,11 @@ SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& del
       hashes_.push_back(rule_hash(prefix, rule.rule, rule.window_ms));
       keys_.emplace_back(rule_keys[c].begin() + from, rule_keys[c].begin() + to);
       std::vector<std::string> args;
-      args.reserve(3 + to - from);
+      args.reserve(4);
       args.push_back(std::to_string(rule.limit));
       args.push_back(std::to_string(rule.window_ms));
       args.push_back(std::to_string(to - from));
-      for (size_t k = from; k < to; k++) args.push_back(std::to_string(sums[c][k]));
+      args.push_back(pack_deltas(&sums[c][from], to - from));
       args_.push_back(std::move(args));
     }
     for (auto [index, slot] : rule.repeats)
@@ -104,12 +117,12 @@ SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& del
 std::vector<std::string_view> SyncBatch::keys(size_t i) const { return {hashes_[i]}; }
 
 std::vector<std::string_view> SyncBatch::args(size_t i) const {
-  // limit, window, n, the n key texts, the n deltas.
+  // limit, window, n, the n key texts, the n deltas packed.
   std::vector<std::string_view> a;
   a.reserve(args_[i].size() + keys_[i].size());
   a.insert(a.end(), args_[i].begin(), args_[i].begin() + 3);
   a.insert(a.end(), keys_[i].begin(), keys_[i].end());
-  a.insert(a.end(), args_[i].begin() + 3, args_[i].end());
+  a.push_back(args_[i][3]);
   return a;
 }
 

@@ -51,7 +51,7 @@ class SyncBatch {
   std::vector<Call> calls_;
   std::vector<std::string> hashes_;                  // per call: the rule's hash
   std::vector<std::vector<std::string_view>> keys_;  // per call, per slot: the key text
-  std::vector<std::vector<std::string>> args_;       // per call: limit, window, n, a delta per slot
+  std::vector<std::vector<std::string>> args_;       // per call: limit, window, n, packed deltas
   std::vector<size_t> invalid_;
   std::string invalid_reason_;
 };

@@ -3,7 +3,7 @@
 -- three little-endian doubles (COUNTS): the last window the key was written in, its count
 -- there, and its count in the window before that one.
 -- ARGV[1]: the limit per window; ARGV[2]: the window in ms; ARGV[3]: n, the number of keys;
--- ARGV[3 + i]: key i (each once); ARGV[3 + n + i]: its delta.
+-- ARGV[3 + i]: key i (each once); ARGV[4 + n]: the n deltas, little-endian doubles ("<d").
 -- Returns {now_ms, i, for_ms, estimate, ...}, one triple per key over its limit.
 -- Every window comes from this server's clock, so all nodes share the same windows.
 --
@@ -18,6 +18,7 @@ local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
 local hash = KEYS[1]
+local deltas = ARGV[4 + n]
 local ONE = 65536 -- the weight's fixed point, as in the data path
 -- Fields per HMGET/HSET/HDEL: unpack() must stay well below Lua's C stack limit (8,000).
 local CHUNK = 2000
@@ -86,6 +87,11 @@ local index = idiv(now, window)
 local elapsed = now - index * window
 local weight = weight_at(elapsed)
 
+if #deltas ~= 8 * n then
+  return redis.error_reply('ERR rl sync: ' .. #deltas .. ' bytes of deltas for ' .. n .. ' keys')
+end
+local chunk_format = '<' .. string.rep('d', CHUNK)
+
 -- Read before writing anything: a key of the wrong type fails the call here, so a rule's
 -- deltas apply all or none.
 local head = redis.call('HMGET', hash, META, CURSOR)
@@ -105,14 +111,24 @@ local reply, nreply = {now}, 1
 for s = 1, n, CHUNK do
   local e = math.min(s + CHUNK - 1, n)
   local values = redis.call('HMGET', hash, unpack(ARGV, 3 + s, 3 + e))
+  local format = chunk_format
+  if e - s + 1 < CHUNK then
+    format = '<' .. string.rep('d', e - s + 1)
+  end
+  local chunk_deltas = {unpack_counts(format, deltas, 8 * (s - 1) + 1)}
   local fields, nfields = {}, 0
   for j = 1, e - s + 1 do
     local i = s + j - 1
-    local w, cur, prev = counts_of(values[j])
+    -- counts_of, inline: a call per key costs more than the rest of the bookkeeping.
+    local v = values[j]
+    local w, cur, prev = -1, 0, 0
+    if v and #v == COUNTS_LEN then
+      w, cur, prev = unpack_counts(COUNTS, v)
+    end
     if w < index then
       cur, prev = 0, (w == index - 1) and cur or 0
     end
-    local delta = tonumber(ARGV[3 + n + i])
+    local delta = chunk_deltas[j]
     if delta > 0 then
       if w < index then
         w = index
