@@ -161,20 +161,35 @@ std::optional<Error> RedisStore::check_handshake(const Exchange& ex) const {
 
 Result<std::vector<Reply>> RedisStore::run(const std::vector<ScriptCall>& calls,
                                            const std::string& what) {
-  auto start = Clock::now();
+  auto deadline = begin_round(what);
+  if (!deadline) return deadline.error();
+  for (const ScriptCall& c : calls)
+    if (Status s = send_call(c, *deadline, what); !s) return s.error();
+  return end_round(calls, *deadline, what);
+}
+
+Result<RedisStore::Clock::time_point> RedisStore::begin_round(const std::string& what) {
   if (!conn_) {
-    if (Status s = open_connection(start); !s) return s.error().wrap(what);
+    if (Status s = open_connection(Clock::now()); !s) return s.error().wrap(what);
   }
-  // One deadline for the call's every exchange, however many: with the connect timeout, that
+  // One deadline for the round's every exchange, however many: with the connect timeout, that
   // bounds the call.
-  auto deadline = Clock::now() + opts_.command_timeout;
-  for (const ScriptCall& c : calls) {
-    if (Status s = queue(c, true); !s) return broken(s.error()).wrap(what);
-    // Send ahead: Redis runs this call while the next ones are formatted. Still one round
-    // trip: no reply is awaited before the last command is out.
-    if (conn_->unsent() >= kSendAheadBytes)
-      if (auto e = conn_->send(deadline)) return broken(*e).wrap(what);
-  }
+  return Clock::now() + opts_.command_timeout;
+}
+
+Status RedisStore::send_call(const ScriptCall& call, Clock::time_point deadline,
+                             const std::string& what) {
+  if (Status s = queue(call, true); !s) return broken(s.error()).wrap(what);
+  // Send ahead: Redis runs this call while the next ones are made. Still one round trip: no
+  // reply is awaited before the last command is out.
+  if (conn_->unsent() >= kSendAheadBytes)
+    if (auto e = conn_->send(deadline)) return broken(*e).wrap(what);
+  return Status::Ok();
+}
+
+Result<std::vector<Reply>> RedisStore::end_round(const std::vector<ScriptCall>& calls,
+                                                 Clock::time_point deadline,
+                                                 const std::string& what) {
   Exchange ex = conn_->exchange(deadline);
   stats_.round_trips++;
   size_t handshake = handshake_.size();
@@ -211,22 +226,44 @@ Result<std::vector<Reply>> RedisStore::run(const std::vector<ScriptCall>& calls,
 
 Result<SyncReply> RedisStore::sync(const std::vector<KeyDelta>& deltas) {
   try {
-    SyncBatch batch(opts_.key_prefix, deltas);
+    const std::string what = "sync of " + std::to_string(deltas.size()) + " key(s)";
+    auto start = Clock::now();
+    // Each call goes out as soon as the batch has made it, so Redis runs the first calls while
+    // the rest of a large sync is still being grouped. The round begins with the first call:
+    // a sync with nothing to send connects to nothing.
+    std::optional<Clock::time_point> deadline;
+    std::optional<Error> failed;
+    std::vector<size_t> sent;  // call indices in the order they went out, as replies come back
+    SyncBatch batch(opts_.key_prefix, deltas, [&](const SyncBatch& b, size_t i) {
+      if (failed) return;
+      sent.push_back(i);
+      if (!deadline) {
+        auto d = begin_round(what);
+        if (!d) {
+          failed = d.error();
+          return;
+        }
+        deadline = *d;
+      }
+      if (Status s = send_call(ScriptCall{&scripts::kSync, b.keys(i), b.args(i)}, *deadline, what);
+          !s)
+        failed = s.error();
+    });
+    if (failed) return *failed;
     SyncReply out;
     out.rejected = batch.invalid();
     out.rejected_reason = batch.invalid_reason();
     if (batch.calls().empty()) return out;
-    std::vector<ScriptCall> calls;
-    calls.reserve(batch.calls().size());
-    for (size_t i = 0; i < batch.calls().size(); i++)
+    std::vector<ScriptCall> calls;  // as sent, for end_round to resend any after NOSCRIPT
+    calls.reserve(sent.size());
+    for (size_t i : sent)
       calls.push_back(ScriptCall{&scripts::kSync, batch.keys(i), batch.args(i)});
-    auto start = Clock::now();
-    auto replies = run(calls, "sync of " + std::to_string(deltas.size()) + " key(s) in " +
-                                  std::to_string(calls.size()) + " rule(s)");
+    auto replies = end_round(calls, *deadline, what);
     if (!replies) return replies.error();
     out.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
-    for (size_t i = 0; i < calls.size(); i++) {
-      const redisReply& r = *(*replies)[i];
+    for (size_t k = 0; k < sent.size(); k++) {
+      const size_t i = sent[k];
+      const redisReply& r = *(*replies)[k];
       const auto& call = batch.calls()[i];
       if (r.type == REDIS_REPLY_ERROR) {
         // The script reads every key before writing any, so a refused call applied nothing.

@@ -79,6 +79,14 @@ class RedisStore final : public Store {
   // The calls in one round trip (connecting first if needed, the handshake riding along),
   // plus one more for any call the server had no script for. An error reply is a reply.
   Result<std::vector<Reply>> run(const std::vector<ScriptCall>& calls, const std::string& what);
+  // run() in three steps, for a caller that makes its calls while earlier ones are already
+  // running: begin_round connects if needed and returns the round's deadline; send_call queues
+  // a call and writes out what is queued past kSendAheadBytes; end_round reads every reply.
+  // Their errors have already dropped the connection.
+  Result<Clock::time_point> begin_round(const std::string& what);
+  Status send_call(const ScriptCall& call, Clock::time_point deadline, const std::string& what);
+  Result<std::vector<Reply>> end_round(const std::vector<ScriptCall>& calls,
+                                       Clock::time_point deadline, const std::string& what);
   Error broken(const Error& e);
 
   RedisOptions opts_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,8 +33,13 @@ class SyncBatch {
     std::vector<std::pair<size_t, size_t>> repeats;
   };
 
+  // Called with each call as soon as it is complete (its keys(), args() final), before the
+  // constructor has read the rest of the deltas.
+  using Ready = std::function<void(const SyncBatch&, size_t call)>;
+
   // `deltas` must outlive the batch.
-  SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& deltas);
+  SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& deltas,
+            const Ready& ready = {});
 
   const std::vector<Call>& calls() const { return calls_; }
   // The script's KEYS and ARGV for call i: views into this batch and the deltas, valid while
