@@ -170,9 +170,10 @@ redis.call('HSET', hash, META, pack(COUNTS, meta_w, written, written_before))
 redis.call('PEXPIREAT', hash, (meta_w + 2) * window)
 
 -- Sweep out dead keys (not written in this window or the one before). Only while they are a
--- large share of the hash: a steady set of keys costs no sweeping at all, while a stream of new
--- keys (say, spoofed sources) is swept at twice the rate it arrives once the dead ones outweigh
--- half the live, which keeps the hash within a few times the keys still counting.
+-- large share of the hash: a steady set of keys costs no sweeping at all. Once dead keys
+-- outnumber half the live, each call scans two fields per key it carries (1,024 at least), so a
+-- stream of new keys (say, spoofed sources) is swept twice as fast as it arrives, which keeps
+-- the hash within a few times the keys still counting.
 local live = written + written_before
 local dead = redis.call('HLEN', hash) - 2 - live
 if dead > 256 and dead * 2 > live then
