@@ -3,7 +3,16 @@
 #include <CivetServer.h>
 #include <prometheus/exposer.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <exception>
+#include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -34,15 +43,74 @@ const CivetCallbacks& callbacks() {
   return cb;
 }
 
+// The address stop() connects to: the one listened on, or loopback for all interfaces.
+uint32_t wake_address(const std::string& address) {
+  in_addr a{};
+  auto colon = address.rfind(':');
+  if (colon != std::string::npos && inet_pton(AF_INET, address.substr(0, colon).c_str(), &a) == 1 &&
+      a.s_addr != htonl(INADDR_ANY))
+    return a.s_addr;
+  return htonl(INADDR_LOOPBACK);
+}
+
+// Opens and drops a connection to the server, which wakes its accept loop.
+void knock(uint32_t addr, uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  sa.sin_addr.s_addr = addr;
+  (void)connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa);
+  close(fd);
+}
+
 }  // namespace
 
 Exporter::Exporter(std::shared_ptr<Collector> collector,
-                   std::unique_ptr<prometheus::Exposer> exposer)
-    : collector_(std::move(collector)), exposer_(std::move(exposer)) {}
+                   std::unique_ptr<prometheus::Exposer> exposer, uint32_t wake_addr)
+    : collector_(std::move(collector)), exposer_(std::move(exposer)), wake_addr_(wake_addr) {}
 
-Exporter::Exporter(Exporter&&) noexcept = default;
-Exporter& Exporter::operator=(Exporter&&) noexcept = default;
-Exporter::~Exporter() = default;
+Exporter::Exporter(Exporter&& o) noexcept
+    : collector_(std::move(o.collector_)),
+      exposer_(std::move(o.exposer_)),
+      wake_addr_(o.wake_addr_) {}
+
+Exporter& Exporter::operator=(Exporter&& o) noexcept {
+  if (this != &o) {
+    stop();
+    collector_ = std::move(o.collector_);
+    exposer_ = std::move(o.exposer_);
+    wake_addr_ = o.wake_addr_;
+  }
+  return *this;
+}
+
+Exporter::~Exporter() { stop(); }
+
+void Exporter::stop() noexcept {
+  if (!exposer_) return;
+  // civetweb's accept loop (1.15) polls the listening socket with a 2 s timeout and looks at
+  // the stop request only between polls, so stopping would take up to 2 s, and every rld stop
+  // or restart with it. While the server stops, connections wake the poll; refused ones once
+  // it has closed the socket are harmless.
+  const uint16_t port = this->port();
+  std::atomic<bool> stopped{false};
+  std::optional<std::thread> waker;
+  try {
+    waker.emplace([&] {
+      while (!stopped.load()) {
+        knock(wake_addr_, port);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+  } catch (...) {
+    // No thread: the stop simply takes its 2 s.
+  }
+  exposer_.reset();
+  stopped = true;
+  if (waker) waker->join();
+}
 
 Result<Exporter> Exporter::start(const std::string& address, SnapshotFn snapshot) {
   std::string log;
@@ -56,7 +124,7 @@ Result<Exporter> Exporter::start(const std::string& address, SnapshotFn snapshot
     if (exposer->GetListeningPorts().empty())
       return Error{EINVAL, "metrics: no port to listen on in \"" + address + "\""};
     exposer->RegisterCollectable(collector);
-    return Exporter(std::move(collector), std::move(exposer));
+    return Exporter(std::move(collector), std::move(exposer), wake_address(address));
   } catch (const std::exception& e) {
     start_log = nullptr;
     return Error{0, "metrics: cannot serve on " + address + ": " + (log.empty() ? e.what() : log)};

@@ -31,20 +31,22 @@ class Exporter {
   Exporter& operator=(Exporter&&) noexcept;
   Exporter(const Exporter&) = delete;
   Exporter& operator=(const Exporter&) = delete;
-  // Stops the server and returns once no scrape is running. Takes up to 2 s: civetweb's accept
-  // loop notices the stop request only at its next 2 s poll timeout.
+  // Stops the server and returns once no scrape is running.
   ~Exporter();
 
   // The TCP port the server listens on, 0 for a moved-from Exporter.
   uint16_t port() const;
 
  private:
-  Exporter(std::shared_ptr<Collector> collector, std::unique_ptr<prometheus::Exposer> exposer);
+  Exporter(std::shared_ptr<Collector> collector, std::unique_ptr<prometheus::Exposer> exposer,
+           uint32_t wake_addr);
+  void stop() noexcept;
 
   // Declared first so it is destroyed after the exposer, whose destructor waits for running
   // scrapes.
   std::shared_ptr<Collector> collector_;
   std::unique_ptr<prometheus::Exposer> exposer_;
+  uint32_t wake_addr_ = 0;  // IPv4, network order: where stop() connects to wake the server
 };
 
 }  // namespace rl::metrics

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <optional>
 #include <type_traits>
 
 #include "fixture_snapshot.h"
@@ -46,6 +48,18 @@ void expect_promtool_clean(const std::string& text) {
   ASSERT_TRUE(r.ok()) << r.error().str();
   EXPECT_EQ(r->exit_code, 0) << r->output;
   EXPECT_EQ(r->output, "");
+}
+
+// Stopping must not wait out civetweb's 2 s accept poll: rld stops and restarts with it.
+TEST(Exporter, StopsPromptlyAfterScrapes) {
+  for (int i = 0; i < 3; i++) {
+    std::optional<Exporter> e(start_or_die(fixture));
+    ASSERT_NE(e->port(), 0);
+    get_metrics(e->port());
+    auto start = std::chrono::steady_clock::now();
+    e.reset();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1)) << "stop " << i;
+  }
 }
 
 TEST(Exporter, ServesTheSnapshotOverHttp) {
