@@ -10,7 +10,7 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   nlohmann-json3-dev
   redis-server prometheus
-  iproute2 nftables iptables ethtool curl python3 util-linux
+  iproute2 nftables iptables ethtool curl python3 python3-yaml util-linux
   clang-format
 )
 
