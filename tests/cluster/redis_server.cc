@@ -1,43 +1,19 @@
 #include "redis_server.h"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <hiredis/hiredis.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <stdlib.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "ports.h"
 
 namespace rl::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-Result<uint16_t> free_loopback_port() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return errno_error("socket");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    int e = errno;
-    close(fd);
-    return errno_error("bind 127.0.0.1:0", e);
-  }
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 RedisValue copy(const redisReply& r) {
   RedisValue v;
@@ -79,11 +55,10 @@ std::string RedisServer::binary() {
 Result<std::unique_ptr<RedisServer>> RedisServer::start(const RedisServerOptions& opts) {
   if (binary().empty()) return Error{ENOENT, "redis-server was not found at build time"};
   std::unique_ptr<RedisServer> s(new RedisServer(opts));
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/rl-redis-XXXXXX";
-  if (!mkdtemp(tmpl.data())) return errno_error("mkdtemp " + tmpl);
-  s->dir_ = tmpl;
-  if (opts.unix_socket) s->socket_ = s->dir_ + "/redis.sock";
+  auto dir = TempDir::create("rl-redis-");
+  if (!dir) return dir.error();
+  s->dir_.emplace(std::move(*dir));
+  if (opts.unix_socket) s->socket_ = s->dir() + "/redis.sock";
   // A free port can be taken between our probe and Redis' bind: try a few.
   Error last{0, "no attempt"};
   for (int attempt = 0; attempt < 5; attempt++) {
@@ -100,13 +75,7 @@ Result<std::unique_ptr<RedisServer>> RedisServer::start(const RedisServerOptions
   return last;
 }
 
-RedisServer::~RedisServer() {
-  kill();
-  if (!dir_.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
-}
+RedisServer::~RedisServer() { kill(); }  // then dir_ goes, with the log and the socket
 
 Status RedisServer::spawn() {
   std::vector<std::string> argv = {binary(),
@@ -115,7 +84,7 @@ Status RedisServer::spawn() {
                                    "--port",
                                    std::to_string(port_),
                                    "--dir",
-                                   dir_,
+                                   dir(),
                                    "--save",
                                    "",
                                    "--appendonly",
@@ -125,42 +94,21 @@ Status RedisServer::spawn() {
                                    "--daemonize",
                                    "no",
                                    "--logfile",
-                                   dir_ + "/redis.log"};
+                                   dir() + "/redis.log"};
   if (!socket_.empty()) {
     argv.insert(argv.end(), {"--unixsocket", socket_, "--unixsocketperm", "700"});
   }
   if (!opts_.password.empty()) argv.insert(argv.end(), {"--requirepass", opts_.password});
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-  int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null_fd < 0) return errno_error("open /dev/null");
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    dup2(null_fd, 0);
-    dup2(null_fd, 1);
-    dup2(null_fd, 2);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  int e = errno;
-  close(null_fd);
-  if (pid < 0) return errno_error("fork", e);
-  pid_ = pid;
+  auto p = Process::spawn(argv);
+  if (!p) return p.error();
+  process_.emplace(std::move(*p));
   return wait_ready();
 }
 
 Status RedisServer::wait_ready() {
   // Up to 5 s, polling every 20 ms.
   for (int i = 0; i < 250; i++) {
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return Error{0, "redis-server exited during start-up: " + log()};
-    }
+    if (!running()) return Error{0, "redis-server exited during start-up: " + log()};
     auto pong = command({"PING"});
     if (pong && pong->type == RedisValue::Type::kStatus) return Status::Ok();
     std::this_thread::sleep_for(20ms);
@@ -168,24 +116,11 @@ Status RedisServer::wait_ready() {
   return Error{ETIMEDOUT, "redis-server did not answer PING within 5 s: " + log()};
 }
 
-bool RedisServer::running() {
-  if (pid_ <= 0) return false;
-  int status = 0;
-  if (waitpid(pid_, &status, WNOHANG) == pid_) {
-    pid_ = -1;
-    return false;
-  }
-  return true;
-}
+bool RedisServer::running() { return process_ && process_->running(); }
 
 void RedisServer::kill() {
   close_admin();
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-  }
-  pid_ = -1;
+  process_.reset();  // SIGKILL to its group, then reaped
 }
 
 Status RedisServer::restart() {
@@ -206,11 +141,11 @@ Status RedisServer::restart() {
 
 void RedisServer::pause() {
   close_admin();
-  if (pid_ > 0) ::kill(pid_, SIGSTOP);
+  if (process_) process_->signal(SIGSTOP);
 }
 
 void RedisServer::resume() {
-  if (pid_ > 0) ::kill(pid_, SIGCONT);
+  if (process_) process_->signal(SIGCONT);
 }
 
 void RedisServer::close_admin() {
@@ -311,7 +246,7 @@ Result<uint64_t> RedisServer::time_ms() {
 }
 
 std::string RedisServer::log() const {
-  std::ifstream in(dir_ + "/redis.log");
+  std::ifstream in(dir() + "/redis.log");
   std::stringstream s;
   s << in.rdbuf();
   std::string text = s.str();

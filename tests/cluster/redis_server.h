@@ -10,10 +10,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
+#include "files.h"
+#include "process.h"
 
 struct redisContext;
 
@@ -36,7 +39,7 @@ struct RedisValue {
 
 class RedisServer {
  public:
-  // The redis-server binary, "" if the build did not find one (tests then skip).
+  // The redis-server binary, "" if the build did not find one (tests then fail).
   static std::string binary();
   static Result<std::unique_ptr<RedisServer>> start(const RedisServerOptions& opts = {});
   RedisServer(const RedisServer&) = delete;
@@ -46,7 +49,7 @@ class RedisServer {
   uint16_t port() const { return port_; }  // 0 with a Unix socket
   const std::string& unix_socket() const { return socket_; }
   const std::string& password() const { return opts_.password; }
-  const std::string& dir() const { return dir_; }
+  const std::string& dir() const { return dir_->path(); }
   bool running();
 
   // SIGKILL, like a crash: connections reset, data gone (nothing is persisted).
@@ -75,10 +78,10 @@ class RedisServer {
   void close_admin();
 
   RedisServerOptions opts_;
-  std::string dir_;
+  std::optional<TempDir> dir_;
   std::string socket_;
   uint16_t port_ = 0;
-  pid_t pid_ = -1;
+  std::optional<Process> process_;
   redisContext* admin_ = nullptr;
 };
 

@@ -7,9 +7,10 @@
 #include <optional>
 #include <type_traits>
 
+#include "files.h"
 #include "fixture_snapshot.h"
 #include "http_get.h"
-#include "subprocess.h"
+#include "process.h"
 
 namespace rl::testing {
 namespace {
@@ -39,15 +40,15 @@ std::string get_metrics(uint16_t port) {
 
 // promtool check metrics reads the exposition on stdin and prints one line per problem.
 void expect_promtool_clean(const std::string& text) {
-  ASSERT_FALSE(std::string(RL_PROMTOOL).empty()) << "promtool is required: run scripts/install-deps.sh";
+  ASSERT_FALSE(std::string(RL_PROMTOOL).empty())
+      << "promtool is required: run scripts/install-deps.sh";
   auto dir = TempDir::create("rl-metrics-");
   ASSERT_TRUE(dir.ok()) << dir.error().str();
   std::string in = dir->path() + "/metrics.txt";
   ASSERT_TRUE(write_text(in, text).ok());
-  auto r = run({RL_PROMTOOL, "check", "metrics"}, in, *dir, std::chrono::seconds(30));
-  ASSERT_TRUE(r.ok()) << r.error().str();
-  EXPECT_EQ(r->exit_code, 0) << r->output;
-  EXPECT_EQ(r->output, "");
+  Output r = run({RL_PROMTOOL, "check", "metrics"}, std::chrono::seconds(30), in);
+  EXPECT_EQ(r.code, 0) << r.describe();
+  EXPECT_EQ(r.out + r.err, "");
 }
 
 // Stopping must not wait out civetweb's 2 s accept poll: rld stops and restarts with it.

@@ -8,9 +8,11 @@
 #include <regex>
 #include <thread>
 
+#include "files.h"
 #include "fixture_snapshot.h"
 #include "http_get.h"
-#include "subprocess.h"
+#include "ports.h"
+#include "process.h"
 
 namespace rl::testing {
 namespace {
@@ -20,12 +22,12 @@ using namespace std::chrono_literals;
 
 constexpr auto kDeadline = 30s;
 
-// The port metrics_fixture_server printed to its log, once it is listening.
-std::optional<uint16_t> fixture_port(const std::string& log, Clock::time_point deadline) {
+// The port metrics_fixture_server printed, once it is listening.
+std::optional<uint16_t> fixture_port(Process& fixture, Clock::time_point deadline) {
   static const std::regex kListening("listening on 127\\.0\\.0\\.1:([0-9]+)");
-  while (Clock::now() < deadline) {
+  while (Clock::now() < deadline && fixture.running()) {
     std::smatch m;
-    std::string text = read_text(log);
+    std::string text = fixture.out() + fixture.err();
     if (std::regex_search(text, m, kListening)) return uint16_t(std::stoi(m[1]));
     std::this_thread::sleep_for(50ms);
   }
@@ -68,7 +70,6 @@ struct Prometheus {
 // taken in the meantime. No remote write, alertmanager or service discovery is configured, so
 // it opens no connection beyond the scrape target on 127.0.0.1.
 Result<Prometheus> start_prometheus(const TempDir& dir, Clock::time_point deadline) {
-  std::string log = dir.path() + "/prometheus.log";
   Error last{0, "no attempt"};
   for (int attempt = 0; attempt < 3 && Clock::now() < deadline; ++attempt) {
     auto port = free_loopback_port();
@@ -77,30 +78,29 @@ Result<Prometheus> start_prometheus(const TempDir& dir, Clock::time_point deadli
                              "--storage.tsdb.path=" + dir.path() + "/data",
                              "--web.listen-address=127.0.0.1:" + std::to_string(*port),
                              "--web.external-url=http://127.0.0.1:" + std::to_string(*port) + "/",
-                             "--storage.tsdb.retention.time=1h", "--log.level=info"},
-                            "", log);
+                             "--storage.tsdb.retention.time=1h", "--log.level=info"});
     if (!p) return p.error();
     while (Clock::now() < deadline && p->running()) {
       auto ready = http_get(*port, "/-/ready", 1s);
       if (ready && ready->status == 200) return Prometheus{std::move(*p), *port};
       std::this_thread::sleep_for(100ms);
     }
-    last = Error{0, "prometheus did not become ready:\n" + read_text(log)};
+    last = Error{0, "prometheus did not become ready:\n" + p->err()};
   }
   return last;
 }
 
 TEST(PrometheusServer, ScrapesTheExporterAndAnswersQueries) {
-  ASSERT_FALSE(std::string(RL_PROMETHEUS).empty()) << "prometheus is required: run scripts/install-deps.sh";
+  ASSERT_FALSE(std::string(RL_PROMETHEUS).empty())
+      << "prometheus is required: run scripts/install-deps.sh";
   const auto deadline = Clock::now() + kDeadline;
   auto dir = TempDir::create("rl-prometheus-");
   ASSERT_TRUE(dir.ok()) << dir.error().str();
 
-  std::string fixture_log = dir->path() + "/fixture.log";
-  auto fixture = Process::spawn({RL_FIXTURE_SERVER}, "", fixture_log);
+  auto fixture = Process::spawn({RL_FIXTURE_SERVER});
   ASSERT_TRUE(fixture.ok()) << fixture.error().str();
-  auto target = fixture_port(fixture_log, deadline);
-  ASSERT_TRUE(target) << "metrics_fixture_server did not start: " << read_text(fixture_log);
+  auto target = fixture_port(*fixture, deadline);
+  ASSERT_TRUE(target) << "metrics_fixture_server did not start: " << fixture->err();
 
   ASSERT_TRUE(write_text(dir->path() + "/prometheus.yml", prometheus_config(*target)).ok());
   auto prom = start_prometheus(*dir, deadline);
@@ -115,8 +115,7 @@ TEST(PrometheusServer, ScrapesTheExporterAndAnswersQueries) {
     if (got && *got == expected) break;
     std::this_thread::sleep_for(250ms);
   }
-  ASSERT_TRUE(got.ok()) << got.error().str() << "\nprometheus log:\n"
-                        << read_text(dir->path() + "/prometheus.log");
+  ASSERT_TRUE(got.ok()) << got.error().str() << "\nprometheus log:\n" << prom->process.err();
   EXPECT_EQ(*got, expected);
 
   // Prometheus's own view of the target agrees: scraped, and rld reports itself up.

@@ -1,6 +1,6 @@
-// Child processes for the lab: every one runs in its own process group, has a bounded lifetime
-// and is killed with its whole group when its owner goes away, so a failing test cannot leave a
-// sender or a sink running.
+// Child processes for tests (senders and sinks in the lab, rld, Redis, Prometheus, promtool):
+// every one runs in its own process group, has a bounded lifetime and is killed with its whole
+// group when its owner goes away, so a failing test cannot leave one running.
 #pragma once
 
 #include <sys/types.h>
@@ -33,7 +33,9 @@ class Process {
   // Starts argv[0] (searched in PATH) with stdout and stderr captured in memory files, so a
   // chatty child never blocks on a full pipe. The child also dies with the thread that spawned
   // it (PR_SET_PDEATHSIG), so even a test process killed outright leaves no child behind.
-  static Result<Process> spawn(const std::vector<std::string>& argv);
+  // stdin is the file at stdin_path, or /dev/null.
+  static Result<Process> spawn(const std::vector<std::string>& argv,
+                               const std::string& stdin_path = "");
 
   Process(Process&& other) noexcept;
   Process& operator=(Process&& other) noexcept;
@@ -68,6 +70,7 @@ class Process {
 };
 
 // Runs argv to completion, at most timeout.
-Output run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = 10s);
+Output run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout = 10s,
+           const std::string& stdin_path = "");
 
 }  // namespace rl::testing

@@ -40,15 +40,17 @@ std::string Output::describe() const {
   return s;
 }
 
-Result<Process> Process::spawn(const std::vector<std::string>& argv) {
+Result<Process> Process::spawn(const std::vector<std::string>& argv,
+                               const std::string& stdin_path) {
   if (argv.empty()) return Error{0, "spawn: empty argv"};
   Process p;
-  p.out_fd_ = memfd_create("rl-lab-out", MFD_CLOEXEC);
-  p.err_fd_ = memfd_create("rl-lab-err", MFD_CLOEXEC);
-  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (p.out_fd_ < 0 || p.err_fd_ < 0 || null_fd < 0) {
-    Error e = errno_error("spawn " + argv[0] + ": output files");
-    if (null_fd >= 0) close(null_fd);
+  p.out_fd_ = memfd_create("rl-test-out", MFD_CLOEXEC);
+  p.err_fd_ = memfd_create("rl-test-err", MFD_CLOEXEC);
+  const std::string in = stdin_path.empty() ? "/dev/null" : stdin_path;
+  int in_fd = open(in.c_str(), O_RDONLY | O_CLOEXEC);
+  if (p.out_fd_ < 0 || p.err_fd_ < 0 || in_fd < 0) {
+    Error e = errno_error("spawn " + argv[0] + ": stdin " + in + " or output files");
+    if (in_fd >= 0) close(in_fd);
     return e;
   }
   // Everything the child touches is prepared before fork: after it only async-signal-safe calls.
@@ -60,7 +62,7 @@ Result<Process> Process::spawn(const std::vector<std::string>& argv) {
   pid_t pid = fork();
   if (pid < 0) {
     Error e = errno_error("fork for " + argv[0]);
-    close(null_fd);
+    close(in_fd);
     return e;
   }
   if (pid == 0) {
@@ -72,7 +74,7 @@ Result<Process> Process::spawn(const std::vector<std::string>& argv) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     for (int sig : {SIGPIPE, SIGINT, SIGTERM}) ::signal(sig, SIG_DFL);  // ignored ones survive exec
-    dup2(null_fd, 0);
+    dup2(in_fd, 0);
     dup2(p.out_fd_, 1);
     dup2(p.err_fd_, 2);
     execvp(args[0], args.data());
@@ -80,7 +82,7 @@ Result<Process> Process::spawn(const std::vector<std::string>& argv) {
     (void)!write(2, msg, sizeof(msg) - 1);
     _exit(127);
   }
-  close(null_fd);
+  close(in_fd);
   setpgid(pid, pid);  // also here, so the group exists before spawn() returns
   p.pid_ = pid;
   p.pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
@@ -180,8 +182,9 @@ bool Process::wait_for(std::string_view needle, std::chrono::milliseconds timeou
   }
 }
 
-Output run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
-  auto p = Process::spawn(argv);
+Output run(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+           const std::string& stdin_path) {
+  auto p = Process::spawn(argv, stdin_path);
   if (!p) {
     Output o;
     o.err = p.error().str();
