@@ -10,15 +10,21 @@
 namespace rl::daemon {
 namespace {
 
-std::string raw(const rl_key& k) {
-  return std::string(reinterpret_cast<const char*>(&k), sizeof(k));
-}
 std::string joined(const std::string& rule, const std::string& key) { return rule + '\0' + key; }
 
 constexpr auto kHeartbeatEvery = std::chrono::seconds(1);
 constexpr auto kPeersWithin = std::chrono::milliseconds(3000);
 
 }  // namespace
+
+// Keys come from the kernel, which zeroes them whole: their bytes are their identity.
+size_t ClusterSync::KeyHash::operator()(const rl_key& k) const noexcept {
+  return std::hash<std::string_view>{}(
+      std::string_view(reinterpret_cast<const char*>(&k), sizeof(k)));
+}
+bool ClusterSync::KeyEq::operator()(const rl_key& a, const rl_key& b) const noexcept {
+  return std::memcmp(&a, &b, sizeof(a)) == 0;
+}
 
 ClusterSync::ClusterSync(BpfDatapath& dp, std::unique_ptr<cluster::Store> store, ClusterConfig cfg,
                          RulesFn rules)
@@ -71,6 +77,7 @@ void ClusterSync::count_error(const std::string& kind) {
 }
 
 void ClusterSync::sync_once() {
+  const auto pass_start = std::chrono::steady_clock::now();
   uint64_t now = dp_.now_ns();
   std::map<uint32_t, RuleView> by_id;
   for (auto& v : rules_())
@@ -83,8 +90,11 @@ void ClusterSync::sync_once() {
   }
   nodes = std::max<uint64_t>(nodes, 1);
 
-  // What the kernel admitted since the last read, per key.
+  // What the kernel admitted since the last read, per key; fresh_keys[i] is fresh[i]'s kernel
+  // key. 100,000 keys go through here every interval: no per-key strings but the two Redis
+  // needs (rule and key text), and maps reused from one pass to the next.
   std::vector<cluster::KeyDelta> fresh;
+  std::vector<rl_key> fresh_keys;
   if (!by_id.empty()) {
     auto counts = dp_.cluster_admitted();
     if (!counts) {
@@ -92,40 +102,66 @@ void ClusterSync::sync_once() {
       log::error("cannot read cluster counts", {{"error", counts.error().str()}});
       return;
     }
-    std::unordered_map<std::string, uint64_t> seen;
+    seen_.clear();
+    seen_.reserve(counts->size());
+    fresh.reserve(counts->size());
+    fresh_keys.reserve(counts->size());
+    const RuleView* v = nullptr;
     for (const auto& c : *counts) {
-      auto it = by_id.find(c.key.rule_id);
-      if (it == by_id.end()) continue;
-      std::string id = raw(c.key);
-      auto prev = last_total_.find(id);
+      if (!v || v->compiled.id != c.key.rule_id) {
+        auto it = by_id.find(c.key.rule_id);
+        if (it == by_id.end()) continue;
+        v = &it->second;
+      }
+      auto prev = last_total_.find(c.key);
       // A key the kernel evicted and counted again starts from zero.
       uint64_t d = prev == last_total_.end() || c.admitted < prev->second
                        ? c.admitted
                        : c.admitted - prev->second;
-      seen[id] = c.admitted;
+      seen_.emplace(c.key, c.admitted);
       if (!d) continue;
-      const RuleView& v = it->second;
       cluster::KeyDelta kd;
-      kd.rule = v.name;
-      kd.key = key_text(c.key, v.compiled);
+      kd.rule = v->name;
+      kd.key = key_text(c.key, v->compiled);
       kd.delta = d;
       // Headroom: until the next sync every node may admit about what this one just did, so
       // Redis judges the key against the limit less that much (at most half of it). The fleet
       // then stops near the limit instead of overshooting it by a sync interval's traffic.
-      uint64_t amount = v.rule.cluster->rate.amount;
+      uint64_t amount = v->rule.cluster->rate.amount;
       kd.limit = amount - std::min<uint64_t>(amount / 2, d * nodes);
-      kd.window_ms = std::max<uint64_t>(v.rule.cluster->rate.period_ns / 1'000'000, 1);
-      keys_[joined(kd.rule, kd.key)] = c.key;
+      kd.window_ms = std::max<uint64_t>(v->rule.cluster->rate.period_ns / 1'000'000, 1);
       fresh.push_back(std::move(kd));
+      fresh_keys.push_back(c.key);
     }
-    last_total_ = std::move(seen);
+    std::swap(last_total_, seen_);
   }
 
-  pending_.add(fresh);
-  if (!pending_.empty()) {
-    auto batch = pending_.take();
+  // Usually nothing is pending and the batch is what was just read. After a failed sync the
+  // batch is everything pending (fresh included), and keys_ finds their kernel keys.
+  const bool replay = !pending_.empty();
+  if (replay) {
+    for (size_t i = 0; i < fresh.size(); i++)
+      keys_[joined(fresh[i].rule, fresh[i].key)] = fresh_keys[i];
+    pending_.add(fresh);
+  }
+  std::vector<cluster::KeyDelta> replayed;
+  if (replay) replayed = pending_.take();
+  const std::vector<cluster::KeyDelta>& batch = replay ? replayed : fresh;
+  auto kernel_key = [&](size_t i) -> const rl_key* {
+    if (!replay) return &fresh_keys[i];
+    auto k = keys_.find(joined(batch[i].rule, batch[i].key));
+    return k == keys_.end() ? nullptr : &k->second;
+  };
+  if (!batch.empty()) {
     auto reply = store_->sync(batch);
     if (!reply) {
+      // Bounded like pending_ itself: past that, a replayed key Redis reports over is simply
+      // not blocked until a later sync reads it from the kernel again.
+      if (keys_.size() > 2 * cfg_.max_pending_keys) keys_.clear();
+      if (!replay) {
+        for (size_t i = 0; i < fresh.size(); i++)
+          keys_[joined(fresh[i].rule, fresh[i].key)] = fresh_keys[i];
+      }
       pending_.add(batch);
       std::string msg = reply.error().str();
       count_error(reply.error().err == ETIMEDOUT || msg.find("timed out") != std::string::npos
@@ -144,16 +180,18 @@ void ClusterSync::sync_once() {
       std::lock_guard<std::mutex> lock(mu_);
       for (const auto& o : reply->over) {
         const auto& kd = batch[o.index];
-        auto k = keys_.find(joined(kd.rule, kd.key));
-        if (k == keys_.end()) continue;
+        const rl_key* k = kernel_key(o.index);
+        if (!k) continue;
         uint64_t until = now + o.for_ms * 1'000'000ULL;
-        if (auto s = dp_.cluster_set_over(k->second, until); !s) {
+        if (auto s = dp_.cluster_set_over(*k, until); !s) {
           stats_.errors["datapath"]++;
           continue;
         }
         blocked_[joined(kd.rule, kd.key)] = {kd.rule, kd.key, o.for_ms};
         blocked_until_[joined(kd.rule, kd.key)] = until;
       }
+      // Nothing is pending any more: the kernel keys of replayed deltas are no longer needed.
+      keys_.clear();
       stats_.syncs++;
       stats_.keys_last_sync = batch.size();
       stats_.keys_synced_total += batch.size();
@@ -191,6 +229,9 @@ void ClusterSync::sync_once() {
   stats_.redis_up = store_->connected();
   stats_.pending_keys = pending_.size();
   stats_.pending_dropped = pending_.dropped();
+  stats_.passes++;
+  stats_.last_pass_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count();
 }
 
 // on_redis_failure: closed. Without Redis the fleet's count is unknown; each node then holds a

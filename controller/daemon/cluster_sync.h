@@ -47,6 +47,10 @@ struct ClusterStats {
   uint64_t pending_dropped = 0;
   uint64_t active_blocks = 0;
   uint64_t early_syncs = 0;
+  // Whole passes (read the kernel, sync, write blocks), whether or not they had keys to send,
+  // and how long the last one took.
+  uint64_t passes = 0;
+  double last_pass_seconds = 0;
   // Round trips, cumulative: counts per upper bound (kRttBuckets), their sum and number.
   std::vector<uint64_t> rtt_buckets;
   double rtt_sum_seconds = 0;
@@ -94,10 +98,20 @@ class ClusterSync {
   std::condition_variable wake_cv_;
   bool woken_ = false;
 
+  struct KeyHash {
+    size_t operator()(const rl_key& k) const noexcept;
+  };
+  struct KeyEq {
+    bool operator()(const rl_key& a, const rl_key& b) const noexcept;
+  };
+  using KeyTotals = std::unordered_map<rl_key, uint64_t, KeyHash, KeyEq>;
+
   // Owned by the sync thread.
   cluster::PendingDeltas pending_;
-  std::unordered_map<std::string, uint64_t> last_total_;  // raw rl_key bytes -> admitted total
-  std::unordered_map<std::string, rl_key> keys_;          // "rule\0key text" -> kernel key
+  KeyTotals last_total_, seen_;  // kernel key -> admitted total, at the last read and this one
+  // "rule\0key text" -> kernel key, for deltas waiting in pending_ only: the usual sync sends
+  // the keys it just read and finds them by index.
+  std::unordered_map<std::string, rl_key> keys_;
   struct LocalWindow {
     uint64_t window = 0, count = 0;
   };

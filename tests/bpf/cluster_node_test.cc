@@ -1,0 +1,105 @@
+// A node's whole cluster sync at scale, as rld runs it: the kernel's counts for 100,000 keys
+// read back, turned into deltas, sent to a real redis-server in one round trip, and the keys
+// over the fleet limit written into the kernel. It prints its figures (docs/cluster.md,
+// "Measured"); the only assertions are on what the sync did, not on how fast.
+//   ./build/tests/bpf/cluster_node_test
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "cluster/redis_store.h"
+#include "daemon/cluster_sync.h"
+#include "fixture.h"
+#include "redis_server.h"
+
+namespace rl::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+class ClusterNodeTest : public BpfTest {
+ protected:
+  void SetUp() override {
+    LoadOptions o;
+    o.key_capacity = 1 << 18;
+    o.cluster_keys = 1 << 18;
+    auto dp = BpfDatapath::load(o);
+    ASSERT_TRUE(dp.ok()) << dp.error().str();
+    dp_ = std::move(*dp);
+    dp_->set_clock(kT0);
+    auto s = RedisServer::start();
+    ASSERT_TRUE(s) << s.error().str();
+    redis_ = std::move(*s);
+  }
+
+  std::unique_ptr<RedisServer> redis_;
+};
+
+TEST_F(ClusterNodeTest, HundredThousandKeysInOneSync) {
+  const int kKeys = 100'000;
+  policy::Rule rule = token_bucket("fleet", 1'000'000, 1'000'000);  // the local limit stays out
+  rule.cluster = policy::ClusterLimit{per_second(50), policy::RedisFailure::kOpen};
+  policy::Policy p;
+  p.rules = {rule};
+  apply(p);
+
+  cluster::RedisOptions o;
+  o.port = redis_->port();
+  o.command_timeout = 10s;
+  auto store = cluster::RedisStore::connect(o);
+  ASSERT_TRUE(store) << store.error().str();
+  daemon::ClusterConfig cfg;
+  cfg.node = "scale";
+  cfg.interval = 1h;  // only wake() syncs, so each one is timed alone
+  auto rules = [&] { return std::vector<daemon::RuleView>{{"fleet", compiled_.rules[0], rule}}; };
+  daemon::ClusterSync sync(*dp_, std::move(*store), cfg, rules);
+  sync.start();
+
+  // One source per key, in 198.18.0.0/15; one in a hundred sends past the fleet limit.
+  std::vector<std::vector<uint8_t>> frames;
+  for (int i = 0; i < kKeys; i++)
+    frames.push_back(udp4("198." + std::to_string(18 + (i >> 16)) + "." +
+                          std::to_string(i >> 8 & 255) + "." + std::to_string(i & 255)));
+  auto send_round = [&](bool burst) {
+    for (int i = 0; i < kKeys; i++) {
+      int n = burst && i % 100 == 0 ? 60 : 1;
+      for (int k = 0; k < n; k++) ASSERT_TRUE(dp_->run(frames[i]).ok());
+    }
+  };
+
+  for (int round = 0; round < 6; round++) {
+    send_round(round == 0);
+    // The kernel read alone, for the record (the sync below reads the same counts again).
+    auto read_start = Clock::now();
+    auto counts = dp_->cluster_admitted();
+    auto read_ms = std::chrono::duration<double, std::milli>(Clock::now() - read_start).count();
+    ASSERT_TRUE(counts) << counts.error().str();
+    EXPECT_EQ(counts->size(), static_cast<size_t>(kKeys));
+
+    const auto before = sync.stats();
+    auto start = Clock::now();
+    sync.wake();
+    while (sync.stats().passes == before.passes && Clock::now() - start < 30s)
+      std::this_thread::sleep_for(100us);
+    auto st = sync.stats();
+    ASSERT_EQ(st.passes, before.passes + 1);
+    ASSERT_EQ(st.syncs, before.syncs + 1);
+    const double ms = st.last_pass_seconds * 1000;
+    // Blocked keys send nothing after the first round; the rest each admitted one packet.
+    EXPECT_GE(st.keys_last_sync, static_cast<uint64_t>(kKeys * 99 / 100));
+    std::printf(
+        "node: %d keys, %s: whole sync %.1f ms (kernel read alone %.1f ms), %llu keys sent, "
+        "%llu blocked in the kernel\n",
+        kKeys, round == 0 ? "new keys" : "existing keys", ms, read_ms,
+        static_cast<unsigned long long>(st.keys_last_sync),
+        static_cast<unsigned long long>(st.active_blocks));
+    if (round == 0) {
+      // The bursting keys are over the fleet limit: the sync wrote them into the kernel.
+      EXPECT_EQ(st.active_blocks, static_cast<uint64_t>(kKeys / 100));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rl::testing
