@@ -224,69 +224,116 @@ Result<std::vector<Reply>> RedisStore::end_round(const std::vector<ScriptCall>& 
   return replies;
 }
 
+void RedisStore::send_ready(Round& round, const SyncBatch& batch, size_t i) {
+  if (round.failed) return;
+  round.sent.push_back(i);
+  if (!round.deadline) {
+    auto d = begin_round(round.what);
+    if (!d) {
+      round.failed = d.error();
+      return;
+    }
+    round.deadline = *d;
+    round.start = Clock::now();  // the round trip runs from the first call out
+  }
+  if (Status s = send_call(ScriptCall{&scripts::kSync, batch.keys(i), batch.args(i)},
+                           *round.deadline, round.what);
+      !s)
+    round.failed = s.error();
+}
+
+Result<SyncReply> RedisStore::finish_sync(Round& round, const SyncBatch& batch) {
+  if (round.failed) return *round.failed;
+  SyncReply out;
+  out.rejected = batch.invalid();
+  out.rejected_reason = batch.invalid_reason();
+  if (batch.calls().empty()) return out;
+  const auto& sent = round.sent;
+  std::vector<ScriptCall> calls;  // as sent, for end_round to resend any after NOSCRIPT
+  calls.reserve(sent.size());
+  for (size_t i : sent) calls.push_back(ScriptCall{&scripts::kSync, batch.keys(i), batch.args(i)});
+  auto replies = end_round(calls, *round.deadline, round.what);
+  if (!replies) return replies.error();
+  const auto start = round.start;
+  out.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+  for (size_t k = 0; k < sent.size(); k++) {
+    const size_t i = sent[k];
+    const redisReply& r = *(*replies)[k];
+    const auto& call = batch.calls()[i];
+    if (r.type == REDIS_REPLY_ERROR) {
+      // The script reads every key before writing any, so a refused call applied nothing.
+      if (out.rejected_reason.empty())
+        out.rejected_reason = "rule '" + call.rule + "': " + reply_text(r);
+      out.rejected.insert(out.rejected.end(), call.indices.begin(), call.indices.end());
+      continue;
+    }
+    if (Status s = batch.read_reply(i, r, out); !s) return s.error().wrap("sync");
+  }
+  if (!out.rejected.empty()) {
+    std::sort(out.rejected.begin(), out.rejected.end());
+    log::warn("redis refused deltas", {{"endpoint", endpoint_.str()},
+                                       {"deltas", std::to_string(out.rejected.size())},
+                                       {"reason", out.rejected_reason}});
+  }
+  std::sort(out.over.begin(), out.over.end(),
+            [](const OverLimit& a, const OverLimit& b) { return a.index < b.index; });
+  return out;
+}
+
 Result<SyncReply> RedisStore::sync(const std::vector<KeyDelta>& deltas) {
   try {
-    const std::string what = "sync of " + std::to_string(deltas.size()) + " key(s)";
-    auto start = Clock::now();
     // Each call goes out as soon as the batch has made it, so Redis runs the first calls while
     // the rest of a large sync is still being grouped. The round begins with the first call:
     // a sync with nothing to send connects to nothing.
-    std::optional<Clock::time_point> deadline;
-    std::optional<Error> failed;
-    std::vector<size_t> sent;  // call indices in the order they went out, as replies come back
-    SyncBatch batch(opts_.key_prefix, deltas, [&](const SyncBatch& b, size_t i) {
-      if (failed) return;
-      sent.push_back(i);
-      if (!deadline) {
-        auto d = begin_round(what);
-        if (!d) {
-          failed = d.error();
-          return;
-        }
-        deadline = *d;
-      }
-      if (Status s = send_call(ScriptCall{&scripts::kSync, b.keys(i), b.args(i)}, *deadline, what);
-          !s)
-        failed = s.error();
-    });
-    if (failed) return *failed;
-    SyncReply out;
-    out.rejected = batch.invalid();
-    out.rejected_reason = batch.invalid_reason();
-    if (batch.calls().empty()) return out;
-    std::vector<ScriptCall> calls;  // as sent, for end_round to resend any after NOSCRIPT
-    calls.reserve(sent.size());
-    for (size_t i : sent)
-      calls.push_back(ScriptCall{&scripts::kSync, batch.keys(i), batch.args(i)});
-    auto replies = end_round(calls, *deadline, what);
-    if (!replies) return replies.error();
-    out.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
-    for (size_t k = 0; k < sent.size(); k++) {
-      const size_t i = sent[k];
-      const redisReply& r = *(*replies)[k];
-      const auto& call = batch.calls()[i];
-      if (r.type == REDIS_REPLY_ERROR) {
-        // The script reads every key before writing any, so a refused call applied nothing.
-        if (out.rejected_reason.empty())
-          out.rejected_reason = "rule '" + call.rule + "': " + reply_text(r);
-        out.rejected.insert(out.rejected.end(), call.indices.begin(), call.indices.end());
-        continue;
-      }
-      if (Status s = batch.read_reply(i, r, out); !s) return s.error().wrap("sync");
-    }
-    if (!out.rejected.empty()) {
-      std::sort(out.rejected.begin(), out.rejected.end());
-      log::warn("redis refused deltas", {{"endpoint", endpoint_.str()},
-                                         {"deltas", std::to_string(out.rejected.size())},
-                                         {"reason", out.rejected_reason}});
-    }
-    std::sort(out.over.begin(), out.over.end(),
-              [](const OverLimit& a, const OverLimit& b) { return a.index < b.index; });
-    return out;
+    Round round("sync of " + std::to_string(deltas.size()) + " key(s)");
+    SyncBatch batch(opts_.key_prefix, deltas,
+                    [&](const SyncBatch& b, size_t i) { send_ready(round, b, i); });
+    return finish_sync(round, batch);
   } catch (const std::exception& e) {
     return Error{ENOMEM, std::string("sync: ") + e.what()};
   }
 }
+
+// The deltas live in a deque, which never moves them: the batch keeps views of their texts.
+class RedisStore::Stream final : public SyncStream {
+ public:
+  explicit Stream(RedisStore& store)
+      : store_(store),
+        round_("sync"),
+        batch_(store.opts_.key_prefix,
+               [this](const SyncBatch& b, size_t i) { store_.send_ready(round_, b, i); }) {}
+
+  // Calls sent and their replies never read would answer the next exchange's commands: a
+  // stream given up half way drops the connection.
+  ~Stream() override {
+    if (!finished_ && round_.deadline && !round_.failed)
+      store_.broken(Error{ECANCELED, "sync abandoned with calls in flight"});
+  }
+
+  void add(KeyDelta d) override {
+    deltas_.push_back(std::move(d));
+    batch_.add(deltas_.back(), deltas_.size() - 1);
+  }
+  const std::deque<KeyDelta>& deltas() const override { return deltas_; }
+  Result<SyncReply> finish() override {
+    finished_ = true;
+    try {
+      batch_.finish();
+      return store_.finish_sync(round_, batch_);
+    } catch (const std::exception& e) {
+      return Error{ENOMEM, std::string("sync: ") + e.what()};
+    }
+  }
+
+ private:
+  RedisStore& store_;
+  Round round_;
+  std::deque<KeyDelta> deltas_;
+  SyncBatch batch_;
+  bool finished_ = false;
+};
+
+std::unique_ptr<SyncStream> RedisStore::begin_sync() { return std::make_unique<Stream>(*this); }
 
 Status RedisStore::heartbeat(const std::string& node) {
   try {

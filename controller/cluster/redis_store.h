@@ -21,6 +21,7 @@
 namespace rl::cluster {
 
 struct Script;
+class SyncBatch;
 
 struct RedisOptions {
   std::string host = "127.0.0.1";  // an address: name resolution is not bounded by the timeout
@@ -55,6 +56,9 @@ class RedisStore final : public Store {
   RedisStore& operator=(const RedisStore&) = delete;
 
   Result<SyncReply> sync(const std::vector<KeyDelta>& deltas) override;
+  // Each script call goes out as soon as the stream has its keys: Redis counts the first ones
+  // while the caller is still reading the rest.
+  std::unique_ptr<SyncStream> begin_sync() override;
   // Keeps a node that has been silent for an hour, then forgets it.
   Status heartbeat(const std::string& node) override;
   Result<std::vector<Peer>> peers(std::chrono::milliseconds within) override;
@@ -72,7 +76,20 @@ class RedisStore final : public Store {
     std::vector<std::string_view> args;
   };
 
+  // One sync's calls on their way: the round begins with the first complete call.
+  struct Round {
+    explicit Round(std::string w) : what(std::move(w)), start(Clock::now()) {}
+    std::string what;
+    Clock::time_point start;
+    std::optional<Clock::time_point> deadline;
+    std::optional<Error> failed;
+    std::vector<size_t> sent;  // call indices in the order they went out, as replies come back
+  };
+  class Stream;
+
   explicit RedisStore(const RedisOptions& opts);
+  void send_ready(Round& round, const SyncBatch& batch, size_t call);
+  Result<SyncReply> finish_sync(Round& round, const SyncBatch& batch);
   Status open_connection(Clock::time_point now);
   Status queue(const ScriptCall& call, bool by_sha);
   std::optional<Error> check_handshake(const Exchange& ex) const;

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,9 +49,24 @@ struct Peer {
   uint64_t last_seen_ms = 0;  // server time
 };
 
+// One sync fed delta by delta, so that the first deltas are on their way to Redis while the
+// caller still reads the rest from the kernel. Replies index the deltas in the order added.
+class SyncStream {
+ public:
+  virtual ~SyncStream() = default;
+  virtual void add(KeyDelta d) = 0;
+  // Everything added so far, in order; stable references.
+  virtual const std::deque<KeyDelta>& deltas() const = 0;
+  // Sends what is left and reads every reply: the same as Store::sync of deltas().
+  virtual Result<SyncReply> finish() = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
+  // A sync whose deltas come one by one. No other call on the store until finish(). This one
+  // collects them and calls sync(); a store that can send early does.
+  virtual std::unique_ptr<SyncStream> begin_sync();
   // Adds the deltas and reports the keys over their limit, in one round trip. After an error
   // the deltas may or may not have been applied (a timeout can strike after Redis ran the
   // script): the caller replays them (PendingDeltas), which can count them twice but never
@@ -61,5 +78,24 @@ class Store {
   virtual Result<std::vector<Peer>> peers(std::chrono::milliseconds within) = 0;
   virtual bool connected() const = 0;
 };
+
+// Store::begin_sync for stores that send everything at once.
+class CollectingSyncStream final : public SyncStream {
+ public:
+  explicit CollectingSyncStream(Store& store) : store_(store) {}
+  void add(KeyDelta d) override { deltas_.push_back(std::move(d)); }
+  const std::deque<KeyDelta>& deltas() const override { return deltas_; }
+  Result<SyncReply> finish() override {
+    return store_.sync(std::vector<KeyDelta>(deltas_.begin(), deltas_.end()));
+  }
+
+ private:
+  Store& store_;
+  std::deque<KeyDelta> deltas_;
+};
+
+inline std::unique_ptr<SyncStream> Store::begin_sync() {
+  return std::make_unique<CollectingSyncStream>(*this);
+}
 
 }  // namespace rl::cluster

@@ -45,77 +45,77 @@ std::string rule_hash(const std::string& prefix, const std::string& rule, uint64
   return prefix + ":{" + rule + "}:" + std::to_string(window_ms);
 }
 
+SyncBatch::SyncBatch(std::string prefix, Ready ready)
+    : prefix_(std::move(prefix)), ready_(std::move(ready)) {}
+
 SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& deltas,
-                     const Ready& ready) {
-  // A key must appear once per call: the script reads a chunk's counts before it writes them.
-  // Across calls a repeat is harmless, as Redis runs calls one after another, so repeats are
-  // looked for per call, in maps of at most kMaxCallKeys keys that stay in the CPU's caches.
-  // (One map over a 100,000-key sync took 6 ms, most of it cache misses.)
-  struct Open {
-    size_t call = SIZE_MAX;  // none open: the last one filled up
-    std::pmr::unordered_map<std::string_view, size_t> slots;
-    std::vector<uint64_t> sums;
-  };
-  // The maps' nodes come from one arena freed with the batch rather than one allocation each.
-  std::pmr::monotonic_buffer_resource arena(deltas.size() * 48);
-  std::map<std::tuple<std::string_view, uint64_t, uint64_t>, size_t> by_rule;  // -> open call
-  std::vector<Open> open;
-  auto open_call = [&](Open& o, const KeyDelta& d, size_t expected) {
-    o.call = calls_.size();
-    calls_.push_back(Call{d.rule, d.limit, d.window_ms, {}, {}});
-    hashes_.push_back(rule_hash(prefix, d.rule, d.window_ms));
-    keys_.emplace_back();
-    args_.emplace_back();
-    const size_t n = std::min(expected, kMaxCallKeys);
-    o.slots.clear();
-    o.slots.reserve(n);
-    o.sums.clear();
-    o.sums.reserve(n);
-    calls_.back().indices.reserve(n);
-    keys_.back().reserve(n);
-  };
-  auto close_call = [&](Open& o) {
-    const Call& call = calls_[o.call];
-    args_[o.call] = {std::to_string(call.limit), std::to_string(call.window_ms),
-                     std::to_string(call.indices.size()),
-                     pack_deltas(o.sums.data(), o.sums.size())};
-    if (ready) ready(*this, o.call);
-    o.call = SIZE_MAX;
-  };
-  size_t last = SIZE_MAX;  // deltas come grouped by rule: skip the map lookup
-  for (size_t i = 0; i < deltas.size(); i++) {
-    const KeyDelta& d = deltas[i];
-    if (const char* why = why_invalid(d)) {
-      if (invalid_.empty()) invalid_reason_ = "rule '" + d.rule + "' key '" + d.key + "': " + why;
-      invalid_.push_back(i);
-      continue;
-    }
-    if (last == SIZE_MAX || open[last].call == SIZE_MAX || calls_[open[last].call].rule != d.rule ||
-        calls_[open[last].call].limit != d.limit ||
-        calls_[open[last].call].window_ms != d.window_ms) {
-      auto [rule, fresh] = by_rule.try_emplace({d.rule, d.limit, d.window_ms}, open.size());
-      last = rule->second;
-      if (fresh) open.push_back(Open{SIZE_MAX, decltype(Open::slots)(&arena), {}});
-      // The first rule, or one that filled a call already, may well hold every key left; the
-      // others start small and grow.
-      if (open[last].call == SIZE_MAX)
-        open_call(open[last], d, open.size() == 1 || !fresh ? deltas.size() - i : 0);
-    }
-    Open& o = open[last];
-    Call& call = calls_[o.call];
-    auto [slot, first] = o.slots.try_emplace(d.key, call.indices.size());
-    if (!first) {
-      call.repeats.emplace_back(i, slot->second);
-      uint64_t& sum = o.sums[slot->second];
-      sum = std::min(sum + d.delta, kMaxExact);  // both terms are below 2^53: no wrap
-      continue;
-    }
-    call.indices.push_back(i);
-    keys_[o.call].push_back(d.key);
-    o.sums.push_back(d.delta);
-    if (call.indices.size() == kMaxCallKeys) close_call(o);
+                     const Ready& ready)
+    : SyncBatch(prefix, ready) {
+  expected_ = deltas.size();
+  for (size_t i = 0; i < deltas.size(); i++) add(deltas[i], i);
+  finish();
+}
+
+void SyncBatch::open_call(Open& o, const KeyDelta& d, size_t expected) {
+  o.call = calls_.size();
+  calls_.push_back(Call{d.rule, d.limit, d.window_ms, {}, {}});
+  hashes_.push_back(rule_hash(prefix_, d.rule, d.window_ms));
+  keys_.emplace_back();
+  args_.emplace_back();
+  const size_t n = std::min(expected, kMaxCallKeys);
+  o.slots.clear();
+  o.slots.reserve(n);
+  o.sums.clear();
+  o.sums.reserve(n);
+  calls_.back().indices.reserve(n);
+  keys_.back().reserve(n);
+}
+
+void SyncBatch::close_call(Open& o) {
+  const Call& call = calls_[o.call];
+  args_[o.call] = {std::to_string(call.limit), std::to_string(call.window_ms),
+                   std::to_string(call.indices.size()), pack_deltas(o.sums.data(), o.sums.size())};
+  const size_t closed = o.call;
+  o.call = SIZE_MAX;
+  if (ready_) ready_(*this, closed);
+}
+
+void SyncBatch::add(const KeyDelta& d, size_t i) {
+  if (const char* why = why_invalid(d)) {
+    if (invalid_.empty()) invalid_reason_ = "rule '" + d.rule + "' key '" + d.key + "': " + why;
+    invalid_.push_back(i);
+    return;
   }
-  for (Open& o : open)
+  if (last_ == SIZE_MAX || open_[last_].call == SIZE_MAX ||
+      calls_[open_[last_].call].rule != d.rule || calls_[open_[last_].call].limit != d.limit ||
+      calls_[open_[last_].call].window_ms != d.window_ms) {
+    auto [rule, fresh] = by_rule_.try_emplace({d.rule, d.limit, d.window_ms}, open_.size());
+    last_ = rule->second;
+    if (fresh) open_.push_back(Open{SIZE_MAX, decltype(Open::slots)(&arena_), {}});
+    // The first rule, or one that filled a call already, may well hold every key left; the
+    // others start small and grow.
+    if (open_[last_].call == SIZE_MAX) {
+      const size_t left = expected_ > i ? expected_ - i : kMaxCallKeys;
+      open_call(open_[last_], d, open_.size() == 1 || !fresh ? left : 0);
+    }
+  }
+  Open& o = open_[last_];
+  Call& call = calls_[o.call];
+  auto [slot, first] = o.slots.try_emplace(d.key, call.indices.size());
+  if (!first) {
+    call.repeats.emplace_back(i, slot->second);
+    uint64_t& sum = o.sums[slot->second];
+    sum = std::min(sum + d.delta, kMaxExact);  // both terms are below 2^53: no wrap
+    return;
+  }
+  call.indices.push_back(i);
+  keys_[o.call].push_back(d.key);
+  o.sums.push_back(d.delta);
+  if (call.indices.size() == kMaxCallKeys) close_call(o);
+}
+
+void SyncBatch::finish() {
+  for (Open& o : open_)
     if (o.call != SIZE_MAX) close_call(o);
 }
 

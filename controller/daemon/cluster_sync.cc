@@ -90,27 +90,34 @@ void ClusterSync::sync_once() {
   }
   nodes = std::max<uint64_t>(nodes, 1);
 
-  // What the kernel admitted since the last read, per key; fresh_keys[i] is fresh[i]'s kernel
-  // key. 100,000 keys go through here every interval: no per-key strings but the two Redis
-  // needs (rule and key text), and maps reused from one pass to the next.
-  std::vector<cluster::KeyDelta> fresh;
-  std::vector<rl_key> fresh_keys;
-  if (!by_id.empty()) {
-    auto counts = dp_.cluster_admitted();
-    if (!counts) {
-      count_error("datapath");
-      log::error("cannot read cluster counts", {{"error", counts.error().str()}});
-      return;
+  // One stream per pass: script calls leave for Redis as soon as they have their keys, so Redis
+  // counts the first keys while the rest are still read from the kernel. kernel_keys[i] is
+  // delta i's kernel key, when known.
+  auto stream = store_->begin_sync();
+  std::vector<std::optional<rl_key>> kernel_keys;
+  // After a failed sync, what is pending goes first; keys_ remembers their kernel keys.
+  if (!pending_.empty()) {
+    for (auto& d : pending_.take()) {
+      auto k = keys_.find(joined(d.rule, d.key));
+      kernel_keys.push_back(k == keys_.end() ? std::nullopt : std::optional<rl_key>(k->second));
+      stream->add(std::move(d));
     }
+  }
+  const size_t first_fresh = kernel_keys.size();
+
+  // What the kernel admitted since the last read, per key. 100,000 keys go through here every
+  // interval: no per-key strings but the two Redis needs (rule and key text), and maps reused
+  // from one pass to the next.
+  bool read_ok = true;
+  if (!by_id.empty()) {
     seen_.clear();
-    seen_.reserve(counts->size());
-    fresh.reserve(counts->size());
-    fresh_keys.reserve(counts->size());
+    seen_.reserve(last_total_.size());
+    kernel_keys.reserve(first_fresh + last_total_.size());
     const RuleView* v = nullptr;
-    for (const auto& c : *counts) {
+    auto read = dp_.cluster_admitted_each([&](const BpfDatapath::ClusterCount& c) {
       if (!v || v->compiled.id != c.key.rule_id) {
         auto it = by_id.find(c.key.rule_id);
-        if (it == by_id.end()) continue;
+        if (it == by_id.end()) return;
         v = &it->second;
       }
       auto prev = last_total_.find(c.key);
@@ -119,7 +126,7 @@ void ClusterSync::sync_once() {
                        ? c.admitted
                        : c.admitted - prev->second;
       seen_.emplace(c.key, c.admitted);
-      if (!d) continue;
+      if (!d) return;
       cluster::KeyDelta kd;
       kd.rule = v->name;
       kd.key = key_text(c.key, v->compiled);
@@ -130,44 +137,41 @@ void ClusterSync::sync_once() {
       uint64_t amount = v->rule.cluster->rate.amount;
       kd.limit = amount - std::min<uint64_t>(amount / 2, d * nodes);
       kd.window_ms = std::max<uint64_t>(v->rule.cluster->rate.period_ns / 1'000'000, 1);
-      fresh.push_back(std::move(kd));
-      fresh_keys.push_back(c.key);
+      kernel_keys.push_back(c.key);
+      stream->add(std::move(kd));
+    });
+    if (!read) {
+      // What was read is sent all the same (some of it already is); the rest waits for the
+      // next pass, which computes its deltas from the totals before this one.
+      read_ok = false;
+      count_error("datapath");
+      log::error("cannot read cluster counts", {{"error", read.error().str()}});
+    } else {
+      std::swap(last_total_, seen_);
     }
-    std::swap(last_total_, seen_);
+  }
+  if (!read_ok) {
+    // The keys read in this pass were counted from last_total_, which stays: the next pass
+    // would count them again. Keep their totals.
+    for (const auto& [k, total] : seen_) last_total_[k] = total;
   }
 
-  // Usually nothing is pending and the batch is what was just read. After a failed sync the
-  // batch is everything pending (fresh included), and keys_ finds their kernel keys.
-  const bool replay = !pending_.empty();
-  if (replay) {
-    for (size_t i = 0; i < fresh.size(); i++)
-      keys_[joined(fresh[i].rule, fresh[i].key)] = fresh_keys[i];
-    pending_.add(fresh);
-  }
-  std::vector<cluster::KeyDelta> replayed;
-  if (replay) replayed = pending_.take();
-  const std::vector<cluster::KeyDelta>& batch = replay ? replayed : fresh;
-  auto kernel_key = [&](size_t i) -> const rl_key* {
-    if (!replay) return &fresh_keys[i];
-    auto k = keys_.find(joined(batch[i].rule, batch[i].key));
-    return k == keys_.end() ? nullptr : &k->second;
-  };
+  const auto& batch = stream->deltas();
   if (!batch.empty()) {
-    auto reply = store_->sync(batch);
+    auto reply = stream->finish();
     if (!reply) {
       // Bounded like pending_ itself: past that, a replayed key Redis reports over is simply
       // not blocked until a later sync reads it from the kernel again.
       if (keys_.size() > 2 * cfg_.max_pending_keys) keys_.clear();
-      if (!replay) {
-        for (size_t i = 0; i < fresh.size(); i++)
-          keys_[joined(fresh[i].rule, fresh[i].key)] = fresh_keys[i];
+      for (size_t i = 0; i < batch.size(); i++) {
+        if (kernel_keys[i]) keys_[joined(batch[i].rule, batch[i].key)] = *kernel_keys[i];
+        pending_.add(batch[i]);
       }
-      pending_.add(batch);
       std::string msg = reply.error().str();
       count_error(reply.error().err == ETIMEDOUT || msg.find("timed out") != std::string::npos
                       ? "timeout"
                       : "unavailable");
-      fallback(fresh, now);
+      fallback(batch, first_fresh, kernel_keys, now);
     } else {
       // Redis refused these (an error for their rule, or an invalid delta): retrying the same
       // request would fail the same way, so they are counted and logged, not requeued.
@@ -180,10 +184,9 @@ void ClusterSync::sync_once() {
       std::lock_guard<std::mutex> lock(mu_);
       for (const auto& o : reply->over) {
         const auto& kd = batch[o.index];
-        const rl_key* k = kernel_key(o.index);
-        if (!k) continue;
+        if (!kernel_keys[o.index]) continue;
         uint64_t until = now + o.for_ms * 1'000'000ULL;
-        if (auto s = dp_.cluster_set_over(*k, until); !s) {
+        if (auto s = dp_.cluster_set_over(*kernel_keys[o.index], until); !s) {
           stats_.errors["datapath"]++;
           continue;
         }
@@ -237,7 +240,8 @@ void ClusterSync::sync_once() {
 // on_redis_failure: closed. Without Redis the fleet's count is unknown; each node then holds a
 // key to limit/N per window of its own, N being the nodes seen alive last, so the fleet stays
 // near its limit. (Dropping everything instead would turn a Redis outage into an outage.)
-void ClusterSync::fallback(const std::vector<cluster::KeyDelta>& deltas, uint64_t now) {
+void ClusterSync::fallback(const std::deque<cluster::KeyDelta>& deltas, size_t from,
+                           const std::vector<std::optional<rl_key>>& kernel_keys, uint64_t now) {
   size_t nodes;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -248,8 +252,9 @@ void ClusterSync::fallback(const std::vector<cluster::KeyDelta>& deltas, uint64_
   for (const auto& v : rules)
     if (v.rule.cluster && v.rule.cluster->on_redis_failure == policy::RedisFailure::kClosed)
       closed[v.name] = &v;
-  for (const auto& d : deltas) {
-    if (!closed.count(d.rule)) continue;
+  for (size_t i = from; i < deltas.size(); i++) {
+    const auto& d = deltas[i];
+    if (!closed.count(d.rule) || !kernel_keys[i]) continue;
     uint64_t window_ns = d.window_ms * 1'000'000ULL;
     uint64_t w = now / window_ns;
     if (local_.size() > 1'000'000) local_.clear();  // bounded: a flood of keys restarts counting
@@ -260,10 +265,8 @@ void ClusterSync::fallback(const std::vector<cluster::KeyDelta>& deltas, uint64_
     // comes a sync interval early: the next interval will likely admit what this one did.
     const RuleView* v = closed[d.rule];
     if ((lw.count + d.delta) * nodes <= v->rule.cluster->rate.amount) continue;
-    auto k = keys_.find(joined(d.rule, d.key));
-    if (k == keys_.end()) continue;
     uint64_t until = (w + 1) * window_ns;
-    if (dp_.cluster_set_over(k->second, until)) {
+    if (dp_.cluster_set_over(*kernel_keys[i], until)) {
       std::lock_guard<std::mutex> lock(mu_);
       blocked_[joined(d.rule, d.key)] = {d.rule, d.key, (until - now) / 1'000'000};
       blocked_until_[joined(d.rule, d.key)] = until;

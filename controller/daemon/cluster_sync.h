@@ -14,10 +14,12 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -85,7 +87,9 @@ class ClusterSync {
  private:
   void loop();
   void sync_once();
-  void fallback(const std::vector<cluster::KeyDelta>& deltas, uint64_t now_ns);
+  // on_redis_failure: closed, for deltas[from..]: the ones this pass read from the kernel.
+  void fallback(const std::deque<cluster::KeyDelta>& deltas, size_t from,
+                const std::vector<std::optional<rl_key>>& kernel_keys, uint64_t now_ns);
   void count_error(const std::string& kind);
 
   BpfDatapath& dp_;
@@ -110,7 +114,7 @@ class ClusterSync {
   cluster::PendingDeltas pending_;
   KeyTotals last_total_, seen_;  // kernel key -> admitted total, at the last read and this one
   // "rule\0key text" -> kernel key, for deltas waiting in pending_ only: the usual sync sends
-  // the keys it just read and finds them by index.
+  // the keys it just read and knows theirs.
   std::unordered_map<std::string, rl_key> keys_;
   struct LocalWindow {
     uint64_t window = 0, count = 0;

@@ -374,6 +374,14 @@ Result<std::vector<BpfDatapath::RuntimeEntry>> BpfDatapath::runtime_acl_list() c
 }
 
 Result<std::vector<BpfDatapath::ClusterCount>> BpfDatapath::cluster_admitted() const {
+  std::vector<ClusterCount> out;
+  if (Status s = cluster_admitted_each([&](const ClusterCount& c) { out.push_back(c); }); !s)
+    return s.error();
+  return out;
+}
+
+Status BpfDatapath::cluster_admitted_each(
+    const std::function<void(const ClusterCount&)>& fn) const {
   int fd = bpf_map__fd(skel_->maps.rl_cluster_admitted);
   int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0) return Error{EINVAL, "cannot tell the number of CPUs"};
@@ -381,7 +389,6 @@ Result<std::vector<BpfDatapath::ClusterCount>> BpfDatapath::cluster_admitted() c
   constexpr uint32_t kBatch = 4096;
   std::vector<rl_key> keys(kBatch);
   std::vector<uint64_t> values(static_cast<size_t>(kBatch) * ncpus);
-  std::vector<ClusterCount> out;
   rl_key in_batch{}, out_batch{};
   bool first = true;
   for (;;) {
@@ -393,7 +400,7 @@ Result<std::vector<BpfDatapath::ClusterCount>> BpfDatapath::cluster_admitted() c
     for (uint32_t i = 0; i < count; i++) {
       uint64_t sum = 0;
       for (int c = 0; c < ncpus; c++) sum += values[static_cast<size_t>(i) * ncpus + c];
-      out.push_back({keys[i], sum});
+      fn(ClusterCount{keys[i], sum});
     }
     if (rc) {
       if (err == ENOENT) break;  // the last batch
@@ -402,7 +409,7 @@ Result<std::vector<BpfDatapath::ClusterCount>> BpfDatapath::cluster_admitted() c
     in_batch = out_batch;
     first = false;
   }
-  return out;
+  return {};
 }
 
 Status BpfDatapath::cluster_set_over(const rl_key& key, uint64_t until_ns) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,6 +59,8 @@ class BpfDatapath final : public Datapath {
     uint64_t admitted = 0;
   };
   Result<std::vector<ClusterCount>> cluster_admitted() const;
+  // The same, handed over a batch at a time as the kernel returns them.
+  Status cluster_admitted_each(const std::function<void(const ClusterCount&)>& fn) const;
   // Marks a key as over its fleet limit until `until_ns` (CLOCK_MONOTONIC).
   Status cluster_set_over(const rl_key& key, uint64_t until_ns);
   // Removes entries that expired before now_ns; returns how many remain in force.
