@@ -108,24 +108,22 @@ void ClusterSync::sync_once() {
   // What the kernel admitted since the last read, per key. 100,000 keys go through here every
   // interval: no per-key strings but the two Redis needs (rule and key text), and maps reused
   // from one pass to the next.
-  bool read_ok = true;
   if (!by_id.empty()) {
-    seen_.clear();
-    seen_.reserve(last_total_.size());
-    kernel_keys.reserve(first_fresh + last_total_.size());
+    const uint64_t pass = ++pass_;
+    size_t read = 0;
+    kernel_keys.reserve(first_fresh + totals_.size());
     const RuleView* v = nullptr;
-    auto read = dp_.cluster_admitted_each([&](const BpfDatapath::ClusterCount& c) {
+    auto status = dp_.cluster_admitted_each([&](const BpfDatapath::ClusterCount& c) {
       if (!v || v->compiled.id != c.key.rule_id) {
         auto it = by_id.find(c.key.rule_id);
         if (it == by_id.end()) return;
         v = &it->second;
       }
-      auto prev = last_total_.find(c.key);
+      read++;
+      auto t = totals_.try_emplace(c.key, Total{0, pass}).first;
       // A key the kernel evicted and counted again starts from zero.
-      uint64_t d = prev == last_total_.end() || c.admitted < prev->second
-                       ? c.admitted
-                       : c.admitted - prev->second;
-      seen_.emplace(c.key, c.admitted);
+      uint64_t d = c.admitted < t->second.admitted ? c.admitted : c.admitted - t->second.admitted;
+      t->second = {c.admitted, pass};
       if (!d) return;
       cluster::KeyDelta kd;
       kd.rule = v->name;
@@ -140,20 +138,16 @@ void ClusterSync::sync_once() {
       kernel_keys.push_back(c.key);
       stream->add(std::move(kd));
     });
-    if (!read) {
-      // What was read is sent all the same (some of it already is); the rest waits for the
-      // next pass, which computes its deltas from the totals before this one.
-      read_ok = false;
+    if (!status) {
+      // What was read is sent all the same (some of it already is); the keys not read keep
+      // their totals, so the next pass counts what they admitted meanwhile.
       count_error("datapath");
-      log::error("cannot read cluster counts", {{"error", read.error().str()}});
-    } else {
-      std::swap(last_total_, seen_);
+      log::error("cannot read cluster counts", {{"error", status.error().str()}});
+    } else if (totals_.size() > read + read / 4 + 1024) {
+      // Keys the kernel no longer has (evicted, or of a rule gone): forget them, now and then
+      // rather than every pass.
+      std::erase_if(totals_, [&](const auto& e) { return e.second.pass != pass; });
     }
-  }
-  if (!read_ok) {
-    // The keys read in this pass were counted from last_total_, which stays: the next pass
-    // would count them again. Keep their totals.
-    for (const auto& [k, total] : seen_) last_total_[k] = total;
   }
 
   const auto& batch = stream->deltas();

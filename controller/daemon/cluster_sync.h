@@ -108,11 +108,17 @@ class ClusterSync {
   struct KeyEq {
     bool operator()(const rl_key& a, const rl_key& b) const noexcept;
   };
-  using KeyTotals = std::unordered_map<rl_key, uint64_t, KeyHash, KeyEq>;
+  struct Total {
+    uint64_t admitted = 0;  // the kernel's total at the last read
+    uint64_t pass = 0;      // the pass that read it
+  };
 
   // Owned by the sync thread.
   cluster::PendingDeltas pending_;
-  KeyTotals last_total_, seen_;  // kernel key -> admitted total, at the last read and this one
+  // Kernel key -> what the kernel had admitted at its last read. Updated in place: one lookup
+  // per key and pass, no allocation for a key already known.
+  std::unordered_map<rl_key, Total, KeyHash, KeyEq> totals_;
+  uint64_t pass_ = 0;
   // "rule\0key text" -> kernel key, for deltas waiting in pending_ only: the usual sync sends
   // the keys it just read and knows theirs.
   std::unordered_map<std::string, rl_key> keys_;

@@ -420,20 +420,19 @@ Status BpfDatapath::cluster_set_over(const rl_key& key, uint64_t until_ns) {
 }
 
 Result<uint64_t> BpfDatapath::cluster_prune_over(uint64_t now_ns) {
+  // Every sync pass runs this: a batch read and a batch delete, not two syscalls per entry.
   MapRef<rl_key, rl_cluster_over> m(bpf_map__fd(skel_->maps.rl_cluster_over), "rl_cluster_over");
-  auto keys = m.keys();
-  if (!keys) return keys.error();
-  uint64_t live = 0;
-  for (const auto& k : *keys) {
-    auto v = m.lookup(k);
-    if (!v) continue;
-    if (v->until_ns <= now_ns) {
-      if (auto s = m.remove(k); !s) return s.error();
-    } else {
-      live++;
-    }
+  auto entries = m.entries();
+  if (!entries) return entries.error();
+  std::vector<rl_key> expired;
+  for (const auto& [k, v] : *entries)
+    if (v.until_ns <= now_ns) expired.push_back(k);
+  if (Status s = m.remove(expired); !s) {
+    // An entry may have gone meanwhile (rlctl unblock): fall back to one at a time.
+    for (const auto& k : expired)
+      if (Status r = m.remove(k); !r) return r.error();
   }
-  return live;
+  return entries->size() - expired.size();
 }
 
 // The slot is reset the way a claim resets it; a packet of the key racing with the reset may

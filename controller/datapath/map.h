@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -48,6 +49,38 @@ class MapRef {
     }
     if (errno != ENOENT) return errno_error("iterate " + name_);
     return out;
+  }
+  // Every entry of a hash map, a few thousand per syscall (BPF_MAP_LOOKUP_BATCH).
+  Result<std::vector<std::pair<K, V>>> entries() const {
+    constexpr uint32_t kBatch = 4096;
+    std::vector<K> keys(kBatch);
+    std::vector<V> values(kBatch);
+    std::vector<std::pair<K, V>> out;
+    K in{}, next{};
+    bool first = true;
+    for (;;) {
+      uint32_t count = kBatch;
+      LIBBPF_OPTS(bpf_map_batch_opts, o);
+      int rc = bpf_map_lookup_batch(fd_, first ? nullptr : &in, &next, keys.data(), values.data(),
+                                    &count, &o);
+      int err = rc ? errno : 0;
+      for (uint32_t i = 0; i < count; i++) out.emplace_back(keys[i], values[i]);
+      if (rc) {
+        if (err == ENOENT) return out;  // the last batch
+        return errno_error("read " + name_, err);
+      }
+      in = next;
+      first = false;
+    }
+  }
+  // Deletes `keys` in one syscall (BPF_MAP_DELETE_BATCH); all of them must exist.
+  Status remove(const std::vector<K>& keys) const {
+    if (keys.empty()) return {};
+    auto count = static_cast<uint32_t>(keys.size());
+    LIBBPF_OPTS(bpf_map_batch_opts, o);
+    if (bpf_map_delete_batch(fd_, keys.data(), &count, &o) != 0)
+      return errno_error("delete from " + name_);
+    return {};
   }
 
  private:
