@@ -175,15 +175,19 @@ void ClusterSync::sync_once() {
             "Redis rejected cluster deltas",
             {{"keys", std::to_string(reply->rejected.size())}, {"reason", reply->rejected_reason}});
       }
+      // Into the kernel in one syscall (a key listed twice takes its last expiry).
+      std::vector<std::pair<rl_key, uint64_t>> over;
+      over.reserve(reply->over.size());
+      for (const auto& o : reply->over)
+        if (kernel_keys[o.index])
+          over.emplace_back(*kernel_keys[o.index], now + o.for_ms * 1'000'000ULL);
+      Status written = dp_.cluster_set_over(over);
       std::lock_guard<std::mutex> lock(mu_);
+      if (!written) stats_.errors["datapath"]++;
       for (const auto& o : reply->over) {
         const auto& kd = batch[o.index];
-        if (!kernel_keys[o.index]) continue;
+        if (!written || !kernel_keys[o.index]) continue;
         uint64_t until = now + o.for_ms * 1'000'000ULL;
-        if (auto s = dp_.cluster_set_over(*kernel_keys[o.index], until); !s) {
-          stats_.errors["datapath"]++;
-          continue;
-        }
         blocked_[joined(kd.rule, kd.key)] = {kd.rule, kd.key, o.for_ms};
         blocked_until_[joined(kd.rule, kd.key)] = until;
       }

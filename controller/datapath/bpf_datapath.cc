@@ -419,6 +419,21 @@ Status BpfDatapath::cluster_set_over(const rl_key& key, uint64_t until_ns) {
       .update(key, v);
 }
 
+Status BpfDatapath::cluster_set_over(const std::vector<std::pair<rl_key, uint64_t>>& until_ns) {
+  if (until_ns.empty()) return {};
+  std::vector<rl_key> keys;
+  std::vector<rl_cluster_over> values;
+  keys.reserve(until_ns.size());
+  values.reserve(until_ns.size());
+  for (const auto& [k, until] : until_ns) {
+    keys.push_back(k);
+    values.push_back(rl_cluster_over{until});
+  }
+  return MapRef<rl_key, rl_cluster_over>(bpf_map__fd(skel_->maps.rl_cluster_over),
+                                         "rl_cluster_over")
+      .update(keys, values);
+}
+
 Result<uint64_t> BpfDatapath::cluster_prune_over(uint64_t now_ns) {
   // Every sync pass runs this: a batch read and a batch delete, not two syscalls per entry.
   MapRef<rl_key, rl_cluster_over> m(bpf_map__fd(skel_->maps.rl_cluster_over), "rl_cluster_over");

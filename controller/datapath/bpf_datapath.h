@@ -63,6 +63,8 @@ class BpfDatapath final : public Datapath {
   Status cluster_admitted_each(const std::function<void(const ClusterCount&)>& fn) const;
   // Marks a key as over its fleet limit until `until_ns` (CLOCK_MONOTONIC).
   Status cluster_set_over(const rl_key& key, uint64_t until_ns);
+  // The same for many keys, in one syscall (BPF_MAP_UPDATE_BATCH).
+  Status cluster_set_over(const std::vector<std::pair<rl_key, uint64_t>>& until_ns);
   // Removes entries that expired before now_ns; returns how many remain in force.
   Result<uint64_t> cluster_prune_over(uint64_t now_ns);
 

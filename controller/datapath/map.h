@@ -73,6 +73,16 @@ class MapRef {
       first = false;
     }
   }
+  // Sets keys[i] to values[i] in one syscall (BPF_MAP_UPDATE_BATCH).
+  Status update(const std::vector<K>& keys, const std::vector<V>& values) const {
+    if (keys.empty()) return {};
+    auto count = static_cast<uint32_t>(keys.size());
+    LIBBPF_OPTS(bpf_map_batch_opts, o);
+    if (bpf_map_update_batch(fd_, keys.data(), values.data(), &count, &o) != 0)
+      return errno_error("update " + name_ + " (" + std::to_string(count) + " of " +
+                         std::to_string(keys.size()) + " written)");
+    return {};
+  }
   // Deletes `keys` in one syscall (BPF_MAP_DELETE_BATCH); all of them must exist.
   Status remove(const std::vector<K>& keys) const {
     if (keys.empty()) return {};
