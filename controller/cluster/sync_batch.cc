@@ -23,14 +23,15 @@ const char* why_invalid(const KeyDelta& d) {
   // The script's for_ms arithmetic stays exact below this (docs/cluster.md).
   if (d.window_ms >= (uint64_t{1} << 36)) return "window_ms is 2^36 or more";
   if (d.delta > kMaxExact) return "delta is 2^53 or more";
+  if (d.limit > kMaxExact) return "limit is 2^53 or more";
   if (!d.key.empty() && d.key[0] == kReservedPrefix) return "key text starts with '#'";
   return nullptr;
 }
 
-// The deltas as one argument of little-endian doubles (Lua's struct "<d" each, exact below
-// 2^53): the script unpacks 2,000 at a time, which costs a fraction of converting 2,000
+// Deltas or limits as one argument of little-endian doubles (Lua's struct "<d" each, exact
+// below 2^53): the script unpacks 2,000 at a time, which costs a fraction of converting 2,000
 // decimal arguments with tonumber() (strtod), and Redis parses one argument instead of n.
-std::string pack_deltas(const uint64_t* deltas, size_t n) {
+std::string pack_counts(const uint64_t* deltas, size_t n) {
   std::string out(8 * n, '\0');
   for (size_t i = 0; i < n; i++) {
     auto bits = std::bit_cast<uint64_t>(static_cast<double>(deltas[i]));
@@ -58,7 +59,7 @@ SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& del
 
 void SyncBatch::open_call(Open& o, const KeyDelta& d, size_t expected) {
   o.call = calls_.size();
-  calls_.push_back(Call{d.rule, d.limit, d.window_ms, {}, {}});
+  calls_.push_back(Call{d.rule, d.window_ms, {}, {}});
   hashes_.push_back(rule_hash(prefix_, d.rule, d.window_ms));
   keys_.emplace_back();
   args_.emplace_back();
@@ -67,14 +68,17 @@ void SyncBatch::open_call(Open& o, const KeyDelta& d, size_t expected) {
   o.slots.reserve(n);
   o.sums.clear();
   o.sums.reserve(n);
+  o.limits.clear();
+  o.limits.reserve(n);
   calls_.back().indices.reserve(n);
   keys_.back().reserve(n);
 }
 
 void SyncBatch::close_call(Open& o) {
   const Call& call = calls_[o.call];
-  args_[o.call] = {std::to_string(call.limit), std::to_string(call.window_ms),
-                   std::to_string(call.indices.size()), pack_deltas(o.sums.data(), o.sums.size())};
+  args_[o.call] = {std::to_string(call.window_ms), std::to_string(call.indices.size()),
+                   pack_counts(o.sums.data(), o.sums.size()),
+                   pack_counts(o.limits.data(), o.limits.size())};
   const size_t closed = o.call;
   o.call = SIZE_MAX;
   if (ready_) ready_(*this, closed);
@@ -87,9 +91,9 @@ void SyncBatch::add(const KeyDelta& d, size_t i) {
     return;
   }
   if (last_ == SIZE_MAX || open_[last_].call == SIZE_MAX ||
-      calls_[open_[last_].call].rule != d.rule || calls_[open_[last_].call].limit != d.limit ||
+      calls_[open_[last_].call].rule != d.rule ||
       calls_[open_[last_].call].window_ms != d.window_ms) {
-    auto [rule, fresh] = by_rule_.try_emplace({d.rule, d.limit, d.window_ms}, open_.size());
+    auto [rule, fresh] = by_rule_.try_emplace({d.rule, d.window_ms}, open_.size());
     last_ = rule->second;
     if (fresh) open_.push_back(Open{SIZE_MAX, decltype(Open::slots)(&arena_), {}});
     // The first rule, or one that filled a call already, may well hold every key left; the
@@ -106,11 +110,15 @@ void SyncBatch::add(const KeyDelta& d, size_t i) {
     call.repeats.emplace_back(i, slot->second);
     uint64_t& sum = o.sums[slot->second];
     sum = std::min(sum + d.delta, kMaxExact);  // both terms are below 2^53: no wrap
+    // Listed twice with different limits (a replayed delta and a fresh one, whose headroom
+    // differs): the stricter holds.
+    o.limits[slot->second] = std::min(o.limits[slot->second], d.limit);
     return;
   }
   call.indices.push_back(i);
   keys_[o.call].push_back(d.key);
   o.sums.push_back(d.delta);
+  o.limits.push_back(d.limit);
   if (call.indices.size() == kMaxCallKeys) close_call(o);
 }
 
@@ -122,11 +130,12 @@ void SyncBatch::finish() {
 std::vector<std::string_view> SyncBatch::keys(size_t i) const { return {hashes_[i]}; }
 
 std::vector<std::string_view> SyncBatch::args(size_t i) const {
-  // limit, window, n, the n key texts, the n deltas packed.
+  // window, n, the n key texts, the n deltas packed, the n limits packed.
   std::vector<std::string_view> a;
   a.reserve(args_[i].size() + keys_[i].size());
-  a.insert(a.end(), args_[i].begin(), args_[i].begin() + 3);
+  a.insert(a.end(), args_[i].begin(), args_[i].begin() + 2);
   a.insert(a.end(), keys_[i].begin(), keys_[i].end());
+  a.push_back(args_[i][2]);
   a.push_back(args_[i][3]);
   return a;
 }

@@ -1,4 +1,4 @@
-// A sync request as script calls: per rule (strictly, per rule, limit and window, which a rule
+// A sync request as script calls: per rule (strictly, per rule and window, which a rule
 // has one of), one call per kMaxCallKeys of its keys, each key once, and the replies back as
 // OverLimit for the request's indices. The rule's keys travel as arguments; the script's one
 // KEY is the rule's hash.
@@ -29,7 +29,6 @@ class SyncBatch {
 
   struct Call {
     std::string rule;
-    uint64_t limit = 0;
     uint64_t window_ms = 0;
     std::vector<size_t> indices;  // the request index of each key slot
     // A key the request lists again: (request index, key slot). Its delta is folded into the
@@ -75,6 +74,7 @@ class SyncBatch {
     size_t call = SIZE_MAX;  // none open: the last one filled up
     std::pmr::unordered_map<std::string_view, size_t> slots;
     std::vector<uint64_t> sums;
+    std::vector<uint64_t> limits;  // per key: each node's headroom makes them differ
   };
   void open_call(Open& o, const KeyDelta& d, size_t expected);
   void close_call(Open& o);
@@ -84,14 +84,15 @@ class SyncBatch {
   size_t expected_ = 0;  // deltas to come, when known (for reserving)
   // The maps' nodes come from one arena freed with the batch rather than one allocation each.
   std::pmr::monotonic_buffer_resource arena_;
-  std::map<std::tuple<std::string_view, uint64_t, uint64_t>, size_t> by_rule_;  // -> open_
+  std::map<std::pair<std::string_view, uint64_t>, size_t> by_rule_;  // -> open_
   std::vector<Open> open_;
   size_t last_ = SIZE_MAX;  // deltas come grouped by rule: skip the map lookup
 
   std::vector<Call> calls_;
   std::vector<std::string> hashes_;                  // per call: the rule's hash
   std::vector<std::vector<std::string_view>> keys_;  // per call, per slot: the key text
-  std::vector<std::vector<std::string>> args_;       // per call: limit, window, n, packed deltas
+  // Per call: window, n, the deltas packed, the limits packed.
+  std::vector<std::vector<std::string>> args_;
   std::vector<size_t> invalid_;
   std::string invalid_reason_;
 };

@@ -308,6 +308,27 @@ TEST_F(SyncTest, RepeatedKeyInOneRequestAddsUp) {
   EXPECT_EQ(reply->over[0].for_ms, reply->over[1].for_ms);
 }
 
+// Each node takes its own headroom off a key's limit, so keys of one rule carry different
+// limits: one call still carries them all, and each key is judged against its own.
+TEST_F(SyncTest, EachKeyIsJudgedAgainstItsOwnLimit) {
+  auto store = this->store();
+  ASSERT_TRUE(store);
+  auto reset = server_->command({"CONFIG", "RESETSTAT"});
+  ASSERT_TRUE(reset && !reset->is_error());
+  auto reply =
+      store->sync({key_delta("r", "a", 10, 5, 3'600'000), key_delta("r", "b", 10, 20, 3'600'000),
+                   key_delta("r", "c", 3, 100, 3'600'000), key_delta("r", "c", 3, 5, 3'600'000)});
+  ASSERT_TRUE(reply) << reply.error().str();
+  EXPECT_EQ(*server_->command_calls("evalsha"), 1u);
+  // "a": 10 > 5. "b": 10 <= 20. "c": listed twice, 6 against the stricter limit, 5.
+  ASSERT_EQ(reply->over.size(), 3u);
+  EXPECT_EQ(reply->over[0].index, 0u);
+  EXPECT_EQ(reply->over[0].estimate, 10u);
+  EXPECT_EQ(reply->over[1].index, 2u);
+  EXPECT_EQ(reply->over[2].index, 3u);
+  EXPECT_EQ(reply->over[1].estimate, 6u);
+}
+
 TEST_F(SyncTest, EmptySyncSendsNothing) {
   auto store = this->store();
   ASSERT_TRUE(store);

@@ -2,8 +2,10 @@
 -- KEYS[1]: <prefix>:{<rule>}:<window ms>, the rule's hash: key text -> its counts, packed as
 -- three little-endian doubles (COUNTS): the last window the key was written in, its count
 -- there, and its count in the window before that one.
--- ARGV[1]: the limit per window; ARGV[2]: the window in ms; ARGV[3]: n, the number of keys;
--- ARGV[3 + i]: key i (each once); ARGV[4 + n]: the n deltas, little-endian doubles ("<d").
+-- ARGV[1]: the window in ms; ARGV[2]: n, the number of keys; ARGV[2 + i]: key i (each once);
+-- ARGV[3 + n]: the n deltas and ARGV[4 + n] the n limits per window, little-endian doubles
+-- ("<d"). Limits are per key: each node takes its own headroom off (docs/cluster.md), and one
+-- call per rule and 5,000 keys keeps the calls full whatever the deltas.
 -- Returns {now_ms, i, for_ms, estimate, ...}, one triple per key over its limit.
 -- Every window comes from this server's clock, so all nodes share the same windows.
 --
@@ -14,11 +16,11 @@
 -- a fresh hash. Both are what let 100,000 keys fit in one sync interval (docs/cluster.md,
 -- "Measured").
 
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local n = tonumber(ARGV[3])
+local window = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
 local hash = KEYS[1]
-local deltas = ARGV[4 + n]
+local deltas = ARGV[3 + n]
+local limits = ARGV[4 + n]
 local ONE = 65536 -- the weight's fixed point, as in the data path
 -- Fields per HMGET/HSET/HDEL: unpack() must stay well below Lua's C stack limit (8,000).
 local CHUNK = 2000
@@ -63,7 +65,7 @@ end
 --                              <=>  w <= wmax = floor(((room + 1) * ONE - 1) / prev)
 --   weight_at(e) <= wmax       <=>  (window - e) * ONE < (wmax + 1) * window
 --                              <=>  e >= window - ceil((wmax + 1) * window / ONE) + 1
-local function settle(prev, cur)
+local function settle(prev, cur, limit)
   local room = limit - cur
   if prev <= room then
     return 0
@@ -87,8 +89,9 @@ local index = idiv(now, window)
 local elapsed = now - index * window
 local weight = weight_at(elapsed)
 
-if #deltas ~= 8 * n then
-  return redis.error_reply('ERR rl sync: ' .. #deltas .. ' bytes of deltas for ' .. n .. ' keys')
+if #deltas ~= 8 * n or #limits ~= 8 * n then
+  return redis.error_reply('ERR rl sync: ' .. #deltas .. ' bytes of deltas and ' .. #limits ..
+    ' of limits for ' .. n .. ' keys')
 end
 local chunk_format = '<' .. string.rep('d', CHUNK)
 
@@ -110,12 +113,13 @@ local wrote = false
 local reply, nreply = {now}, 1
 for s = 1, n, CHUNK do
   local e = math.min(s + CHUNK - 1, n)
-  local values = redis.call('HMGET', hash, unpack(ARGV, 3 + s, 3 + e))
+  local values = redis.call('HMGET', hash, unpack(ARGV, 2 + s, 2 + e))
   local format = chunk_format
   if e - s + 1 < CHUNK then
     format = '<' .. string.rep('d', e - s + 1)
   end
   local chunk_deltas = {unpack_counts(format, deltas, 8 * (s - 1) + 1)}
+  local chunk_limits = {unpack_counts(format, limits, 8 * (s - 1) + 1)}
   local fields, nfields = {}, 0
   for j = 1, e - s + 1 do
     local i = s + j - 1
@@ -136,7 +140,7 @@ for s = 1, n, CHUNK do
       end
       wrote = true
       cur = cur + delta
-      fields[nfields + 1] = ARGV[3 + i]
+      fields[nfields + 1] = ARGV[2 + i]
       fields[nfields + 2] = pack(COUNTS, w, cur, prev)
       nfields = nfields + 2
     end
@@ -144,13 +148,14 @@ for s = 1, n, CHUNK do
     if prev > 0 then
       estimate = weighted(prev, weight) + cur
     end
+    local limit = chunk_limits[j]
     if estimate > limit then
       local for_ms
       if cur <= limit then
-        for_ms = settle(prev, cur) - elapsed
+        for_ms = settle(prev, cur, limit) - elapsed
       else
         -- Over on its own: it becomes the previous count at the next window and decays there.
-        for_ms = window - elapsed + settle(cur, 0)
+        for_ms = window - elapsed + settle(cur, 0, limit)
       end
       reply[nreply + 1] = i
       reply[nreply + 2] = for_ms
