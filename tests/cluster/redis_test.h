@@ -60,12 +60,15 @@ class RedisTest : public ::testing::Test {
     return s;
   }
 
-  // Stores `s` as the key's counts, as the sync script would have.
+  // Stores `s` as the key's counts, as the sync script would have, expiry included: the hash
+  // may carry an earlier one from another key's sync, which would take the seed with it.
   void seed(const std::string& rule, const std::string& key, uint64_t window_ms,
             const WindowState& s) {
-    auto r =
-        server_->command({"HSET", cluster::rule_hash("rl", rule, window_ms), key, pack_counts(s)});
+    const std::string hash = cluster::rule_hash("rl", rule, window_ms);
+    auto r = server_->command({"HSET", hash, key, pack_counts(s)});
     ASSERT_TRUE(r && !r->is_error());
+    auto e = server_->command({"PEXPIREAT", hash, std::to_string((s.index + 2) * window_ms), "GT"});
+    ASSERT_TRUE(e && !e->is_error());
   }
 
   std::unique_ptr<RedisServer> server_;
