@@ -686,6 +686,7 @@ Json Daemon::cmd_cluster_status() {
                       {"syncs", st.syncs},
                       {"early_syncs", st.early_syncs},
                       {"keys_last_sync", st.keys_last_sync},
+                      {"last_pass_ms", static_cast<uint64_t>(st.last_pass_seconds * 1000 + 0.5)},
                       {"pending_keys", st.pending_keys},
                       {"pending_dropped", st.pending_dropped},
                       {"errors", errors},
@@ -735,6 +736,7 @@ Result<metrics::Snapshot> Daemon::snapshot() const {
     s.cluster.pending_dropped = st.pending_dropped;
     s.cluster.active_blocks = st.active_blocks;
     s.cluster.peers = st.peers.size();
+    s.cluster.last_pass_seconds = st.last_pass_seconds;
     s.cluster.errors = st.errors;
     s.cluster.rtt_bounds.assign(std::begin(ClusterSync::kRttBuckets),
                                 std::end(ClusterSync::kRttBuckets));

@@ -247,6 +247,10 @@ void add_cluster(std::vector<MetricFamily>& out, const Snapshot& s) {
                       double(c.active_blocks)));
   out.push_back(
       gauge("rl_cluster_peers", "Nodes seen alive in Redis (this one included).", double(c.peers)));
+  out.push_back(gauge("rl_cluster_last_pass_seconds",
+                      "How long the last sync pass took, from reading the kernel's counts to "
+                      "writing the fleet's blocks; above the sync interval, syncs fall behind.",
+                      c.last_pass_seconds));
   auto errors =
       family("rl_cluster_sync_errors_total", "Failed sync steps, by kind.", MetricType::Counter);
   for (const char* kind : {"unavailable", "timeout", "rejected", "heartbeat", "datapath"}) {

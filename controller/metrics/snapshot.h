@@ -32,6 +32,7 @@ struct ClusterSnapshot {
   uint64_t pending_keys = 0, pending_dropped = 0;
   uint64_t active_blocks = 0;
   uint64_t peers = 0;
+  double last_pass_seconds = 0;            // the last whole pass: kernel read, sync, kernel writes
   std::map<std::string, uint64_t> errors;  // by kind
   std::vector<double> rtt_bounds;          // histogram upper bounds (seconds)
   std::vector<uint64_t> rtt_buckets;       // cumulative counts per bound

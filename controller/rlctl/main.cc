@@ -327,7 +327,8 @@ int main(int argc, char** argv) {
                   << (d["last_sync_ms_ago"].is_null() ? std::string("never")
                                                       : num(d["last_sync_ms_ago"]) + " ms ago")
                   << ", " << d["syncs"] << " syncs (" << d["early_syncs"] << " early), "
-                  << d["pending_keys"] << " keys pending\n";
+                  << d["pending_keys"] << " keys pending, last pass " << d["last_pass_ms"]
+                  << " ms\n";
         rlctl::Table peers({"PEER", "LAST SEEN (server ms)"});
         for (const auto& p : d["peers"]) peers.row({p["node"], num(p["last_seen_ms"])});
         peers.print(std::cout);

@@ -214,13 +214,15 @@ TEST(Collector, ClusterFamiliesOnlyWithCluster) {
        {"rl_cluster_redis_up", "rl_cluster_syncs_total", "rl_cluster_early_syncs_total",
         "rl_cluster_keys_synced_total", "rl_cluster_keys_last_sync", "rl_cluster_pending_keys",
         "rl_cluster_pending_dropped_total", "rl_cluster_active_blocks", "rl_cluster_peers",
-        "rl_cluster_sync_errors_total", "rl_cluster_sync_duration_seconds"}) {
+        "rl_cluster_last_pass_seconds", "rl_cluster_sync_errors_total",
+        "rl_cluster_sync_duration_seconds"}) {
     EXPECT_EQ(find(fams, sync_family), nullptr) << sync_family;
     EXPECT_NE(find(collect_fixture(), sync_family), nullptr) << sync_family;
   }
   auto full = collect_fixture();
   EXPECT_EQ(value(full, "rl_cluster_redis_up"), 1);
   EXPECT_EQ(value(full, "rl_cluster_peers"), 3);
+  EXPECT_EQ(value(full, "rl_cluster_last_pass_seconds"), 0.042);
   EXPECT_EQ(value(full, "rl_cluster_sync_errors_total", {{"kind", "timeout"}}), 1);
 }
 

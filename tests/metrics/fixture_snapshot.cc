@@ -50,6 +50,7 @@ metrics::Snapshot fixture_snapshot() {
   s.cluster.pending_dropped = 0;
   s.cluster.active_blocks = 2;
   s.cluster.peers = 3;
+  s.cluster.last_pass_seconds = 0.042;
   s.cluster.errors = {{"timeout", 1}};
   s.cluster.rtt_bounds = {0.001, 0.01, 0.1};
   s.cluster.rtt_buckets = {900, 1190, 1200};
