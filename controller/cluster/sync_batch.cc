@@ -31,10 +31,10 @@ const char* why_invalid(const KeyDelta& d) {
 // Deltas or limits as one argument of little-endian doubles (Lua's struct "<d" each, exact
 // below 2^53): the script unpacks 2,000 at a time, which costs a fraction of converting 2,000
 // decimal arguments with tonumber() (strtod), and Redis parses one argument instead of n.
-std::string pack_counts(const uint64_t* deltas, size_t n) {
+std::string pack_counts(const uint64_t* values, size_t n) {
   std::string out(8 * n, '\0');
   for (size_t i = 0; i < n; i++) {
-    auto bits = std::bit_cast<uint64_t>(static_cast<double>(deltas[i]));
+    auto bits = std::bit_cast<uint64_t>(static_cast<double>(values[i]));
     for (int b = 0; b < 8; b++) out[8 * i + b] = static_cast<char>(bits >> (8 * b));
   }
   return out;

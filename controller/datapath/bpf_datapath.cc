@@ -382,34 +382,15 @@ Result<std::vector<BpfDatapath::ClusterCount>> BpfDatapath::cluster_admitted() c
 
 Status BpfDatapath::cluster_admitted_each(
     const std::function<void(const ClusterCount&)>& fn) const {
-  int fd = bpf_map__fd(skel_->maps.rl_cluster_admitted);
   int ncpus = libbpf_num_possible_cpus();
   if (ncpus <= 0) return Error{EINVAL, "cannot tell the number of CPUs"};
-  // Batches of keys; per-CPU values come as ncpus consecutive u64 per key.
-  constexpr uint32_t kBatch = 4096;
-  std::vector<rl_key> keys(kBatch);
-  std::vector<uint64_t> values(static_cast<size_t>(kBatch) * ncpus);
-  rl_key in_batch{}, out_batch{};
-  bool first = true;
-  for (;;) {
-    uint32_t count = kBatch;
-    LIBBPF_OPTS(bpf_map_batch_opts, o);
-    int rc = bpf_map_lookup_batch(fd, first ? nullptr : &in_batch, &out_batch, keys.data(),
-                                  values.data(), &count, &o);
-    int err = rc ? errno : 0;
-    for (uint32_t i = 0; i < count; i++) {
-      uint64_t sum = 0;
-      for (int c = 0; c < ncpus; c++) sum += values[static_cast<size_t>(i) * ncpus + c];
-      fn(ClusterCount{keys[i], sum});
-    }
-    if (rc) {
-      if (err == ENOENT) break;  // the last batch
-      return errno_error("read rl_cluster_admitted", err);
-    }
-    in_batch = out_batch;
-    first = false;
-  }
-  return {};
+  return lookup_batches<rl_key, uint64_t>(bpf_map__fd(skel_->maps.rl_cluster_admitted),
+                                          "rl_cluster_admitted", ncpus,
+                                          [&](const rl_key& k, const uint64_t* per_cpu) {
+                                            uint64_t sum = 0;
+                                            for (int c = 0; c < ncpus; c++) sum += per_cpu[c];
+                                            fn(ClusterCount{k, sum});
+                                          });
 }
 
 Status BpfDatapath::cluster_set_over(const rl_key& key, uint64_t until_ns) {

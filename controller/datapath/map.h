@@ -15,6 +15,32 @@
 
 namespace rl {
 
+// Walks a hash map with BPF_MAP_LOOKUP_BATCH, a few thousand entries per syscall, calling
+// fn(key, values) for each: `values` points at values_per_key V, one per possible CPU for a
+// per-CPU map, else one.
+template <typename K, typename V, typename Fn>
+Status lookup_batches(int fd, const std::string& name, size_t values_per_key, Fn&& fn) {
+  constexpr uint32_t kBatch = 4096;
+  std::vector<K> keys(kBatch);
+  std::vector<V> values(kBatch * values_per_key);
+  K in{}, next{};
+  bool first = true;
+  for (;;) {
+    uint32_t count = kBatch;
+    LIBBPF_OPTS(bpf_map_batch_opts, o);
+    int rc = bpf_map_lookup_batch(fd, first ? nullptr : &in, &next, keys.data(), values.data(),
+                                  &count, &o);
+    int err = rc ? errno : 0;
+    for (uint32_t i = 0; i < count; i++) fn(keys[i], &values[i * values_per_key]);
+    if (rc) {
+      if (err == ENOENT) return {};  // the last batch
+      return errno_error("read " + name, err);
+    }
+    in = next;
+    first = false;
+  }
+}
+
 template <typename K, typename V>
 class MapRef {
  public:
@@ -52,26 +78,11 @@ class MapRef {
   }
   // Every entry of a hash map, a few thousand per syscall (BPF_MAP_LOOKUP_BATCH).
   Result<std::vector<std::pair<K, V>>> entries() const {
-    constexpr uint32_t kBatch = 4096;
-    std::vector<K> keys(kBatch);
-    std::vector<V> values(kBatch);
     std::vector<std::pair<K, V>> out;
-    K in{}, next{};
-    bool first = true;
-    for (;;) {
-      uint32_t count = kBatch;
-      LIBBPF_OPTS(bpf_map_batch_opts, o);
-      int rc = bpf_map_lookup_batch(fd_, first ? nullptr : &in, &next, keys.data(), values.data(),
-                                    &count, &o);
-      int err = rc ? errno : 0;
-      for (uint32_t i = 0; i < count; i++) out.emplace_back(keys[i], values[i]);
-      if (rc) {
-        if (err == ENOENT) return out;  // the last batch
-        return errno_error("read " + name_, err);
-      }
-      in = next;
-      first = false;
-    }
+    Status s = lookup_batches<K, V>(fd_, name_, 1,
+                                    [&](const K& k, const V* v) { out.emplace_back(k, *v); });
+    if (!s) return s.error();
+    return out;
   }
   // Sets keys[i] to values[i] in one syscall (BPF_MAP_UPDATE_BATCH).
   Status update(const std::vector<K>& keys, const std::vector<V>& values) const {
