@@ -4,7 +4,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -246,10 +245,7 @@ Result<uint64_t> RedisServer::time_ms() {
 }
 
 std::string RedisServer::log() const {
-  std::ifstream in(dir() + "/redis.log");
-  std::stringstream s;
-  s << in.rdbuf();
-  std::string text = s.str();
+  std::string text = read_text(dir() + "/redis.log");
   // The tail is where the reason is.
   return text.size() > 2000 ? text.substr(text.size() - 2000) : text;
 }
