@@ -60,15 +60,17 @@ class RedisTest : public ::testing::Test {
     return s;
   }
 
-  // Stores `s` as the key's counts, as the sync script would have, expiry included: the hash
-  // may carry an earlier one from another key's sync, which would take the seed with it.
+  // Stores `s` as the key's counts, as the sync script would have, expiry included. The hash
+  // may carry an earlier expiry from another key's sync, due any moment: it is pushed out to
+  // the seed's own first (the script, atomic, needs no such care), or the seed could be written
+  // into a hash that expires a moment later and be taken with it.
   void seed(const std::string& rule, const std::string& key, uint64_t window_ms,
             const WindowState& s) {
     const std::string hash = cluster::rule_hash("rl", rule, window_ms);
-    auto r = server_->command({"HSET", hash, key, pack_counts(s)});
-    ASSERT_TRUE(r && !r->is_error());
     auto e = server_->command({"PEXPIREAT", hash, std::to_string((s.index + 2) * window_ms), "GT"});
     ASSERT_TRUE(e && !e->is_error());
+    auto r = server_->command({"HSET", hash, key, pack_counts(s)});
+    ASSERT_TRUE(r && !r->is_error());
   }
 
   std::unique_ptr<RedisServer> server_;
