@@ -32,11 +32,17 @@ local COUNTS_LEN = 24
 local META = '#m'
 local CURSOR = '#c' -- where the sweep for dead keys resumes (an HSCAN cursor)
 
+-- Library functions and ARGV as locals: a global is a table lookup each time it is named, and
+-- the loop over keys names them for every key.
 local pack, unpack_counts = struct.pack, struct.unpack
+local floor = math.floor
+local argv = ARGV
+-- Below this, count * weight stays below 2^53 (see weighted).
+local EXACT_BELOW = 137438953472
 
 -- Floor division, exact for operands below 2^53 whichever way the double quotient rounded.
 local function idiv(a, b)
-  local q = math.floor(a / b)
+  local q = floor(a / b)
   if q * b > a then
     q = q - 1
   elseif (q + 1) * b <= a then
@@ -48,8 +54,8 @@ end
 -- floor(count * weight / ONE). Below 2^37 the product stays below 2^53 and dividing by a power
 -- of two is exact, so plain arithmetic is; above, split so that no product reaches 2^53.
 local function weighted(count, weight)
-  if count < 137438953472 then
-    return math.floor(count * weight / ONE)
+  if count < EXACT_BELOW then
+    return floor(count * weight / ONE)
   end
   local hi = idiv(count, ONE)
   return hi * weight + idiv((count - hi * ONE) * weight, ONE)
@@ -113,17 +119,18 @@ local wrote = false
 local reply, nreply = {now}, 1
 for s = 1, n, CHUNK do
   local e = math.min(s + CHUNK - 1, n)
-  local values = redis.call('HMGET', hash, unpack(ARGV, 2 + s, 2 + e))
+  local values = redis.call('HMGET', hash, unpack(argv, 2 + s, 2 + e))
+  local m = e - s + 1
   local format = chunk_format
-  if e - s + 1 < CHUNK then
-    format = '<' .. string.rep('d', e - s + 1)
+  if m < CHUNK then
+    format = '<' .. string.rep('d', m)
   end
   local chunk_deltas = {unpack_counts(format, deltas, 8 * (s - 1) + 1)}
   local chunk_limits = {unpack_counts(format, limits, 8 * (s - 1) + 1)}
   local fields, nfields = {}, 0
-  for j = 1, e - s + 1 do
+  for j = 1, m do
     local i = s + j - 1
-    -- counts_of, inline: a call per key costs more than the rest of the bookkeeping.
+    -- counts_of and weighted, inline: a call per key costs more than the rest of the bookkeeping.
     local v = values[j]
     local w, cur, prev = -1, 0, 0
     if v and #v == COUNTS_LEN then
@@ -140,13 +147,17 @@ for s = 1, n, CHUNK do
       end
       wrote = true
       cur = cur + delta
-      fields[nfields + 1] = ARGV[2 + i]
+      fields[nfields + 1] = argv[2 + i]
       fields[nfields + 2] = pack(COUNTS, w, cur, prev)
       nfields = nfields + 2
     end
     local estimate = cur
     if prev > 0 then
-      estimate = weighted(prev, weight) + cur
+      if prev < EXACT_BELOW then
+        estimate = floor(prev * weight / ONE) + cur
+      else
+        estimate = weighted(prev, weight) + cur
+      end
     end
     local limit = chunk_limits[j]
     if estimate > limit then
