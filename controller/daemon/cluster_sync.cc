@@ -177,19 +177,21 @@ void ClusterSync::sync_once() {
       }
       // Into the kernel in one syscall (a key listed twice takes its last expiry).
       std::vector<std::pair<rl_key, uint64_t>> over;
+      std::vector<const cluster::OverLimit*> listed;  // over[i] is for *listed[i]
       over.reserve(reply->over.size());
-      for (const auto& o : reply->over)
-        if (kernel_keys[o.index])
-          over.emplace_back(*kernel_keys[o.index], now + o.for_ms * 1'000'000ULL);
+      listed.reserve(reply->over.size());
+      for (const auto& o : reply->over) {
+        if (!kernel_keys[o.index]) continue;
+        over.emplace_back(*kernel_keys[o.index], now + o.for_ms * 1'000'000ULL);
+        listed.push_back(&o);
+      }
       Status written = dp_.cluster_set_over(over);
       std::lock_guard<std::mutex> lock(mu_);
       if (!written) stats_.errors["datapath"]++;
-      for (const auto& o : reply->over) {
-        const auto& kd = batch[o.index];
-        if (!written || !kernel_keys[o.index]) continue;
-        uint64_t until = now + o.for_ms * 1'000'000ULL;
-        blocked_[joined(kd.rule, kd.key)] = {kd.rule, kd.key, o.for_ms};
-        blocked_until_[joined(kd.rule, kd.key)] = until;
+      for (size_t i = 0; written && i < over.size(); i++) {
+        const auto& kd = batch[listed[i]->index];
+        blocked_[joined(kd.rule, kd.key)] = {kd.rule, kd.key, listed[i]->for_ms};
+        blocked_until_[joined(kd.rule, kd.key)] = over[i].second;
       }
       // Nothing is pending any more: the kernel keys of replayed deltas are no longer needed.
       keys_.clear();
