@@ -146,6 +146,29 @@ class RldTest : public ::testing::Test {
     return r.ok() ? *r : SendSummary{};
   }
 
+  // What a UDP socket behind rld received while `spec` was sent: the sink listens on
+  // spec.dport and stops `idle_ms` after the last datagram, or after `seconds`.
+  struct Delivery {
+    SendSummary sent;
+    SinkSummary got;
+  };
+  Result<Delivery> deliver(const SendSpec& spec, double seconds = 10, uint32_t idle_ms = 800) {
+    auto sink = start_sink(*lab_, 0, {.port = spec.dport, .seconds = seconds, .idle_ms = idle_ms});
+    if (!sink) return sink.error();
+    Delivery d;
+    d.sent = send(spec);
+    auto got = finish_sink(*sink, std::chrono::seconds(10));
+    if (!got) return got.error();
+    d.got = std::move(*got);
+    return d;
+  }
+  // How many datagrams of `spec` got through; ~0 if the sink failed.
+  uint64_t received(const SendSpec& spec, double seconds = 3) {
+    auto d = deliver(spec, seconds);
+    EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.error().str());
+    return d.ok() ? d->got.received : ~0ULL;
+  }
+
   std::unique_ptr<Lab> lab_;
   std::unique_ptr<Process> rld_;
   std::filesystem::path dir_;

@@ -25,12 +25,10 @@ std::string rule(const std::string& rate, int burst) {
 TEST_F(RldTest, LimitHoldsAtTheStatedRate) {
   write_policy("a.yaml", rule("200/s", 20));
   start_rld();
-  auto sink = start_sink(*lab_, 0, {.port = 9, .seconds = 15, .idle_ms = 1500});
-  ASSERT_TRUE(sink.ok()) << sink.error().str();
-  auto sent = send({.src = "198.18.1.1", .count = 3000, .rate = 1000});
+  auto d = deliver({.src = "198.18.1.1", .count = 3000, .rate = 1000}, 15, 1500);
+  ASSERT_TRUE(d.ok()) << d.error().str();
+  const SendSummary& sent = d->sent;
   ASSERT_EQ(sent.sent, 3000u);
-  auto got = finish_sink(*sink, 10s);
-  ASSERT_TRUE(got.ok()) << got.error().str();
 
   // The bucket admits its burst, then 200 per second of sending.
   double expected = 20 + 200 * sent.seconds;
@@ -40,22 +38,20 @@ TEST_F(RldTest, LimitHoldsAtTheStatedRate) {
   EXPECT_LE(passed, 1.1 * expected) << "sent for " << sent.seconds << " s";
   EXPECT_EQ(c["matched_packets"].get<uint64_t>(), 3000u);
   EXPECT_EQ(passed + c["dropped_packets"].get<uint64_t>(), 3000u);
-  EXPECT_EQ(got->received, passed) << "what rl passed is what reached the socket";
+  EXPECT_EQ(d->got.received, passed) << "what rl passed is what reached the socket";
 }
 
 TEST_F(RldTest, SpoofedSourcesEachGetTheirOwnBucket) {
   write_policy("a.yaml", rule("1/min", 2));
   start_rld();
-  auto sink = start_sink(*lab_, 0, {.port = 9, .seconds = 15, .idle_ms = 1500});
-  ASSERT_TRUE(sink.ok());
   // 500 sources, 10 packets each (the sender cycles through them).
-  auto sent = send({.src = "198.18.10.0/23", .sources = 500, .count = 5000, .rate = 5000});
-  ASSERT_EQ(sent.sent, 5000u);
-  auto got = finish_sink(*sink, 10s);
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ(got->received, 1000u) << "exactly the burst of each of 500 sources";
-  EXPECT_EQ(got->sources.size(), 500u);
-  for (const auto& [src, n] : got->sources) EXPECT_EQ(n, 2u) << src;
+  auto d =
+      deliver({.src = "198.18.10.0/23", .sources = 500, .count = 5000, .rate = 5000}, 15, 1500);
+  ASSERT_TRUE(d.ok()) << d.error().str();
+  ASSERT_EQ(d->sent.sent, 5000u);
+  EXPECT_EQ(d->got.received, 1000u) << "exactly the burst of each of 500 sources";
+  EXPECT_EQ(d->got.sources.size(), 500u);
+  for (const auto& [src, n] : d->got.sources) EXPECT_EQ(n, 2u) << src;
   Json st = ctl({"status"});
   EXPECT_GE(st["keys"]["tracked"].get<uint64_t>(), 500u);
 }
@@ -74,11 +70,7 @@ TEST_F(RldTest, AllowDenyAndMonitor) {
                "    action: monitor\n");
   start_rld();
   auto count_through = [&](const std::string& src, uint16_t port) {
-    auto sink = start_sink(*lab_, 0, {.port = port, .seconds = 3, .idle_ms = 800});
-    EXPECT_TRUE(sink.ok());
-    send({.src = src, .dport = port, .count = 100, .rate = 2000});
-    auto got = finish_sink(*sink, 10s);
-    return got.ok() ? got->received : ~0ULL;
+    return received({.src = src, .dport = port, .count = 100, .rate = 2000});
   };
   EXPECT_EQ(count_through("198.18.2.7", 9), 0u) << "deny list";
   EXPECT_EQ(count_through("198.18.3.7", 9), 100u) << "allow list: never limited";
@@ -136,12 +128,8 @@ TEST_F(RldTest, BrokenPolicyLeavesThePolicyInForce) {
   EXPECT_EQ(st["generation"].get<uint64_t>(), gen);
   EXPECT_EQ(st["rules"].get<uint64_t>(), 1u);
 
-  auto sink = start_sink(*lab_, 0, {.port = 9, .seconds = 10, .idle_ms = 800});
-  ASSERT_TRUE(sink.ok());
-  send({.src = "198.18.6.6", .count = 50, .rate = 2000});
-  auto got = finish_sink(*sink, 10s);
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ(got->received, 5u) << "the old rule still limits";
+  EXPECT_EQ(received({.src = "198.18.6.6", .count = 50, .rate = 2000}, 10), 5u)
+      << "the old rule still limits";
   EXPECT_EQ(sample(metrics(), "rl_policy_last_reload_ok"), 0);
 }
 
@@ -149,11 +137,7 @@ TEST_F(RldTest, KillNineKeepsEnforcingAndARestartAdoptsTheState) {
   write_policy("a.yaml", rule("1/min", 5));
   start_rld();
   auto through = [&](const std::string& src) {
-    auto sink = start_sink(*lab_, 0, {.port = 9, .seconds = 3, .idle_ms = 800});
-    EXPECT_TRUE(sink.ok());
-    send({.src = src, .count = 20, .rate = 2000});
-    auto got = finish_sink(*sink, 10s);
-    return got.ok() ? got->received : ~0ULL;
+    return received({.src = src, .count = 20, .rate = 2000});
   };
   EXPECT_EQ(through("198.18.7.7"), 5u);
 
@@ -174,12 +158,7 @@ TEST_F(RldTest, KillNineKeepsEnforcingAndARestartAdoptsTheState) {
 TEST_F(RldTest, RlctlAndMetricsAgreeWithThePacketsSent) {
   write_policy("a.yaml", rule("1/min", 7));
   start_rld();
-  auto sink = start_sink(*lab_, 0, {.port = 9, .seconds = 10, .idle_ms = 800});
-  ASSERT_TRUE(sink.ok());
-  send({.src = "198.18.8.0/24", .sources = 3, .count = 300, .rate = 3000});
-  auto got = finish_sink(*sink, 10s);
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ(got->received, 21u);
+  EXPECT_EQ(received({.src = "198.18.8.0/24", .sources = 3, .count = 300, .rate = 3000}, 10), 21u);
 
   auto c = rule_stats("udp9");
   EXPECT_EQ(c["passed_packets"].get<uint64_t>(), 21u);
@@ -198,12 +177,8 @@ TEST_F(RldTest, RlctlAndMetricsAgreeWithThePacketsSent) {
   ASSERT_EQ(list["rules"].size(), 1u);
   EXPECT_EQ(list["rules"][0]["name"], "udp9");
   ctl({"unblock", "198.18.8.0"});
-  auto sink2 = start_sink(*lab_, 0, {.port = 9, .seconds = 10, .idle_ms = 800});
-  ASSERT_TRUE(sink2.ok());
-  send({.src = "198.18.8.0", .count = 20, .rate = 2000});
-  auto got2 = finish_sink(*sink2, 10s);
-  ASSERT_TRUE(got2.ok());
-  EXPECT_EQ(got2->received, 7u) << "unblock gave the source a fresh bucket";
+  EXPECT_EQ(received({.src = "198.18.8.0", .count = 20, .rate = 2000}, 10), 7u)
+      << "unblock gave the source a fresh bucket";
 }
 
 }  // namespace
@@ -217,10 +192,7 @@ namespace {
 TEST_F(RldTest, PrometheusScrapesRldAndAnswersQueries) {
   write_policy("a.yaml", rule("1/min", 4));
   start_rld();
-  auto sink = start_sink(*lab_, 0, {.port = 9, .seconds = 5, .idle_ms = 800});
-  ASSERT_TRUE(sink.ok());
-  send({.src = "198.18.9.9", .count = 50, .rate = 2000});
-  ASSERT_TRUE(finish_sink(*sink, 10s).ok());
+  ASSERT_TRUE(deliver({.src = "198.18.9.9", .count = 50, .rate = 2000}, 5).ok());
 
   uint16_t port = free_port();
   std::ofstream(dir_ / "prometheus.yml")
@@ -295,12 +267,8 @@ TEST_F(RldTest, UpgradeAcrossAnAbiChangeNeverUnprotectsTheInterface) {
   ASSERT_EQ(bpf_map_lookup_elem(now.get(), &zero, &c), 0);
   EXPECT_EQ(c.abi_version, static_cast<uint32_t>(RL_ABI_VERSION));
 
-  auto sink = start_sink(*lab_, 0, {.port = 9, .seconds = 3, .idle_ms = 800});
-  ASSERT_TRUE(sink.ok());
-  send({.src = "198.18.11.1", .count = 20, .rate = 2000});
-  auto got = finish_sink(*sink, 10s);
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ(got->received, 3u) << "the new data path enforces the policy";
+  EXPECT_EQ(received({.src = "198.18.11.1", .count = 20, .rate = 2000}), 3u)
+      << "the new data path enforces the policy";
 }
 
 }  // namespace
