@@ -51,6 +51,7 @@ class RedisServer {
   const std::string& password() const { return opts_.password; }
   const std::string& dir() const { return dir_->path(); }
   bool running();
+  pid_t pid() const { return process_ ? process_->pid() : -1; }
 
   // SIGKILL, like a crash: connections reset, data gone (nothing is persisted).
   void kill();
