@@ -60,6 +60,14 @@ class RedisTest : public ::testing::Test {
     return s;
   }
 
+  // How many fields the rule's hash holds (keys and the script's bookkeeping); -1, with a test
+  // failure, if Redis cannot tell.
+  long long hash_fields(const std::string& rule, uint64_t window_ms) {
+    auto r = server_->command({"HLEN", cluster::rule_hash("rl", rule, window_ms)});
+    EXPECT_TRUE(r) << r.error().str();
+    return r ? r->integer : -1;
+  }
+
   // Stores `s` as the key's counts, as the sync script would have, expiry included. The hash
   // may carry an earlier expiry from another key's sync, due any moment: it is pushed out to
   // the seed's own first (the script, atomic, needs no such care), or the seed could be written

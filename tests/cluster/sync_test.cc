@@ -154,9 +154,7 @@ TEST_F(SyncTest, OneRoundTripAndOneEvalshaPerRule) {
   auto keys = server_->command({"DBSIZE"});
   ASSERT_TRUE(keys);
   EXPECT_EQ(keys->integer, 5);
-  auto fields = server_->command({"HLEN", cluster::rule_hash("rl", "rule-0", 60'000)});
-  ASSERT_TRUE(fields);
-  EXPECT_EQ(fields->integer, 2'000 + 1);  // and the script's bookkeeping
+  EXPECT_EQ(hash_fields("rule-0", 60'000), 2'000 + 1);  // and the script's bookkeeping
 
   auto again = store->sync(deltas);
   ASSERT_TRUE(again) << again.error().str();
@@ -175,22 +173,15 @@ TEST_F(SyncTest, DeadKeysAreSweptLiveOnesKept) {
     burst.push_back(key_delta("r", "198.18.1." + std::to_string(i), 1, 1000, kWindow));
   burst.push_back(key_delta("r", "198.18.0.1", 1, 1000, kWindow));
   ASSERT_TRUE(store->sync(burst));
-  const std::string hash = cluster::rule_hash("rl", "r", kWindow);
-  auto fields = [&] {
-    auto r = server_->command({"HLEN", hash});
-    EXPECT_TRUE(r);
-    return r ? r->integer : -1;
-  };
-  EXPECT_EQ(fields(), 3001 + 1);  // the keys and the script's bookkeeping
+  EXPECT_EQ(hash_fields("r", kWindow), 3001 + 1);  // the keys and the script's bookkeeping
   // Only one key stays active; the burst's keys are dead from two windows on.
-  std::optional<WindowState> model;
-  for (int i = 0; i < 30 && fields() > 3; i++) {
+  for (int i = 0; i < 30 && hash_fields("r", kWindow) > 3; i++) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     auto reply = store->sync({key_delta("r", "198.18.0.1", 1, 1000, kWindow)});
     ASSERT_TRUE(reply) << reply.error().str();
   }
   // The one live key, its bookkeeping and the sweep's cursor.
-  EXPECT_EQ(fields(), 3);
+  EXPECT_EQ(hash_fields("r", kWindow), 3);
   auto live = stored("r", "198.18.0.1", kWindow);
   ASSERT_TRUE(live);
   EXPECT_GT(live->cur, 0u);
@@ -215,9 +206,7 @@ TEST_F(SyncTest, SteadyKeysCostNoSweep) {
   auto sweeps = server_->command_calls("hscan");
   ASSERT_TRUE(sweeps);
   EXPECT_EQ(*sweeps, 0u);
-  auto n = server_->command({"HLEN", cluster::rule_hash("rl", "r", kWindow)});
-  ASSERT_TRUE(n);
-  EXPECT_EQ(n->integer, 2000 + 1);
+  EXPECT_EQ(hash_fields("r", kWindow), 2000 + 1);
 }
 
 // Keys that come and go all the time (spoofed sources, say) keep the hash within a few times
@@ -234,9 +223,9 @@ TEST_F(SyncTest, ChurningKeysKeepTheHashBounded) {
       keys.push_back(
           key_delta("r", std::to_string(sync) + ":" + std::to_string(i), 1, 1000, kWindow));
     ASSERT_TRUE(store->sync(keys));
-    auto n = server_->command({"HLEN", cluster::rule_hash("rl", "r", kWindow)});
-    ASSERT_TRUE(n);
-    largest = std::max(largest, static_cast<long long>(n->integer));
+    const long long n = hash_fields("r", kWindow);
+    ASSERT_GE(n, 0);
+    largest = std::max(largest, n);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   // Two windows hold four syncs' keys; without the sweep the hash would hold all 40,000.
