@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define RL_ABI_VERSION 2
+#define RL_ABI_VERSION 3
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
@@ -36,7 +36,10 @@
 /* Time is kept in ns; slot bookkeeping uses "ticks" of 2^20 ns (~1.05 ms) stored in 32 bits. */
 #define RL_TICK_SHIFT		 20
 #define RL_REPORT_INTERVAL_TICKS 2861 /* ~3 s between two reports of the same key */
-#define RL_CAS_RETRIES		 16
+/* All keys together report at most this many events per second (burst as many), whatever the
+ * number of keys over their limit: a flood of distinct sources cannot flood rld. */
+#define RL_REPORTS_PER_SEC 1000
+#define RL_CAS_RETRIES	   16
 
 /* Overflow keys aggregate a source prefix of this length (see docs/datapath.md). */
 #define RL_OVERFLOW_V4_PREFIX 16
@@ -73,8 +76,10 @@ enum rl_key_kind {
 	RL_KEY_SRC_ADDR = 0,
 	RL_KEY_SRC_PREFIX = 1,
 	RL_KEY_SRC_ADDR_DPORT = 2,
-	RL_KEY_RULE = 3,     /* one aggregate bucket for the whole rule */
-	RL_KEY_OVERFLOW = 4, /* internal: the per-prefix bucket for keys that found no free way */
+	RL_KEY_RULE = 3,       /* one aggregate bucket for the whole rule */
+	RL_KEY_OVERFLOW = 4,   /* internal: the per-prefix bucket for keys that found no free way */
+	RL_KEY_NEW_BUDGET = 5, /* internal: a rule's new-source budget (per rule or per prefix) */
+	RL_KEY_UNADMITTED = 6, /* internal: the bucket of new keys that found no budget token */
 };
 
 enum rl_cost_unit {
@@ -154,6 +159,14 @@ struct rl_rule {
 #define RL_RULE_F_REPORT	(1u << 0) /* report offenders through the ring buffer */
 #define RL_RULE_F_PRECISE_CLOCK (1u << 1) /* the coarse (jiffy) clock would distort this limit */
 #define RL_RULE_F_CLUSTER	(1u << 2) /* also limited fleet-wide through rld and Redis */
+#define RL_RULE_F_NEW_SOURCES	(1u << 3) /* new keys need a token: rl_new_sources[same index] */
+
+/* rl_new_sources[gen * RL_MAX_RULES + position]: the new-source budget of a rule that has
+ * RL_RULE_F_NEW_SOURCES, written as a token bucket in the same struct: algo token bucket, packet
+ * cost, key_kind RL_KEY_RULE (one budget for the rule) or RL_KEY_SRC_PREFIX (one per source
+ * prefix, v4_prefix/v6_prefix), id the rule's id. A new key takes one token from it before it
+ * may claim a slot; without one the packet is judged by the rule's own limit on the
+ * RL_KEY_UNADMITTED key of the same granularity, and creates no state. */
 
 /* Cluster rules. rl_cluster_admitted[key]: per CPU, what the node admitted for a key of a
  * cluster rule, ever; rld sends the increase since its last read to Redis.
@@ -222,7 +235,8 @@ struct rl_port_classes {
  */
 struct rl_key {
 	__u32 rule_id;
-	__u16 dport; /* RL_KEY_SRC_ADDR_DPORT only, host order */
+	__u16 dport; /* RL_KEY_SRC_ADDR_DPORT: the port, host order; RL_KEY_UNADMITTED per prefix:
+		      * the prefix length */
 	__u8 family; /* 4 or 6, 0 for RL_KEY_RULE */
 	__u8 kind;   /* enum rl_key_kind */
 	__u32 addr[4];
@@ -282,6 +296,8 @@ enum rl_global_counter {
 	RL_GC_REPORTS_LOST,  /* ring buffer full */
 	RL_GC_FRAGMENTS,     /* non-first fragments (matched without ports) */
 	RL_GC_CLUSTER_DROPPED, /* dropped (or monitored): the fleet used up the key's limit */
+	RL_GC_NEW_UNADMITTED, /* a new key found no new-source token: judged by the shared bucket */
+	RL_GC_REPORTS_SHED,   /* reports over RL_REPORTS_PER_SEC, not written */
 	RL_GC_MAX,
 };
 
@@ -345,8 +361,8 @@ struct rl_decision {
 	__s32 rule_pos; /* position of the matched rule, -1 if none */
 	__u32 rule_id;
 	__u64 key_hash;
-	__u32 overflow; /* judged by the overflow bucket */
-	__u32 pad;
+	__u32 overflow;	  /* judged by the overflow bucket */
+	__u32 unadmitted; /* a new key without a new-source token: judged by the shared bucket */
 };
 
 /* ---- Layout checks -----------------------------------------------------------------------------

@@ -18,6 +18,16 @@
  * no block in force): evicting it loses nothing. When every way of a set is busy the new key is not
  * inserted: it is judged by its rule's overflow bucket for its source prefix (rl_overflow), so a
  * flood can neither push out keys that are being limited nor pass unlimited.
+ *
+ * New-source budgets. A rule with RL_RULE_F_NEW_SOURCES lets a key that is not in the table claim
+ * a slot only with a token from its budget (rl_new_sources: a token bucket per rule or per source
+ * prefix, itself a key in this table). A new key without a token creates no state: the packet is
+ * judged by the rule's own limit on one shared RL_KEY_UNADMITTED key per rule or prefix. So what a
+ * flood of never-repeating sources gets past the rule is bounded by the budget plus that one
+ * bucket, whatever the number of sources, and known keys keep their own buckets. The budget is a
+ * GCRA word like any other, so CPUs racing for tokens get exactly what the formula allows. A CPU
+ * that takes a token and then finds its key inserted by another CPU (the same new key on two
+ * CPUs), or loses its claim, has spent a token for nothing: the error is on the strict side.
  */
 #ifndef RL_BPF_LIMITER_H
 #define RL_BPF_LIMITER_H
@@ -96,17 +106,17 @@ static __always_inline int rl_state_view(__u64 word, __u64 now, __u64 *st)
 /* GCRA: state is the theoretical arrival time. A packet of cost c is admitted iff
  * max(tat, now) + c*T - now <= burst*T; then tat' = max(tat, now) + c*T. Over-limit packets do
  * not change the state. Any tat <= now is a full bucket, so the zero state is a fresh key. */
-static __always_inline int rl_gcra(__u64 *state, const struct rl_rule *r, __u64 now, __u64 units,
-				   __u64 *idle_at)
+static __always_inline int rl_gcra(__u64 *state, __u64 interval_fp, __u64 burst_ns, __u64 now,
+				   __u64 units, __u64 *idle_at)
 {
-	__u64 cost = (units * r->interval_fp) >> 16;
+	__u64 cost = (units * interval_fp) >> 16;
 	for (int i = 0; i < RL_CAS_RETRIES; i++) {
 		__u64 old = RL_READ_ONCE(*state), st;
 		if (rl_state_view(old, now, &st))
 			return RL_LIMIT_BLOCKED;
 		__u64 base = st > now ? st : now;
 		__u64 tat = base + cost;
-		if (tat - now > r->burst_ns) {
+		if (tat - now > burst_ns) {
 			*idle_at = st;
 			return RL_LIMIT_OVER;
 		}
@@ -199,7 +209,7 @@ static __always_inline int rl_run_algo(struct rl_slot *s, const struct rl_rule *
 	else if (r->algo == RL_ALGO_SLIDING_WINDOW)
 		res = rl_sliding_window(&s->state, r, now, units, &idle_at);
 	else
-		res = rl_gcra(&s->state, r, now, units, &idle_at);
+		res = rl_gcra(&s->state, r->interval_fp, r->burst_ns, now, units, &idle_at);
 	if (res == RL_LIMIT_ADMIT)
 		rl_slot_idle_raise(s, idle_at);
 	return res;
@@ -226,47 +236,75 @@ static __always_inline int rl_slot_claim(struct rl_slot *s, __u32 seen, __u32 t)
 	return 1;
 }
 
-/* Find the key's slot in its set, or claim a reusable one. NULL: every way is busy.
+/* rl_set_find's results other than a way index. */
+#define RL_SET_ROOM (-1) /* the key is not in the set and a way is free or reusable */
+#define RL_SET_FULL (-2) /* the key is not in the set and every way is busy */
+
+/* Find the key with tag `tag` in its set: its way index, or with `claim` a free or reusable way
+ * claimed for it (way | RL_WAYS), or RL_SET_ROOM (without `claim`) or RL_SET_FULL. A free way is
+ * taken before a reusable one, so a key that went idle keeps its slot while its set has room.
  * A CPU that sees a way being claimed scans again, because the claim may be for its own key;
- * two CPUs inserting the same new key therefore end up in the same slot. */
-static __always_inline struct rl_slot *rl_slot_lookup(struct rl_set *set, __u32 tag, __u64 now,
-						      int *inserted)
+ * two CPUs inserting the same new key therefore end up in the same slot.
+ * A global function, like rl_judge below: verified once, whatever the number of callers. */
+__attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 tag, __u64 now, int claim)
 {
+	if (!set)
+		return RL_SET_FULL;
 	for (int attempt = 0; attempt < 3; attempt++) {
-		struct rl_slot *victim = 0;
-		__u32 victim_tag = 0;
-		int claiming = 0;
+		int free = -1, reusable = -1, claiming = 0;
+		__u32 reusable_tag = 0;
 #pragma unroll
 		for (int w = 0; w < RL_WAYS; w++) {
 			struct rl_slot *s = &set->way[w];
 			__u32 t = RL_READ_ONCE(s->tag);
 			if (t == tag)
-				return s;
+				return w;
 			if (t == RL_TAG_CLAIMING)
 				claiming = 1;
-			else if (!victim && (t == RL_TAG_FREE || rl_slot_reusable(s, now))) {
-				victim = s;
-				victim_tag = t;
+			else if (t == RL_TAG_FREE) {
+				if (free < 0)
+					free = w;
+			} else if (reusable < 0 && rl_slot_reusable(s, now)) {
+				reusable = w;
+				reusable_tag = t;
 			}
 		}
 		if (claiming && attempt < 2)
 			continue;
-		if (!victim)
-			return 0;
-		if (rl_slot_claim(victim, victim_tag, tag)) {
-			*inserted = 1;
-			return victim;
-		}
+		int victim = free >= 0 ? free : reusable;
+		if (victim < 0)
+			return RL_SET_FULL;
+		if (!claim)
+			return RL_SET_ROOM;
+		if (rl_slot_claim(&set->way[victim & (RL_WAYS - 1)],
+				  free >= 0 ? RL_TAG_FREE : reusable_tag, tag))
+			return victim | RL_WAYS;
 	}
-	return 0;
+	return RL_SET_FULL;
+}
+
+/* The slot of the key with hash h in rl_keys, or NULL; *found gets rl_set_find's result. */
+static __always_inline struct rl_slot *rl_key_slot(__u64 h, __u64 now, int claim, int *found)
+{
+	__u32 set_idx = (__u32)h & rl_key_sets_mask;
+	struct rl_set *set = bpf_map_lookup_elem(&rl_keys, &set_idx);
+	*found = RL_SET_FULL;
+	if (!set)
+		return 0;
+	*found = rl_set_find(set, rl_key_tag(h), now, claim);
+	if (*found < 0)
+		return 0;
+	return &set->way[*found & (RL_WAYS - 1)];
 }
 
 struct rl_limit_info {
-	struct rl_key key;
-	__u64 hash;
+	struct rl_key key;    /* the packet's key (rl_key_build) */
+	struct rl_key shared; /* RL_KEY_UNADMITTED: the key that judged an unadmitted packet */
+	__u64 hash;	      /* of the key whose state judged the packet */
 	struct rl_slot *slot;
 	int inserted;
 	int overflow;
+	int unadmitted;
 };
 
 /* A global (non-inlined) function: the verifier checks it once, on its own, instead of once per
@@ -292,36 +330,79 @@ __attribute__((noinline)) int rl_judge(struct rl_slot *s, const struct rl_rule *
 	return res;
 }
 
-/* Judge one packet of `bytes` against rule r; info->key holds the packet's key (rl_key_build). */
-static __always_inline int rl_limit(const struct rl_rule *r, const struct rl_pkt *p, __u64 now,
-				    __u64 bytes, struct rl_limit_info *info)
+/* The overflow bucket for key k of rule r when k's set is full: the rule and the source's
+ * RL_OVERFLOW_*_PREFIX. Two prefixes (or rules) that collide in rl_overflow take the slot from each
+ * other; the loser restarts fresh, so collisions err on the lenient side for overflow keys only. */
+static __always_inline struct rl_slot *rl_overflow_slot(const struct rl_rule *r,
+							const struct rl_pkt *p)
+{
+	struct rl_key ok = {};
+	rl_overflow_key(&ok, r, p);
+	__u64 oh = rl_key_hash(&ok, rl_hash_seed);
+	__u32 otag = rl_key_tag(oh);
+	__u32 oidx = (__u32)oh & (RL_OVERFLOW_SLOTS - 1);
+	struct rl_slot *s = bpf_map_lookup_elem(&rl_overflow, &oidx);
+	if (!s)
+		return 0;
+	__u32 t = RL_READ_ONCE(s->tag);
+	if (t != otag && (t == RL_TAG_CLAIMING || !rl_slot_claim(s, t, otag)))
+		return 0;
+	return s;
+}
+
+/* One token from the new-source budget nb for the packet's source: the budget is the key
+ * (rule, RL_KEY_NEW_BUDGET, source masked to the budget's prefix) judged by nb's token bucket.
+ * A budget whose set is full gives no token (strict). */
+static __always_inline int rl_new_source_token(const struct rl_rule *nb, const struct rl_pkt *p,
+					       __u64 now)
+{
+	struct rl_key bk = {};
+	rl_key_build(&bk, nb, p);
+	bk.kind = RL_KEY_NEW_BUDGET;
+	int found;
+	struct rl_slot *s = rl_key_slot(rl_key_hash(&bk, rl_hash_seed), now, 1, &found);
+	return s && rl_judge(s, nb, now, 0) == RL_LIMIT_ADMIT;
+}
+
+/* Judge one packet of `bytes` against rule r at rl_rules[ridx]; info->key holds the packet's key
+ * (rl_key_build). */
+static __always_inline int rl_limit(const struct rl_rule *r, __u32 ridx, const struct rl_pkt *p,
+				    __u64 now, __u64 bytes, struct rl_limit_info *info)
 {
 	__u64 h = rl_key_hash(&info->key, rl_hash_seed);
 	info->hash = h;
-
-	__u32 set_idx = (__u32)h & rl_key_sets_mask;
-	struct rl_set *set = bpf_map_lookup_elem(&rl_keys, &set_idx);
-	if (!set)
-		return RL_LIMIT_EXHAUSTED;
-	struct rl_slot *s = rl_slot_lookup(set, rl_key_tag(h), now, &info->inserted);
+	int budgeted = r->flags & RL_RULE_F_NEW_SOURCES;
+	int found;
+	struct rl_slot *s = rl_key_slot(h, now, !budgeted, &found);
+	if (!s && budgeted) {
+		const struct rl_rule *nb = bpf_map_lookup_elem(&rl_new_sources, &ridx);
+		if (nb && found == RL_SET_ROOM && rl_new_source_token(nb, p, now))
+			s = rl_key_slot(h, now, 1, &found);
+		if (!s) {
+			/* No token, or no room: the rule's limit on the shared key decides. */
+			struct rl_key *sk = &info->shared;
+			if (nb)
+				rl_key_build(sk, nb, p);
+			else
+				sk->rule_id = r->id;
+			sk->kind = RL_KEY_UNADMITTED;
+			/* The prefix length, so that a report of the key says which prefix it is.
+			 */
+			if (nb && nb->key_kind == RL_KEY_SRC_PREFIX)
+				sk->dport = p->family == 4 ? nb->v4_prefix : nb->v6_prefix;
+			h = rl_key_hash(sk, rl_hash_seed);
+			info->hash = h;
+			info->unadmitted = 1;
+			s = rl_key_slot(h, now, 1, &found);
+		}
+	}
 	if (!s) {
-		/* Every way is busy: the key shares its rule's bucket for its source prefix. Two
-		 * prefixes (or rules) that collide in rl_overflow take the slot from each other;
-		 * the loser restarts fresh, so collisions err on the lenient side for overflow keys
-		 * only. */
-		struct rl_key ok = {};
-		rl_overflow_key(&ok, r, p);
-		__u64 oh = rl_key_hash(&ok, rl_hash_seed);
-		__u32 otag = rl_key_tag(oh);
-		__u32 oidx = (__u32)oh & (RL_OVERFLOW_SLOTS - 1);
-		s = bpf_map_lookup_elem(&rl_overflow, &oidx);
+		s = rl_overflow_slot(r, p);
 		if (!s)
-			return RL_LIMIT_EXHAUSTED;
-		__u32 t = RL_READ_ONCE(s->tag);
-		if (t != otag && (t == RL_TAG_CLAIMING || !rl_slot_claim(s, t, otag)))
 			return RL_LIMIT_EXHAUSTED;
 		info->overflow = 1;
 	}
+	info->inserted = found >= RL_WAYS;
 	info->slot = s;
 	return rl_judge(s, r, now, bytes);
 }

@@ -34,6 +34,15 @@ struct {
 	__type(value, struct rl_rule);
 } rl_rules SEC(".maps");
 
+/* The new-source budgets of rules with RL_RULE_F_NEW_SOURCES, at the rule's own index. Read only
+ * for packets whose key is not in the table. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_GENERATIONS *RL_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct rl_rule);
+} rl_new_sources SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, RL_MAX_RULE_IDS);
@@ -160,6 +169,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rl_offender);
 } rl_offenders SEC(".maps");
+
+/* rl_report_budget[0]: the token bucket (GCRA arrival time) that caps reports from all keys. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} rl_report_budget SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -7,6 +7,7 @@
 #define RL_BPF_STATS_H
 
 #include "maps.h"
+#include "limiter.h"
 #include "rl_abi.h"
 
 static __always_inline void rl_count(__u32 idx, __u64 bytes)
@@ -22,6 +23,19 @@ static __always_inline struct rl_rule_counters *rl_rule_counters(__u32 stats_slo
 {
 	__u32 idx = stats_slot & (RL_MAX_RULE_IDS - 1);
 	return bpf_map_lookup_elem(&rl_rule_stats, &idx);
+}
+
+/* One token from the report budget shared by all keys (RL_REPORTS_PER_SEC, burst as many): a
+ * GCRA word like a limiter's, so CPUs reporting at once are serialised by its CAS and never
+ * exceed it together. It is taken only by a key that is due a report, a few per second each. */
+static __always_inline int rl_report_token(__u64 now)
+{
+	const __u64 interval = 1000000000ULL / RL_REPORTS_PER_SEC;
+	__u32 zero = 0;
+	__u64 *tat = bpf_map_lookup_elem(&rl_report_budget, &zero);
+	__u64 idle_at;
+	return tat && rl_gcra(tat, interval << 16, RL_REPORTS_PER_SEC * interval, now, 1,
+			      &idle_at) == RL_LIMIT_ADMIT;
 }
 
 /* Count a key's over-limit packet and report the key, at most once per RL_REPORT_INTERVAL_TICKS
@@ -45,6 +59,10 @@ static __always_inline void rl_offender(const struct rl_rule *r, const struct rl
 		return;
 	if (__sync_val_compare_and_swap(&o->last_report_tick, seen, tick) != seen)
 		return;
+	if (!rl_report_token(now)) {
+		rl_count(RL_GC_REPORTS_SHED, 0);
+		return;
+	}
 
 	struct rl_event *ev = bpf_ringbuf_reserve(&rl_events, sizeof(*ev), 0);
 	if (!ev) {
@@ -55,7 +73,7 @@ static __always_inline void rl_offender(const struct rl_rule *r, const struct rl
 	ev->key_hash = hash;
 	ev->kind = RL_EVENT_OVER_LIMIT;
 	ev->rule_id = r->id;
-	ev->key_kind = r->key_kind;
+	ev->key_kind = k->kind;
 	ev->action = r->action;
 	ev->blocked = blocked;
 	ev->pad = 0;

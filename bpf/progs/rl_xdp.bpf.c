@@ -28,7 +28,7 @@ struct rl_decision rl_trace = {};
 __u32 rl_bench_counter = 0;
 
 static __always_inline int rl_finish(__u32 verdict, __u32 reason, int pos, __u32 rule_id,
-				     __u64 hash, int overflow)
+				     __u64 hash, int overflow, int unadmitted)
 {
 	if (rl_trace_decisions) {
 		rl_trace.verdict = verdict;
@@ -37,6 +37,7 @@ static __always_inline int rl_finish(__u32 verdict, __u32 reason, int pos, __u32
 		rl_trace.rule_id = rule_id;
 		rl_trace.key_hash = hash;
 		rl_trace.overflow = overflow;
+		rl_trace.unadmitted = unadmitted;
 	}
 	return verdict;
 }
@@ -63,18 +64,19 @@ int rl_xdp(struct xdp_md *ctx)
 	int rc = rl_parse_packet(data, data_end, &pkt);
 	if (rc == RL_PARSE_NON_IP) {
 		rl_count(RL_GC_NON_IP, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_NON_IP, -1, 0, 0, 0);
+		return rl_finish(XDP_PASS, RL_REASON_NON_IP, -1, 0, 0, 0, 0);
 	}
 	if (rc < 0) {
 		rl_count(RL_GC_MALFORMED, bytes);
 		__u32 v = gc->malformed_verdict == RL_VERDICT_DROP ? XDP_DROP : XDP_PASS;
-		return rl_finish(v, RL_REASON_MALFORMED, -1, 0, 0, 0);
+		return rl_finish(v, RL_REASON_MALFORMED, -1, 0, 0, 0, 0);
 	}
 	if (pkt.fragment)
 		rl_count(RL_GC_FRAGMENTS, bytes);
 
 	if (rl_bench_src_spread && pkt.family == 6) {
-		__u32 n = rl_bench_counter++;
+		/* Atomic, so that CPUs running at once never send the same source twice. */
+		__u32 n = __sync_fetch_and_add(&rl_bench_counter, 1);
 		pkt.saddr[3] = bpf_htonl(n % rl_bench_src_spread);
 	}
 
@@ -83,22 +85,22 @@ int rl_xdp(struct xdp_md *ctx)
 		__u32 f = rl_lookup_runtime(ctl, &pkt, rl_now_coarse());
 		if (f & RL_SRC_F_ALLOW) {
 			rl_count(RL_GC_RUNTIME_ALLOWED, bytes);
-			return rl_finish(XDP_PASS, RL_REASON_RUNTIME_ALLOW, -1, 0, 0, 0);
+			return rl_finish(XDP_PASS, RL_REASON_RUNTIME_ALLOW, -1, 0, 0, 0, 0);
 		}
 		if (f & RL_SRC_F_DENY) {
 			rl_count(RL_GC_RUNTIME_DENIED, bytes);
-			return rl_finish(XDP_DROP, RL_REASON_RUNTIME_DENY, -1, 0, 0, 0);
+			return rl_finish(XDP_DROP, RL_REASON_RUNTIME_DENY, -1, 0, 0, 0, 0);
 		}
 	}
 
 	const struct rl_src_entry *src = rl_lookup_source(gen, gc, &pkt);
 	if (src && (src->flags & RL_SRC_F_ALLOW)) {
 		rl_count(RL_GC_ALLOWLISTED, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_ALLOWLIST, -1, 0, 0, 0);
+		return rl_finish(XDP_PASS, RL_REASON_ALLOWLIST, -1, 0, 0, 0, 0);
 	}
 	if (src && (src->flags & RL_SRC_F_DENY)) {
 		rl_count(RL_GC_DENYLISTED, bytes);
-		return rl_finish(XDP_DROP, RL_REASON_DENYLIST, -1, 0, 0, 0);
+		return rl_finish(XDP_DROP, RL_REASON_DENYLIST, -1, 0, 0, 0, 0);
 	}
 
 	int pos = -1;
@@ -106,13 +108,13 @@ int rl_xdp(struct xdp_md *ctx)
 		pos = rl_match_rule(gen, gc, src->class_id, &pkt);
 	if (pos < 0 || pos >= RL_MAX_RULES) {
 		rl_count(RL_GC_UNMATCHED, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0);
+		return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0, 0);
 	}
 	__u32 ridx = gen * RL_MAX_RULES + pos;
 	struct rl_rule *r = bpf_map_lookup_elem(&rl_rules, &ridx);
 	if (!r) {
 		rl_count(RL_GC_UNMATCHED, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0);
+		return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0, 0);
 	}
 
 	struct rl_rule_counters *rc_ = rl_rule_counters(r->stats_slot);
@@ -140,13 +142,15 @@ int rl_xdp(struct xdp_md *ctx)
 			}
 		}
 		__u32 v = r->action == RL_ACTION_MONITOR ? XDP_PASS : XDP_DROP;
-		return rl_finish(v, RL_REASON_CLUSTER_LIMITED, pos, r->id, 0, 0);
+		return rl_finish(v, RL_REASON_CLUSTER_LIMITED, pos, r->id, 0, 0, 0);
 	}
-	res = rl_limit(r, &pkt, now, bytes, &info);
+	res = rl_limit(r, ridx, &pkt, now, bytes, &info);
 	if (info.inserted)
 		rl_count(RL_GC_KEY_INSERTED, 0);
 	if (info.overflow)
 		rl_count(RL_GC_KEY_OVERFLOW, bytes);
+	if (info.unadmitted)
+		rl_count(RL_GC_NEW_UNADMITTED, bytes);
 
 	if (res == RL_LIMIT_ADMIT) {
 		if (r->flags & RL_RULE_F_CLUSTER)
@@ -155,8 +159,8 @@ int rl_xdp(struct xdp_md *ctx)
 			rc_->passed_pkts++;
 			rc_->passed_bytes += bytes;
 		}
-		return rl_finish(XDP_PASS, RL_REASON_ADMITTED, pos, r->id, info.hash,
-				 info.overflow);
+		return rl_finish(XDP_PASS, RL_REASON_ADMITTED, pos, r->id, info.hash, info.overflow,
+				 info.unadmitted);
 	}
 
 	__u32 reason = RL_REASON_LIMITED;
@@ -167,7 +171,9 @@ int rl_xdp(struct xdp_md *ctx)
 		reason = RL_REASON_CAS_EXHAUSTED;
 		rl_count(RL_GC_CAS_EXHAUSTED, bytes);
 	}
-	rl_offender(r, &info.key, info.hash, now, res == RL_LIMIT_BLOCKED);
+	/* An unadmitted packet is reported as its shared key: one report for a whole flood. */
+	rl_offender(r, info.unadmitted ? &info.shared : &info.key, info.hash, now,
+		    res == RL_LIMIT_BLOCKED);
 
 	if (r->action == RL_ACTION_MONITOR) {
 		if (rc_) {
@@ -176,13 +182,14 @@ int rl_xdp(struct xdp_md *ctx)
 			rc_->passed_pkts++;
 			rc_->passed_bytes += bytes;
 		}
-		return rl_finish(XDP_PASS, reason, pos, r->id, info.hash, info.overflow);
+		return rl_finish(XDP_PASS, reason, pos, r->id, info.hash, info.overflow,
+				 info.unadmitted);
 	}
 	if (rc_) {
 		rc_->dropped_pkts++;
 		rc_->dropped_bytes += bytes;
 	}
-	return rl_finish(XDP_DROP, reason, pos, r->id, info.hash, info.overflow);
+	return rl_finish(XDP_DROP, reason, pos, r->id, info.hash, info.overflow, info.unadmitted);
 }
 
 /* The data path's clock, for the controller: expiries it writes (runtime entries, cluster

@@ -73,10 +73,24 @@ Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& pre
   for (const auto* rule : order) {
     auto r = compile_limit(*rule, options);
     if (!r) return r.error();
+    auto budget = compile_new_sources(*rule, options);
+    if (!budget) return budget.error();
+    if (rule->new_sources) {
+      r->flags |= RL_RULE_F_NEW_SOURCES;
+      // The budget is judged with the rule's clock: the precise one if either needs it.
+      r->flags |= budget->flags & RL_RULE_F_PRECISE_CLOCK;
+    }
     out.rules.push_back(*r);
+    out.new_sources.push_back(*budget);
     out.names.push_back(rule->name);
   }
   if (auto s = assign_identities(previous, out); !s) return s.error();
+  for (size_t pos = 0; pos < out.rules.size(); pos++)
+    if (out.rules[pos].flags & RL_RULE_F_NEW_SOURCES) {
+      // Budget keys carry the rule's id, so they start fresh exactly when the rule's keys do.
+      out.new_sources[pos].id = out.rules[pos].id;
+      out.new_sources[pos].stats_slot = out.rules[pos].stats_slot;
+    }
 
   out.config.rule_count = static_cast<uint32_t>(out.rules.size());
   out.config.rule_words = static_cast<uint32_t>((out.rules.size() + 63) / 64);

@@ -100,6 +100,22 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
   return r;
 }
 
+Result<rl_rule> compile_new_sources(const policy::Rule& rule, const CompileOptions& options) {
+  if (!rule.new_sources) return rl_rule{};
+  const policy::NewSources& ns = *rule.new_sources;
+  policy::Rule budget;
+  budget.name = rule.name;
+  budget.where = rule.where;
+  budget.limit = {Algorithm::kTokenBucket, ns.rate, ns.burst};
+  budget.key = ns.key;
+  budget.v4_prefix = ns.v4_prefix;
+  budget.v6_prefix = ns.v6_prefix;
+  budget.report = false;
+  auto r = compile_limit(budget, options);
+  if (!r) return r.error().wrap("new_sources");
+  return r;
+}
+
 // A node's share of a fleet limit is amount / nodes per window; each CPU counts its own part.
 // A CPU asks rld for an early sync every quarter of its part (a power of two, so the data path
 // tests one mask), which bounds what a node admits beyond its share between two syncs.

@@ -12,12 +12,20 @@ namespace rl::daemon {
 std::string key_text(uint8_t kind, uint8_t family, const __u32 addr[4], uint16_t dport,
                      uint8_t v4_prefix, uint8_t v6_prefix) {
   if (kind == RL_KEY_RULE) return "*";
-  char buf[INET6_ADDRSTRLEN + 8];
+  if (kind == RL_KEY_UNADMITTED && family == 0) return "new:*";
+  char buf[INET6_ADDRSTRLEN + 16];
   char* const end = buf + sizeof(buf);
   char* p = buf;
+  if (kind == RL_KEY_UNADMITTED) {
+    // New sources without a budget token, sharing one bucket per prefix: "new:198.18.1.0/24".
+    std::memcpy(p, "new:", 4);
+    p += 4;
+    kind = RL_KEY_SRC_PREFIX;
+    v4_prefix = v6_prefix = static_cast<uint8_t>(dport);
+  }
   if (family == 6) {
-    if (!inet_ntop(AF_INET6, addr, buf, INET6_ADDRSTRLEN)) return "?";
-    p += std::strlen(buf);
+    if (!inet_ntop(AF_INET6, addr, p, INET6_ADDRSTRLEN)) return "?";
+    p += std::strlen(p);
   } else {
     // As inet_ntop writes it: four decimal bytes, no leading zeros.
     const auto* b = reinterpret_cast<const uint8_t*>(addr);

@@ -239,13 +239,17 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
   if (auto s = clear_generation(next); !s) return s.error().wrap("clear generation");
 
   MapRef<uint32_t, rl_rule> rules(bpf_map__fd(skel_->maps.rl_rules), "rl_rules");
+  MapRef<uint32_t, rl_rule> budgets(bpf_map__fd(skel_->maps.rl_new_sources), "rl_new_sources");
   MapRef<uint32_t, rl_rule_meta> meta(bpf_map__fd(skel_->maps.rl_rule_meta), "rl_rule_meta");
   PerCpuArrayRef<rl_rule_counters> stats(bpf_map__fd(skel_->maps.rl_rule_stats), "rl_rule_stats");
   for (uint32_t slot : rs.new_slots)
     if (auto s = stats.reset(slot); !s) return s;
   for (size_t pos = 0; pos < rs.rules.size(); pos++) {
     const rl_rule& r = rs.rules[pos];
-    if (auto s = rules.update(next * RL_MAX_RULES + static_cast<uint32_t>(pos), r); !s) return s;
+    const uint32_t idx = next * RL_MAX_RULES + static_cast<uint32_t>(pos);
+    if (pos < rs.new_sources.size())
+      if (auto s = budgets.update(idx, rs.new_sources[pos]); !s) return s;
+    if (auto s = rules.update(idx, r); !s) return s;
     rl_rule_meta m{};
     std::strncpy(m.name, rs.names[pos].c_str(), sizeof(m.name) - 1);
     m.signature = rs.ids.by_name.at(rs.names[pos]).signature;

@@ -96,6 +96,14 @@ constexpr GlobalCounter kGlobalCounters[] = {
      "Packets dropped (or monitored) because the fleet used up their key's cluster limit; a "
      "subset of the rules' dropped and monitored packets.",
      "rl_cluster_limited_bytes_total", "Bytes of cluster-limited packets.", nullptr},
+    {RL_GC_NEW_UNADMITTED, "rl_new_source_unadmitted_packets_total",
+     "Packets of new keys that found no token in their rule's new-source budget: judged by the "
+     "rule's shared bucket for new sources, without creating a key.",
+     "rl_new_source_unadmitted_bytes_total", "Bytes of unadmitted new-source packets.", nullptr},
+    {RL_GC_REPORTS_SHED, "rl_offender_reports_shed_total",
+     "Offender events not written because all keys together reached the report cap (1,000 per "
+     "second).",
+     nullptr, nullptr, nullptr},
 };
 
 // A counter added to the ABI must get a name here, not vanish from the exposition.

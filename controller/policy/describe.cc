@@ -66,6 +66,12 @@ std::string describe_limit(const Rule& r) {
   if (r.key == KeyKind::kSourcePrefix)
     out += " /" + std::to_string(r.v4_prefix) + " /" + std::to_string(r.v6_prefix);
   if (r.cluster) out += ", cluster " + format_rate(r.cluster->rate);
+  if (const auto& ns = r.new_sources) {
+    out += ", new sources " + format_rate(ns->rate) + " burst " + std::to_string(ns->burst) +
+           " per " + key_name(ns->key);
+    if (ns->key == KeyKind::kSourcePrefix)
+      out += " /" + std::to_string(ns->v4_prefix) + " /" + std::to_string(ns->v6_prefix);
+  }
   return out;
 }
 

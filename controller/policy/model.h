@@ -66,6 +66,18 @@ struct ClusterLimit {
   RedisFailure on_redis_failure = RedisFailure::kOpen;
 };
 
+// A budget for keys that the data path does not hold yet: a new key needs one of its tokens to
+// get a bucket of its own; without one it is judged by the rule's limit on one bucket shared by
+// all such keys of the rule (key kRule) or of their source prefix (key kSourcePrefix).
+struct NewSources {
+  Rate rate;           // new keys per period; always a packet rate
+  uint64_t burst = 0;  // 0 in a parsed policy: rate.amount
+  KeyKind key = KeyKind::kRule;
+  uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix
+  uint8_t v6_prefix = 48;
+  bool operator==(const NewSources&) const = default;
+};
+
 struct Rule {
   std::string name;
   int priority = 0;  // lower is evaluated first; ties keep file order
@@ -78,6 +90,7 @@ struct Rule {
   uint64_t block_ns = 0;  // drop everything from a key for this long once it exceeds
   bool report = true;     // log offenders
   std::optional<ClusterLimit> cluster;
+  std::optional<NewSources> new_sources;
   SourceLocation where;
 };
 

@@ -12,14 +12,14 @@ constexpr int kDefaultPriority = 100;
 // A block is added to nanosecond timestamps; a year is plenty and far from overflow.
 constexpr uint64_t kMaxBlockNs = uint64_t{365} * 24 * 3600 * 1'000'000'000;
 
-const Schema kRuleSchema{
-    "in rule",
-    {"name", "priority", "match", "limit", "key", "prefix", "action", "block", "report", "cluster"},
-    {{{"sources", "protocol", "ports", "port", "tcp_flags", "icmp_types"},
-      "it belongs under match:"},
-     {{"algorithm", "rate", "burst"}, "it belongs under limit:"},
-     {{"on_redis_failure"}, "it belongs under cluster:"},
-     {{"ipv4", "ipv6"}, "it belongs under prefix:"}}};
+const Schema kRuleSchema{"in rule",
+                         {"name", "priority", "match", "limit", "key", "prefix", "action", "block",
+                          "report", "cluster", "new_sources"},
+                         {{{"sources", "protocol", "ports", "port", "tcp_flags", "icmp_types"},
+                           "it belongs under match:"},
+                          {{"algorithm", "rate", "burst"}, "it belongs under limit:"},
+                          {{"on_redis_failure"}, "it belongs under cluster:"},
+                          {{"ipv4", "ipv6"}, "it belongs under prefix:"}}};
 
 const Schema kLimitSchema{"in limit",
                           {"algorithm", "rate", "burst"},
@@ -29,6 +29,8 @@ const Schema kLimitSchema{"in limit",
 const Schema kPrefixSchema{"in prefix", {"ipv4", "ipv6"}, {}};
 
 const Schema kClusterSchema{"in cluster", {"rate", "on_redis_failure"}, {}};
+
+const Schema kNewSourcesSchema{"in new_sources", {"rate", "burst", "key", "prefix"}, {}};
 
 std::optional<std::string> read_name(Reader& r, const Field& f) {
   auto name = scalar(r, f, "name must be a string");
@@ -139,13 +141,14 @@ bool read_limit(Reader& r, const Field& f, Limit& limit) {
   return true;
 }
 
-void read_prefix(Reader& r, const Field& f, Rule& rule) {
+// `prefix: {ipv4: N, ipv6: M}`, for the rule's key or its new-source budget's.
+void read_prefix(Reader& r, const Field& f, uint8_t& v4_prefix, uint8_t& v6_prefix) {
   if (!expect_map(r, f, "prefix")) return;
   Fields fields(r, f.value, kPrefixSchema);
   if (const Field* v4 = fields.get("ipv4"))
-    if (auto n = integer(r, *v4, "prefix ipv4", 0, 32)) rule.v4_prefix = static_cast<uint8_t>(*n);
+    if (auto n = integer(r, *v4, "prefix ipv4", 0, 32)) v4_prefix = static_cast<uint8_t>(*n);
   if (const Field* v6 = fields.get("ipv6"))
-    if (auto n = integer(r, *v6, "prefix ipv6", 0, 128)) rule.v6_prefix = static_cast<uint8_t>(*n);
+    if (auto n = integer(r, *v6, "prefix ipv6", 0, 128)) v6_prefix = static_cast<uint8_t>(*n);
 }
 
 void read_cluster(Reader& r, const Field& f, Rule& rule, bool limit_rate_ok) {
@@ -177,6 +180,53 @@ void read_cluster(Reader& r, const Field& f, Rule& rule, bool limit_rate_ok) {
     if (v) cluster.on_redis_failure = *v;
   }
   if (ok) rule.cluster = cluster;
+}
+
+void read_new_sources(Reader& r, const Field& f, Rule& rule, bool rule_key_ok) {
+  if (!expect_map(r, f, "new_sources")) return;
+  Fields fields(r, f.value, kNewSourcesSchema);
+  size_t errors_before = r.error_count();
+  if (rule_key_ok && rule.key == KeyKind::kRule)
+    r.error(f.key_at,
+            "new_sources needs a key per source (source, source_prefix or source_port); with "
+            "key: rule every packet already shares one bucket");
+  NewSources ns;
+  const Field* rate_field = fields.get("rate");
+  std::optional<Rate> rate;
+  if (!rate_field)
+    r.error(f.at, "new_sources is missing required key 'rate'");
+  else
+    rate = read_rate(r, *rate_field, "new_sources rate");
+  if (rate && rate->unit != Unit::kPackets) {
+    r.error(rate_field->at, "new_sources rate counts new keys: use a rate like 2000/s");
+    rate.reset();
+  }
+  const Field* burst_field = fields.get("burst");
+  if (rate) {
+    ns.rate = *rate;
+    ns.burst = rate->amount;
+    if (burst_field)
+      if (auto b = read_burst(r, *burst_field, Unit::kPackets)) ns.burst = *b;
+    Limit as_bucket{Algorithm::kTokenBucket, ns.rate, ns.burst};
+    for (const auto& problem : check_limit(as_bucket, burst_field != nullptr)) {
+      bool at_burst = problem.field == LimitProblem::Field::kBurst;
+      r.error(at_burst ? burst_field->at : rate_field->at, "new_sources " + problem.message);
+    }
+  }
+  bool key_ok = true;
+  if (const Field* key = fields.get("key")) {
+    auto k = choice<KeyKind>(r, *key, "new_sources key",
+                             {{"rule", KeyKind::kRule}, {"source_prefix", KeyKind::kSourcePrefix}});
+    if (k) ns.key = *k;
+    key_ok = k.has_value();
+  }
+  if (const Field* prefix = fields.get("prefix")) {
+    if (key_ok && ns.key != KeyKind::kSourcePrefix)
+      r.error(prefix->key_at, "prefix is only valid with key: source_prefix");
+    else
+      read_prefix(r, *prefix, ns.v4_prefix, ns.v6_prefix);
+  }
+  if (r.error_count() == errors_before) rule.new_sources = ns;
 }
 
 }  // namespace
@@ -227,7 +277,7 @@ std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node) {
     if (key_ok && rule.key != KeyKind::kSourcePrefix)
       r.error(prefix->key_at, "prefix is only valid with key: source_prefix");
     else
-      read_prefix(r, *prefix, rule);
+      read_prefix(r, *prefix, rule.v4_prefix, rule.v6_prefix);
   }
   if (const Field* action = fields.get("action")) {
     auto a = choice<Action>(r, *action, "action",
@@ -249,6 +299,7 @@ std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node) {
     if (auto b = boolean(r, *report, "report")) rule.report = *b;
   }
   if (const Field* cluster = fields.get("cluster")) read_cluster(r, *cluster, rule, limit_rate_ok);
+  if (const Field* ns = fields.get("new_sources")) read_new_sources(r, *ns, rule, key_ok);
   d.valid = r.error_count() == errors_before;
   return d;
 }

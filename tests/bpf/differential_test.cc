@@ -109,6 +109,17 @@ class Gen {
     r.v6_prefix = 32 + u(97);
     r.action = coin(25) ? policy::Action::kMonitor : policy::Action::kDrop;
     if (coin(20)) r.block_ns = (1 + u(3)) * kSec / 2;
+    if (r.key != policy::KeyKind::kRule && coin(30)) {
+      policy::NewSources ns;
+      ns.rate = {1 + u(4), coin() ? kSec : kSec / 10, policy::Unit::kPackets};
+      ns.burst = 1 + u(3);
+      if (coin()) {
+        ns.key = policy::KeyKind::kSourcePrefix;
+        ns.v4_prefix = 16 + u(17);
+        ns.v6_prefix = 32 + u(97);
+      }
+      r.new_sources = ns;
+    }
     return r;
   }
 
@@ -163,7 +174,7 @@ class Gen {
 class DifferentialTest : public BpfTest {};
 
 TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
-  uint64_t decisions = 0, limited = 0;
+  uint64_t decisions = 0, limited = 0, unadmitted = 0;
   std::map<uint32_t, uint64_t> by_reason;
   for (uint32_t seed = 1; seed <= 60; seed++) {
     Gen g(seed);
@@ -182,15 +193,18 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
       ASSERT_EQ(got.reason, want.reason) << "seed " << seed << " packet " << i;
       ASSERT_EQ(got.verdict, want.verdict) << "seed " << seed << " packet " << i;
       ASSERT_EQ(got.rule_pos, want.rule_pos) << "seed " << seed << " packet " << i;
+      ASSERT_EQ(got.unadmitted != 0, want.unadmitted) << "seed " << seed << " packet " << i;
       decisions++;
       by_reason[want.reason]++;
       limited += want.reason == RL_REASON_LIMITED || want.reason == RL_REASON_BLOCKED;
+      unadmitted += want.unadmitted;
     }
   }
-  // The generator must exercise the limiters, not only the matcher.
+  // The generator must exercise the limiters and the new-source budgets, not only the matcher.
   EXPECT_GT(limited, decisions / 20);
-  std::printf("differential: %lu decisions, %lu limited or blocked\n", (unsigned long)decisions,
-              (unsigned long)limited);
+  EXPECT_GT(unadmitted, decisions / 200);
+  std::printf("differential: %lu decisions, %lu limited or blocked, %lu unadmitted\n",
+              (unsigned long)decisions, (unsigned long)limited, (unsigned long)unadmitted);
   for (auto [reason, n] : by_reason) std::printf("  reason %u: %lu\n", reason, (unsigned long)n);
 }
 

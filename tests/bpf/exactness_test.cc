@@ -80,5 +80,31 @@ TEST_F(ExactnessTest, BytesAndAggregateKey) {
   EXPECT_EQ(counters("agg").passed_pkts, 10000u);
 }
 
+// A flood of distinct sources on both CPUs (the program varies each packet's IPv6 source, see
+// rl_bench_src_spread) against one new-source budget: exactly the budget's burst of sources gets
+// a bucket, and every other packet is judged by the one shared bucket.
+TEST_F(ExactnessTest, NewSourceBudgetGrantsExactlyItsBurst) {
+  LoadOptions o;
+  o.key_capacity = 1 << 20;  // no set fills up: every token finds room
+  o.bench_src_spread = 1u << 30;
+  auto dp = BpfDatapath::load(o);
+  ASSERT_TRUE(dp.ok()) << dp.error().str();
+  dp_ = std::move(*dp);
+  dp_->set_clock(kT0);
+  policy::Policy p;
+  auto r = token_bucket("flooded", 1, 1);
+  policy::NewSources ns;
+  ns.rate = per_second(1000);
+  ns.burst = 5000;
+  r.new_sources = ns;
+  p.rules = {r};
+  apply(p);
+  auto f = packet::Builder().ipv6("2001:db8::1", "2001:db8:ff::2").udp(40000, 53).build();
+  contend(f, 20000);
+  EXPECT_EQ(counters("flooded").passed_pkts, 5000u + 1) << "the budget, plus the shared bucket";
+  EXPECT_EQ(global(RL_GC_NEW_UNADMITTED), 40000u - 5000);
+  EXPECT_EQ(global(RL_GC_CAS_EXHAUSTED), 0u);
+}
+
 }  // namespace
 }  // namespace rl::testing

@@ -141,6 +141,11 @@ TEST(Collector, GlobalCountersByName) {
        "rl_cluster_limited_packets_total",
        "rl_cluster_limited_bytes_total",
        {}},
+      {RL_GC_NEW_UNADMITTED,
+       "rl_new_source_unadmitted_packets_total",
+       "rl_new_source_unadmitted_bytes_total",
+       {}},
+      {RL_GC_REPORTS_SHED, "rl_offender_reports_shed_total", nullptr, {}},
   };
   ASSERT_EQ(std::size(expected), size_t(RL_GC_MAX));
   auto fams = collect_fixture();

@@ -72,6 +72,20 @@ bool Model::take(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) 
   return true;
 }
 
+Model::Key Model::key_of(int pos, uint8_t kind, policy::KeyKind key, uint8_t v4, uint8_t v6,
+                         const Packet& p) const {
+  Key k{pos, kind, 0, {}, 0};
+  if (key == policy::KeyKind::kRule) return k;
+  std::get<2>(k) = p.src.family;
+  uint8_t len = static_cast<uint8_t>(p.src.width());
+  if (key == policy::KeyKind::kSourcePrefix) len = p.src.family == 4 ? v4 : v6;
+  std::get<3>(k) = Prefix::of(p.src, len).addr.bytes;
+  if (key == policy::KeyKind::kSourceAddressPort && p.has_l4 &&
+      (p.port_kind == RL_PORT_KIND_TCP || p.port_kind == RL_PORT_KIND_UDP))
+    std::get<4>(k) = p.l4_index;
+  return k;
+}
+
 Decision Model::decide(const std::vector<uint8_t>& frame, uint64_t now) {
   Packet p = parse(frame);
   if (p.kind == Packet::kNonIp) return {XDP_PASS, RL_REASON_NON_IP, -1};
@@ -92,16 +106,21 @@ Decision Model::decide(const std::vector<uint8_t>& frame, uint64_t now) {
   for (size_t pos = 0; pos < order_.size(); pos++) {
     const policy::Rule& r = *order_[pos];
     if (!matches(r, p)) continue;
-    Key key{static_cast<int>(pos), 0, {}, 0};
-    if (r.key != policy::KeyKind::kRule) {
-      std::get<1>(key) = p.src.family;
-      uint8_t len = static_cast<uint8_t>(p.src.width());
-      if (r.key == policy::KeyKind::kSourcePrefix)
-        len = p.src.family == 4 ? r.v4_prefix : r.v6_prefix;
-      std::get<2>(key) = Prefix::of(p.src, len).addr.bytes;
-      if (r.key == policy::KeyKind::kSourceAddressPort && p.has_l4 &&
-          (p.port_kind == RL_PORT_KIND_TCP || p.port_kind == RL_PORT_KIND_UDP))
-        std::get<3>(key) = p.l4_index;
+    Key key = key_of(static_cast<int>(pos), 0, r.key, r.v4_prefix, r.v6_prefix, p);
+    // A key the table does not hold needs a token from the rule's new-source budget (a token
+    // bucket per rule or per prefix); without one the rule's limit on the shared key decides.
+    bool unadmitted = false;
+    if (r.new_sources && !state_.count(key)) {
+      const auto& ns = *r.new_sources;
+      policy::Rule budget;
+      budget.limit = {Algorithm::kTokenBucket, ns.rate, ns.burst};
+      Key bk =
+          key_of(static_cast<int>(pos), RL_KEY_NEW_BUDGET, ns.key, ns.v4_prefix, ns.v6_prefix, p);
+      if (!take(budget, state_[bk], now, 0)) {
+        unadmitted = true;
+        key =
+            key_of(static_cast<int>(pos), RL_KEY_UNADMITTED, ns.key, ns.v4_prefix, ns.v6_prefix, p);
+      }
     }
     State& s = state_[key];
     uint32_t reason = RL_REASON_ADMITTED;
@@ -113,7 +132,7 @@ Decision Model::decide(const std::vector<uint8_t>& frame, uint64_t now) {
       if (r.block_ns) s = State{.block_until = now + r.block_ns};
     }
     bool pass = reason == RL_REASON_ADMITTED || r.action == policy::Action::kMonitor;
-    return {pass ? XDP_PASS : XDP_DROP, reason, static_cast<int>(pos)};
+    return {pass ? XDP_PASS : XDP_DROP, reason, static_cast<int>(pos), unadmitted};
   }
   return {XDP_PASS, RL_REASON_UNMATCHED, -1};
 }

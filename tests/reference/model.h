@@ -33,6 +33,7 @@ struct Decision {
   uint32_t verdict = 0;  // XDP action
   uint32_t reason = 0;   // enum rl_reason
   int rule_pos = -1;
+  bool unadmitted = false;  // a new key without a new-source token, judged by the shared bucket
 };
 
 class Model {
@@ -49,7 +50,11 @@ class Model {
     uint64_t window = UINT64_MAX, count = 0, prev = 0;  // window algorithms
     uint64_t block_until = 0;
   };
-  using Key = std::tuple<int, uint8_t, std::array<uint8_t, 16>, uint16_t>;
+  // Rule position, kind (RL_KEY_* of the rule's own key, or RL_KEY_NEW_BUDGET/UNADMITTED),
+  // family, address (masked), port.
+  using Key = std::tuple<int, uint8_t, uint8_t, std::array<uint8_t, 16>, uint16_t>;
+  Key key_of(int pos, uint8_t kind, policy::KeyKind key, uint8_t v4, uint8_t v6,
+             const Packet& p) const;
 
   bool matches(const policy::Rule& r, const Packet& p) const;
   bool take(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) const;

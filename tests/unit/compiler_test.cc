@@ -35,6 +35,40 @@ bool filter_hit(const CompiledRuleSet& c, const Address& a) {
   return (c.source_filter[fam6][h >> 6] >> (h & 63)) & 1;
 }
 
+// A rule's new-source budget compiles to a token bucket at the rule's position, carrying the
+// rule's identity, so that budget keys start fresh exactly when the rule's own keys do.
+TEST(Compiler, NewSourceBudgetAtTheRulesPosition) {
+  policy::Policy p;
+  auto plain = token_bucket("plain", 10, 10);
+  auto guarded = token_bucket("guarded", 3, 5);
+  policy::NewSources ns;
+  ns.rate = per_second(1000);
+  ns.burst = 2000;
+  ns.key = policy::KeyKind::kSourcePrefix;
+  ns.v4_prefix = 24;
+  ns.v6_prefix = 48;
+  guarded.new_sources = ns;
+  p.rules = {plain, guarded};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok()) << c.error().str();
+  ASSERT_EQ(c->new_sources.size(), 2u);
+  EXPECT_FALSE(c->rules[0].flags & RL_RULE_F_NEW_SOURCES);
+  EXPECT_EQ(c->new_sources[0].interval_fp, 0u);
+  ASSERT_TRUE(c->rules[1].flags & RL_RULE_F_NEW_SOURCES);
+  const rl_rule& b = c->new_sources[1];
+  EXPECT_EQ(b.id, c->rules[1].id);
+  EXPECT_EQ(b.stats_slot, c->rules[1].stats_slot);
+  EXPECT_EQ(b.algo, RL_ALGO_TOKEN_BUCKET);
+  EXPECT_EQ(b.cost_unit, RL_COST_PACKETS);
+  EXPECT_EQ(b.key_kind, RL_KEY_SRC_PREFIX);
+  EXPECT_EQ(b.v4_prefix, 24);
+  EXPECT_EQ(b.v6_prefix, 48);
+  EXPECT_EQ(b.interval_fp, 1'000'000ULL << 16);  // 1 ms per new source
+  EXPECT_EQ(b.burst_ns, 2000 * 1'000'000ULL);
+  EXPECT_EQ(b.block_ns, 0u);
+  EXPECT_FALSE(b.flags & RL_RULE_F_REPORT);
+}
+
 TEST(Compiler, EmptyPolicyHasDefaultsOnly) {
   auto c = compile({});
   ASSERT_TRUE(c.ok());

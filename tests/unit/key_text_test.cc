@@ -41,6 +41,11 @@ TEST(KeyText, EveryKind) {
   EXPECT_EQ(text(RL_KEY_SRC_PREFIX, v6, 0, 24, 64), "2001:db8:1::/64");
   EXPECT_EQ(text(RL_KEY_SRC_ADDR_DPORT, *Address::parse("2001:db8::1"), 443), "2001:db8::1|443");
   EXPECT_EQ(text(RL_KEY_SRC_ADDR, *Address::parse("255.255.255.255")), "255.255.255.255");
+  __u32 none[4] = {};
+  EXPECT_EQ(key_text(RL_KEY_UNADMITTED, 0, none, 0, 24, 64), "new:*");
+  EXPECT_EQ(text(RL_KEY_UNADMITTED, *Address::parse("198.18.1.0"), 24, 32, 128),
+            "new:198.18.1.0/24");
+  EXPECT_EQ(text(RL_KEY_UNADMITTED, *Address::parse("2001:db8:7::"), 48), "new:2001:db8:7::/48");
 }
 
 }  // namespace

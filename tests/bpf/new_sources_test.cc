@@ -1,0 +1,119 @@
+// New-source budgets: what a flood of never-repeating sources gets past a per-source rule, against
+// the formula (budget burst + rate, plus the rule's own limit on the shared key), with the
+// controlled clock; and what a known source keeps meanwhile.
+#include <arpa/inet.h>
+
+#include "fixture.h"
+
+namespace rl::testing {
+namespace {
+
+class NewSourcesTest : public BpfTest {
+ protected:
+  void at(uint64_t ns) { dp_->set_clock(kT0 + ns); }
+
+  // A per-source rule (rate/s, burst) with a new-source budget of budget_rate/s, budget_burst.
+  static policy::Rule budgeted(uint64_t rate, uint64_t burst, uint64_t budget_rate,
+                               uint64_t budget_burst) {
+    policy::Rule r = token_bucket("guarded", rate, burst);
+    policy::NewSources ns;
+    ns.rate = per_second(budget_rate);
+    ns.burst = budget_burst;
+    r.new_sources = ns;
+    return r;
+  }
+
+  // One packet from each of n sources that were never seen, 198.18.(first / 256).(first % 256)
+  // onwards; returns how many passed.
+  int flood(uint32_t first, uint32_t n) {
+    int ok = 0;
+    for (uint32_t i = first; i < first + n; i++) {
+      auto d = send(udp4("198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256)));
+      ok += d.verdict == XDP_PASS;
+    }
+    return ok;
+  }
+};
+
+// Each admitted new source passes its first packet; the rest share the rule's own bucket.
+TEST_F(NewSourcesTest, BudgetBoundsAFloodOfDistinctSources) {
+  policy::Policy p;
+  p.rules = {budgeted(1, 1, 10, 20)};  // 1/s burst 1 per source; 10 new sources/s, burst 20
+  apply(p);
+  EXPECT_EQ(flood(0, 1000), 20 + 1) << "the budget's burst, plus the shared bucket's burst";
+  EXPECT_EQ(global(RL_GC_NEW_UNADMITTED), 980u);
+  auto d = send(udp4("198.18.200.1"));
+  EXPECT_EQ(d.unadmitted, 1u);
+  EXPECT_EQ(d.reason, RL_REASON_LIMITED);
+
+  at(kSec / 2);  // 5 budget tokens back; the shared 1/s bucket is still empty
+  EXPECT_EQ(flood(1000, 1000), 5);
+  at(kSec);  // 5 more tokens, and the shared bucket has one packet again
+  EXPECT_EQ(flood(2000, 1000), 5 + 1);
+  auto c = counters("guarded");
+  EXPECT_EQ(c.passed_pkts, 21u + 5 + 6);
+  EXPECT_EQ(c.dropped_pkts, 3001u - c.passed_pkts);
+}
+
+// A source known before the flood is judged by its own bucket throughout.
+TEST_F(NewSourcesTest, KnownSourcesKeepTheirOwnRate) {
+  policy::Policy p;
+  p.rules = {budgeted(10, 5, 1, 1)};
+  apply(p);
+  auto known = udp4("192.0.2.7");
+  EXPECT_EQ(send(known).reason, RL_REASON_ADMITTED);  // takes the budget's only token
+  EXPECT_EQ(flood(0, 500), 5) << "unadmitted sources share one 10/s burst 5 bucket";
+  EXPECT_EQ(passed(known, 10), 4) << "the rest of its own burst of 5";
+  at(kSec);
+  EXPECT_EQ(flood(500, 500), 1 + 5) << "one budget token, the shared bucket full again";
+  EXPECT_EQ(passed(known, 20), 5) << "its own burst, full again";
+  EXPECT_EQ(send(known).unadmitted, 0u);
+}
+
+// With key: source_prefix every /24 has its own budget and its own shared bucket.
+TEST_F(NewSourcesTest, PerPrefixBudgets) {
+  policy::Policy p;
+  auto r = budgeted(1, 1, 1, 2);
+  r.new_sources->key = policy::KeyKind::kSourcePrefix;
+  r.new_sources->v4_prefix = 24;
+  p.rules = {r};
+  apply(p);
+  EXPECT_EQ(flood(0, 100), 2 + 1) << "198.18.0.0/24: its budget's 2, its shared bucket's 1";
+  EXPECT_EQ(flood(256, 100), 2 + 1) << "198.18.1.0/24 is not affected by the first /24";
+  EXPECT_EQ(flood(512 + 200, 10), 2 + 1);
+}
+
+// An unadmitted flood is reported as its shared key, not once per source.
+TEST_F(NewSourcesTest, UnadmittedSourcesReportAsOneKey) {
+  policy::Policy p;
+  p.rules = {budgeted(1, 1, 1, 1)};
+  apply(p);
+  flood(0, 2000);
+  EXPECT_EQ(global(RL_GC_REPORTS), 1u);
+}
+
+// Reports from all keys together stop at the cap, whatever the number of keys over their limit.
+TEST_F(NewSourcesTest, ReportsAreCappedAcrossKeys) {
+  policy::Policy p;
+  p.rules = {token_bucket("plain", 1, 1)};
+  apply(p);
+  for (uint32_t i = 0; i < 2000; i++) {
+    auto f = udp4("198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256));
+    send(f);
+    send(f);  // over the limit: due a report
+  }
+  EXPECT_EQ(global(RL_GC_REPORTS), uint64_t{RL_REPORTS_PER_SEC});
+  // Keys sharing an rl_offenders slot suppress each other before the cap is asked.
+  EXPECT_GT(global(RL_GC_REPORTS_SHED), 900u);
+  EXPECT_LE(global(RL_GC_REPORTS) + global(RL_GC_REPORTS_SHED), 2000u);
+  at(kSec / 10);  // a tenth of the cap is back
+  for (uint32_t i = 3000; i < 3500; i++) {
+    auto f = udp4("198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256));
+    send(f);
+    send(f);
+  }
+  EXPECT_EQ(global(RL_GC_REPORTS), uint64_t{RL_REPORTS_PER_SEC} * 11 / 10);
+}
+
+}  // namespace
+}  // namespace rl::testing
