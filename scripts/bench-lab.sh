@@ -33,7 +33,7 @@ measure() {
   local t0 t1 c0 c1
   c0=$(cpu_ticks); t0=$(date +%s.%N)
   ip netns exec $lab-cli "$build/tools/rlsend/rlsend" --iface rlc0 --dst-mac "$mac" --quiet \
-    --src "$src" --sources "$sources" --dst 198.19.0.2 --proto udp --dport 9 --count "$packets" \
+    --src "$src" --sources "$sources" --dst 192.0.2.2 --proto udp --dport 9 --count "$packets" \
     --max-seconds 60 >/dev/null
   c1=$(cpu_ticks); t1=$(date +%s.%N)
   echo "$c0 $c1 $hz $packets $t0 $t1" | awk '{printf "%.0f %.2f", ($2 - $1) / $3 * 1e9 / $4, $4 / ($6 - $5) / 1e6}'

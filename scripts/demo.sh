@@ -33,11 +33,11 @@ mac=$(ip netns exec $lab-srv cat /sys/class/net/rls0/address)
 send() { ip netns exec $lab-cli "$build/tools/rlsend/rlsend" --iface rlc0 --dst-mac "$mac" --quiet "$@"; }
 echo
 echo "== flood: 4,000 TCP SYNs to port 80 from 40 spoofed sources (web.yaml: 3/s, burst 5 per source)"
-send --src 198.18.100.0/24 --sources 40 --dst 198.19.0.2 --proto tcp --syn --dport 80 --count 4000 --rate 4000
+send --src 198.18.100.0/24 --sources 40 --dst 192.0.2.2 --proto tcp --syn --dport 80 --count 4000 --rate 4000
 echo "== flood: 3,000 DNS queries from one IPv6 /64 (dns.yaml: 200/s, burst 400 per /64)"
-send --src 2001:db8:77::/64 --sources 300 --dst 2001:db8:ff::2 --proto udp --dport 53 --count 3000 --rate 3000
+send --src 2001:db8:77::/64 --sources 300 --dst 3fff:0:ff::2 --proto udp --dport 53 --count 3000 --rate 3000
 echo "== 500 SSH SYNs from one source (monitor.yaml: counted, not dropped)"
-send --src 198.18.101.1 --dst 198.19.0.2 --proto tcp --syn --dport 22 --count 500 --rate 2000
+send --src 198.18.101.1 --dst 192.0.2.2 --proto tcp --syn --dport 22 --count 500 --rate 2000
 sleep 1
 
 echo

@@ -7,9 +7,9 @@
 #
 # Then, for example:
 #   ip netns exec rl-demo-cli build/tools/rlsend/rlsend --iface rlc0 --dst-mac <server MAC> \
-#     --src 198.18.200.0/24 --sources 100 --dst 198.19.0.2 --dport 9000 --count 1000
+#     --src 198.18.200.0/24 --sources 100 --dst 192.0.2.2 --dport 9000 --count 1000
 #
-# Addresses: client 198.19.0.1/30 2001:db8:ff::1/64, server 198.19.0.2/30 2001:db8:ff::2/64.
+# Addresses: client 192.0.2.1/30 3fff:0:ff::1/64, server 192.0.2.2/30 3fff:0:ff::2/64.
 # Spoofed sources come from the rest of 198.18.0.0/15 and 2001:db8::/32.
 set -euo pipefail
 
@@ -98,8 +98,8 @@ up() {
   local cmac smac
   cmac=$(ip netns exec "$cli" cat /sys/class/net/$cif/address)
   smac=$(ip netns exec "$srv" cat /sys/class/net/$sif/address)
-  setup_end "$cli" "$cif" 198.19.0.1 2001:db8:ff::1 198.19.0.2 2001:db8:ff::2 "$smac"
-  setup_end "$srv" "$sif" 198.19.0.2 2001:db8:ff::2 198.19.0.1 2001:db8:ff::1 "$cmac"
+  setup_end "$cli" "$cif" 192.0.2.1 3fff:0:ff::1 192.0.2.2 3fff:0:ff::2 "$smac"
+  setup_end "$srv" "$sif" 192.0.2.2 3fff:0:ff::2 192.0.2.1 3fff:0:ff::1 "$cmac"
   trap - ERR
   # The link-local addresses come up a moment later (linkwatch); wait, so the lab is quiet.
   for _ in $(seq 500); do

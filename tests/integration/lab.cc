@@ -73,8 +73,9 @@ const char* const kNamespaceSysctls[] = {
 }  // namespace
 
 Result<Lab> Lab::create(LabOptions options) {
-  if (options.servers < 1 || options.servers > kMaxServers)
-    return Error{0, "lab: servers must be between 1 and " + std::to_string(kMaxServers)};
+  if (options.servers < 1 || options.servers + options.side_links > kMaxServers)
+    return Error{0, "lab: servers must be between 1 and " + std::to_string(kMaxServers) +
+                        ", side links included"};
   if (geteuid() != 0) return Error{EPERM, "lab: network namespaces need root"};
   if (options.reap_stale) {
     if (auto r = reap_stale(); !r)
@@ -97,7 +98,8 @@ Lab::Lab(Lab&& o) noexcept
       suffix_(std::move(o.suffix_)),
       client_ns_(std::move(o.client_ns_)),
       created_(std::exchange(o.created_, {})),
-      pairs_(std::move(o.pairs_)) {}
+      pairs_(std::move(o.pairs_)),
+      side_(std::move(o.side_)) {}
 
 Lab::~Lab() { destroy(); }
 
@@ -115,8 +117,16 @@ Status Lab::build(const LabOptions& options) {
   if (auto s = add_namespace(client_ns_); !s) return s;
   for (size_t i = 0; i < options.servers; i++)
     if (auto s = add_namespace("rl-" + tag_ + "-srv" + std::to_string(i)); !s) return s;
-  for (size_t i = 0; i < options.servers; i++)
-    if (auto s = add_pair(i); !s) return s;
+  for (size_t i = 0; i < options.servers; i++) {
+    auto p = add_pair(i, i);
+    if (!p) return p.error();
+    pairs_.push_back(*p);
+  }
+  for (size_t k = 0; k < options.side_links; k++) {
+    auto p = add_pair(options.servers + k, 0);
+    if (!p) return p.error();
+    side_.push_back(*p);
+  }
   return settle();
 }
 
@@ -125,7 +135,9 @@ Status Lab::settle() const {
   // address waits for linkwatch (rate-limited, up to a second) and is tentative for a moment
   // even without DAD. Handing the lab over before would race tests against that setup.
   auto until = std::chrono::steady_clock::now() + kCommandTimeout;
-  for (const auto& p : pairs_) {
+  std::vector<Pair> all = pairs_;
+  all.insert(all.end(), side_.begin(), side_.end());
+  for (const auto& p : all) {
     for (const Endpoint* e : {&p.client, &p.server}) {
       for (;;) {
         auto out = host(
@@ -153,30 +165,35 @@ Status Lab::add_namespace(const std::string& name) {
   return check(this->run(name, argv), name + ": sysctl");
 }
 
-Status Lab::add_pair(size_t i) {
+// Pair number i (its addresses and names) between the client and server `server`.
+Result<Pair> Lab::add_pair(size_t i, size_t server) {
   std::string n = std::to_string(i);
   char v6[48];
   auto v6_host = [&](int host) {
-    std::snprintf(v6, sizeof(v6), "2001:db8:ff:%zx::%d", i, host);
+    std::snprintf(v6, sizeof(v6), "3fff:0:ff:%zx::%d", i, host);
     return Address::parse(v6)->str();  // canonical, as ip and sockets print it
   };
-  std::string v4net = "198.19." + n + ".";
+  auto v4_host = [&](int host) { return "192.0.2." + std::to_string(4 * i + host); };
   Pair p;
-  p.client = {client_ns_, "rl" + suffix_ + "c" + n, 0, "", v4net + "1", v6_host(1)};
-  p.server = {"rl-" + tag_ + "-srv" + n, "rl" + suffix_ + "s" + n, 0, "", v4net + "2", v6_host(2)};
+  p.client = {client_ns_, "rl" + suffix_ + "c" + n, 0, "", v4_host(1), v6_host(1)};
+  p.server = {"rl-" + tag_ + "-srv" + std::to_string(server),
+              "rl" + suffix_ + "s" + n,
+              0,
+              "",
+              v4_host(2),
+              v6_host(2)};
 
   // Both ends are created directly in their namespaces: the pair never appears in the host's.
   auto out = host({"ip", "link", "add", p.client.ifname, "netns", p.client.ns, "type", "veth",
                    "peer", "name", p.server.ifname, "netns", p.server.ns});
-  if (auto s = check(out, "veth " + p.client.ifname + " <-> " + p.server.ifname); !s) return s;
+  if (auto s = check(out, "veth " + p.client.ifname + " <-> " + p.server.ifname); !s) return s.error();
   for (Endpoint* e : {&p.client, &p.server}) {
     auto read = read_endpoint(*e);
     if (!read) return read.error();
     *e = *read;
   }
-  if (auto s = configure_pair(p); !s) return s;
-  pairs_.push_back(p);
-  return {};
+  if (auto s = configure_pair(p); !s) return s.error();
+  return p;
 }
 
 Status Lab::configure_pair(const Pair& p) {

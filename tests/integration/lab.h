@@ -2,10 +2,10 @@
 // of N server namespaces. Nothing lives in the host's namespace and no namespace has a route
 // out, so generated traffic (spoofed sources included) stays between the lab's own ends.
 //
-// Addressing, pair i (servers 0..N-1):
-//   client  198.19.i.1/30  2001:db8:ff:i::1/64      server  198.19.i.2/30  2001:db8:ff:i::2/64
-// Tests draw spoofed sources from the rest of 198.18.0.0/15 and 2001:db8::/32 (198.18.0.0/16 and
-// 2001:db8::/48 are free); a source equal to a lab address would be dropped as martian.
+// Addressing, pair i (servers 0..N-1), outside the ranges spoofed sources come from:
+//   client  192.0.2.(4i+1)/30  3fff:0:ff:i::1/64      server  192.0.2.(4i+2)/30  3fff:0:ff:i::2/64
+// (192.0.2.0/24 and 3fff::/20 are documentation ranges, routed nowhere). Tests draw spoofed
+// sources from 198.18.0.0/15 and 2001:db8::/32, all of it free for them.
 //
 //   rl::testing::Lab lab;                             // or Lab(LabOptions{.servers = 3})
 //   auto out = lab.run(lab.client_ns(), {"ip", "addr"});
@@ -23,7 +23,10 @@
 namespace rl::testing {
 
 struct LabOptions {
-  size_t servers = 1;      // 1..kMaxServers server namespaces, one veth pair each
+  size_t servers = 1;  // 1..kMaxServers server namespaces, one veth pair each
+  // Further veth pairs between the client and server 0, each with addresses of its own: a path
+  // for legitimate traffic that a flood on pair(0) cannot crowd out of a shared receive ring.
+  size_t side_links = 0;
   bool reap_stale = true;  // first delete what crashed earlier runs left behind
 };
 
@@ -65,6 +68,7 @@ class Lab {
   const std::string& client_ns() const { return client_ns_; }
   const std::string& server_ns(size_t i = 0) const { return pairs_.at(i).server.ns; }
   const Pair& pair(size_t i = 0) const { return pairs_.at(i); }
+  const Pair& side_link(size_t k = 0) const { return side_.at(k); }
   size_t servers() const { return pairs_.size(); }
   std::vector<std::string> namespaces() const;     // client first
   const std::string& tag() const { return tag_; }  // "<pid>-<random>", in every name
@@ -93,7 +97,7 @@ class Lab {
   static Lab unwrap(Result<Lab> r);
   Status build(const LabOptions& options);
   Status add_namespace(const std::string& name);
-  Status add_pair(size_t i);
+  Result<Pair> add_pair(size_t i, size_t server);
   Status configure_pair(const Pair& p);
   Result<Endpoint> read_endpoint(Endpoint e) const;
   Status settle() const;
@@ -102,6 +106,7 @@ class Lab {
   std::string tag_, suffix_, client_ns_;  // suffix_: the random part, in interface names
   std::vector<std::string> created_;      // namespaces to delete, in creation order
   std::vector<Pair> pairs_;
+  std::vector<Pair> side_;  // LabOptions::side_links, to server 0
 };
 
 }  // namespace rl::testing

@@ -37,7 +37,7 @@ inline uint16_t free_port() {
 class RldTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto lab = Lab::create();
+    auto lab = Lab::create(lab_options_);
     ASSERT_TRUE(lab.ok()) << lab.error().str();
     lab_ = std::make_unique<Lab>(std::move(*lab));
     dir_ = std::filesystem::path("/tmp") / ("rl-it-" + lab_->tag());
@@ -65,7 +65,8 @@ class RldTest : public ::testing::Test {
     std::filesystem::rename(part, dir_ / "policies" / name);  // rld never sees half a file
   }
 
-  void start_rld() {
+  // rld on pair(0)'s server end and on every side link's, with `extra` flags.
+  void start_rld(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv = {"nsenter",
                                      "--net=/run/netns/" + lab_->server_ns(),
                                      RL_RLD_PATH,
@@ -83,6 +84,11 @@ class RldTest : public ::testing::Test {
                                      "100",
                                      "--key-capacity",
                                      "65536"};
+    for (size_t k = 0; k < lab_options_.side_links; k++) {
+      argv.push_back("--interface");
+      argv.push_back(lab_->side_link(k).server.ifname);
+    }
+    argv.insert(argv.end(), extra.begin(), extra.end());
     auto p = Process::spawn(argv);
     ASSERT_TRUE(p.ok()) << p.error().str();
     rld_ = std::make_unique<Process>(std::move(*p));
@@ -169,6 +175,7 @@ class RldTest : public ::testing::Test {
     return d.ok() ? d->got.received : ~0ULL;
   }
 
+  LabOptions lab_options_;  // set in a derived fixture's constructor to shape the lab
   std::unique_ptr<Lab> lab_;
   std::unique_ptr<Process> rld_;
   std::filesystem::path dir_;

@@ -51,8 +51,12 @@ std::vector<std::string> rlsend_argv(const Pair& pair, const SendSpec& spec) {
 }
 
 Result<SendSummary> send(const Lab& lab, size_t server, const SendSpec& spec) {
+  return send(lab, lab.pair(server), spec);
+}
+
+Result<SendSummary> send(const Lab& lab, const Pair& pair, const SendSpec& spec) {
   auto timeout = std::chrono::milliseconds(static_cast<int64_t>(spec.max_seconds * 1000) + 5000);
-  Output out = lab.run(lab.client_ns(), rlsend_argv(lab.pair(server), spec), timeout);
+  Output out = lab.run(lab.client_ns(), rlsend_argv(pair, spec), timeout);
   if (!out.ok()) return Error{0, "rlsend: " + out.describe()};
   return parse_send_summary(out.out);
 }

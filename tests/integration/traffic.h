@@ -40,6 +40,8 @@ struct SendSummary {
 std::vector<std::string> rlsend_argv(const Pair& pair, const SendSpec& spec);
 // Runs rlsend in the client namespace towards server i. An error unless it exits 0.
 Result<SendSummary> send(const Lab& lab, size_t server, const SendSpec& spec);
+// The same over any pair from the client namespace (a side link, say).
+Result<SendSummary> send(const Lab& lab, const Pair& pair, const SendSpec& spec);
 Result<SendSummary> parse_send_summary(const std::string& json);
 
 struct SinkSpec {

@@ -10,4 +10,10 @@ bool in_lab_range(const Prefix& p) {
 
 bool in_lab_range(const Address& a) { return in_lab_range(Prefix::of(a, a.width())); }
 
+bool is_lab_destination(const Address& a) {
+  static const Prefix kHosts4 = *Prefix::parse("192.0.2.0/24");
+  static const Prefix kHosts6 = *Prefix::parse("3fff::/20");
+  return in_lab_range(a) || kHosts4.contains(a) || kHosts6.contains(a);
+}
+
 }  // namespace rl::rlsend

@@ -66,9 +66,10 @@ Status validate(const Raw& raw, Options& o) {
   if (!in_lab_range(o.src))
     return Error{0, "--src " + o.src.str() +
                         " is outside the lab ranges 198.18.0.0/15 and 2001:db8::/32: refused"};
-  if (!in_lab_range(o.dst))
+  if (!is_lab_destination(o.dst))
     return Error{0, "--dst " + o.dst.str() +
-                        " is outside the lab ranges 198.18.0.0/15 and 2001:db8::/32: refused"};
+                        " is outside the lab ranges 198.18.0.0/15, 2001:db8::/32, 192.0.2.0/24 "
+                        "and 3fff::/20: refused"};
   if (o.src.addr.family != o.dst.family)
     return Error{0, "--src and --dst must be the same address family"};
 
