@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * rl_xdp: the rate limiter's XDP program. Order of decisions for a packet:
- *   parse -> runtime allow/deny -> policy allow/deny -> first matching rule -> its limiter.
+ *   parse -> runtime allow/deny -> policy allow/deny -> first matching rule -> its limiter
+ *   (for a key the table does not hold yet: the rule's new-source budget first, limiter.h).
  * The generation is read once per packet, so each packet sees one complete rule set.
  */
 #include <linux/bpf.h>
