@@ -81,6 +81,13 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const Config& cfg) {
 }
 
 Status Daemon::init() {
+  // Blocked before any thread starts (the metrics endpoint's, the cluster sync's): threads
+  // inherit the mask, so the signals wait for signalfd on the event loop instead of killing the
+  // process by their default action in whichever thread the kernel picks.
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+  if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return errno_error("block signals");
   if (auto s = prepare_pin_root(cfg_.pin_root); !s) return s;
   LoadOptions lo;
   lo.key_capacity = cfg_.key_capacity;
@@ -191,10 +198,6 @@ Status Daemon::init() {
 
   epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
   if (!epoll_) return errno_error("epoll_create1");
-  sigset_t mask;
-  sigemptyset(&mask);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
-  if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return errno_error("block signals");
   signals_.reset(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!signals_) return errno_error("signalfd");
   if (auto s = watch_policy_dir(); !s)

@@ -133,6 +133,26 @@ TEST_F(RldTest, BrokenPolicyLeavesThePolicyInForce) {
   EXPECT_EQ(sample(metrics(), "rl_policy_last_reload_ok"), 0);
 }
 
+// With the metrics endpoint on (the default) its threads exist before rld reads signals: they
+// must not take SIGHUP or SIGTERM by their default action. HUP reloads, TERM stops cleanly.
+TEST_F(RldTest, SignalsReachTheEventLoopWithMetricsOn) {
+  write_policy("a.yaml", rule("100/s", 10));
+  start_rld();
+  uint64_t gen = ctl({"status"})["generation"];
+  rld_->signal(SIGHUP);
+  ASSERT_TRUE(rld_->wait_for("SIGHUP", 5s)) << rld_->err();
+  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(rld_->running()) << "SIGHUP killed rld:\n" << rld_->err();
+  EXPECT_GE(ctl({"status"})["generation"].get<uint64_t>(), gen);
+  auto t0 = std::chrono::steady_clock::now();
+  Output out = rld_->stop(SIGTERM, 5s);
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(out.code, 0) << "SIGTERM must take the stopping path: " << out.describe();
+  EXPECT_LT(took, 1s);
+  EXPECT_NE(out.err.find("stopping"), std::string::npos) << out.err;
+  EXPECT_FALSE(std::filesystem::exists(socket_path())) << "the control socket is removed";
+}
+
 TEST_F(RldTest, KillNineKeepsEnforcingAndARestartAdoptsTheState) {
   write_policy("a.yaml", rule("1/min", 5));
   start_rld();
