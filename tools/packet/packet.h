@@ -21,13 +21,15 @@ class Builder {
   Builder& ipv4_options(uint8_t words);  // IHL = 5 + words
   Builder& ipv6(std::string_view src, std::string_view dst);
   Builder& ipv6_raw(const std::array<uint8_t, 16>& src, const std::array<uint8_t, 16>& dst);
-  Builder& ipv6_ext(uint8_t type, uint8_t len8 = 0);  // hop-by-hop 0, routing 43, dstopts 60
-  Builder& fragment(uint16_t offset8, bool more);     // IPv4 flags or an IPv6 fragment header
+  // Hop-by-hop 0, routing 43, dstopts 60 or AH 51, 8 * (len8 + 1) bytes long.
+  Builder& ipv6_ext(uint8_t type, uint8_t len8 = 0);
+  Builder& fragment(uint16_t offset8, bool more);  // IPv4 flags or an IPv6 fragment header
   Builder& tcp(uint16_t sport, uint16_t dport, uint8_t flags = kAck);
   Builder& udp(uint16_t sport, uint16_t dport);
   Builder& icmp(uint8_t type, uint8_t code = 0);  // ICMPv6 on IPv6
   Builder& l4_protocol(uint8_t proto);            // a protocol without a header here
   Builder& payload(size_t bytes);
+  Builder& payload(const std::vector<uint8_t>& bytes);  // e.g. the datagram an ICMP error quotes
   Builder& ttl(uint8_t ttl);
   Builder& mac(const std::array<uint8_t, 6>& src, const std::array<uint8_t, 6>& dst);
 
@@ -53,6 +55,7 @@ class Builder {
   uint8_t tcp_flags_ = 0;
   uint8_t icmp_type_ = 0, icmp_code_ = 0;
   size_t payload_ = 0;
+  std::vector<uint8_t> payload_bytes_;
   uint8_t ttl_ = 64;
 };
 
