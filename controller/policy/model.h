@@ -105,7 +105,7 @@ struct Policy {
   std::vector<Prefix> allow;  // never limited
   std::vector<Prefix> deny;   // always dropped
   std::vector<Rule> rules;
-  Verdict malformed = Verdict::kPass;
+  Verdict malformed = Verdict::kDrop;  // for what no list or rule decides (docs/policies.md)
 };
 
 }  // namespace rl::policy

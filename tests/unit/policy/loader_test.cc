@@ -168,7 +168,7 @@ TEST(LoadString, Defaults) {
   EXPECT_TRUE(a.report);
   EXPECT_FALSE(a.cluster.has_value());
   EXPECT_EQ(a.where.str(), "d.yaml:2:5");
-  EXPECT_EQ(r.policy.malformed, Verdict::kPass);
+  EXPECT_EQ(r.policy.malformed, Verdict::kDrop);
 }
 
 TEST(LoadString, SourcePrefixDefaults) {
