@@ -330,6 +330,42 @@ __attribute__((noinline)) int rl_judge(struct rl_slot *s, const struct rl_rule *
 	return res;
 }
 
+/* Give back what an admitted packet of `bytes` took from a key's state, because a later limit of
+ * its rule refused the packet (stacked.h). GCRA moves the arrival time back by the packet's cost,
+ * a window takes its cost off the current count; a state another packet has since moved on is
+ * still right after it (the refund removes exactly this packet's share). A block in force, or a
+ * window that has passed, holds nothing to return. CPUs racing on the word retry the CAS; one
+ * that runs out of retries leaves the token spent (strict). */
+__attribute__((noinline)) int rl_refund(struct rl_slot *s, const struct rl_rule *r, __u64 now,
+					__u64 bytes)
+{
+	if (!s || !r)
+		return 0;
+	__u64 units = rl_cost_units(r, bytes);
+	for (int i = 0; i < RL_CAS_RETRIES; i++) {
+		__u64 old = RL_READ_ONCE(s->state), next;
+		if (old & RL_STATE_BLOCKED)
+			return 0;
+		if (r->algo == RL_ALGO_TOKEN_BUCKET) {
+			__u64 cost = (units * r->interval_fp) >> 16;
+			next = old > cost ? old - cost : 0;
+		} else if (r->algo == RL_ALGO_FIXED_WINDOW) {
+			__u64 widx = (now / r->window_ns) & RL_FW_IDX_MASK;
+			if ((old >> 32) != widx || (__u32)old < units)
+				return 0;
+			next = old - units;
+		} else {
+			__u64 widx = (now / r->window_ns) & RL_SW_IDX_MASK;
+			if ((old >> 40) != widx || (old & RL_SW_CNT_MASK) < units)
+				return 0;
+			next = old - units;
+		}
+		if (__sync_val_compare_and_swap(&s->state, old, next) == old)
+			return 1;
+	}
+	return 0;
+}
+
 /* The overflow bucket for key k of rule r when k's set is full: the rule and the source's
  * RL_OVERFLOW_*_PREFIX. Two prefixes (or rules) that collide in rl_overflow take the slot from each
  * other; the loser restarts fresh, so collisions err on the lenient side for overflow keys only. */

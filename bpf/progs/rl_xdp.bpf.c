@@ -15,6 +15,7 @@
 #include "limiter.h"
 #include "cluster.h"
 #include "stats.h"
+#include "stacked.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -29,7 +30,7 @@ struct rl_decision rl_trace = {};
 __u32 rl_bench_counter = 0;
 
 static __always_inline int rl_finish(__u32 verdict, __u32 reason, int pos, __u32 rule_id,
-				     __u64 hash, int overflow, int unadmitted)
+				     __u64 hash, int overflow, int unadmitted, __u32 limit)
 {
 	if (rl_trace_decisions) {
 		rl_trace.verdict = verdict;
@@ -39,6 +40,7 @@ static __always_inline int rl_finish(__u32 verdict, __u32 reason, int pos, __u32
 		rl_trace.key_hash = hash;
 		rl_trace.overflow = overflow;
 		rl_trace.unadmitted = unadmitted;
+		rl_trace.limit = limit;
 	}
 	return verdict;
 }
@@ -65,12 +67,12 @@ int rl_xdp(struct xdp_md *ctx)
 	int rc = rl_parse_packet(data, data_end, &pkt);
 	if (rc == RL_PARSE_NON_IP) {
 		rl_count(RL_GC_NON_IP, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_NON_IP, -1, 0, 0, 0, 0);
+		return rl_finish(XDP_PASS, RL_REASON_NON_IP, -1, 0, 0, 0, 0, 0);
 	}
 	if (rc < 0) {
 		rl_count(RL_GC_MALFORMED, bytes);
 		__u32 v = gc->malformed_verdict == RL_VERDICT_DROP ? XDP_DROP : XDP_PASS;
-		return rl_finish(v, RL_REASON_MALFORMED, -1, 0, 0, 0, 0);
+		return rl_finish(v, RL_REASON_MALFORMED, -1, 0, 0, 0, 0, 0);
 	}
 	if (pkt.fragment)
 		rl_count(RL_GC_FRAGMENTS, bytes);
@@ -86,22 +88,22 @@ int rl_xdp(struct xdp_md *ctx)
 		__u32 f = rl_lookup_runtime(ctl, &pkt, rl_now_coarse());
 		if (f & RL_SRC_F_ALLOW) {
 			rl_count(RL_GC_RUNTIME_ALLOWED, bytes);
-			return rl_finish(XDP_PASS, RL_REASON_RUNTIME_ALLOW, -1, 0, 0, 0, 0);
+			return rl_finish(XDP_PASS, RL_REASON_RUNTIME_ALLOW, -1, 0, 0, 0, 0, 0);
 		}
 		if (f & RL_SRC_F_DENY) {
 			rl_count(RL_GC_RUNTIME_DENIED, bytes);
-			return rl_finish(XDP_DROP, RL_REASON_RUNTIME_DENY, -1, 0, 0, 0, 0);
+			return rl_finish(XDP_DROP, RL_REASON_RUNTIME_DENY, -1, 0, 0, 0, 0, 0);
 		}
 	}
 
 	const struct rl_src_entry *src = rl_lookup_source(gen, gc, &pkt);
 	if (src && (src->flags & RL_SRC_F_ALLOW)) {
 		rl_count(RL_GC_ALLOWLISTED, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_ALLOWLIST, -1, 0, 0, 0, 0);
+		return rl_finish(XDP_PASS, RL_REASON_ALLOWLIST, -1, 0, 0, 0, 0, 0);
 	}
 	if (src && (src->flags & RL_SRC_F_DENY)) {
 		rl_count(RL_GC_DENYLISTED, bytes);
-		return rl_finish(XDP_DROP, RL_REASON_DENYLIST, -1, 0, 0, 0, 0);
+		return rl_finish(XDP_DROP, RL_REASON_DENYLIST, -1, 0, 0, 0, 0, 0);
 	}
 
 	int pos = -1;
@@ -109,13 +111,13 @@ int rl_xdp(struct xdp_md *ctx)
 		pos = rl_match_rule(gen, gc, src->class_id, &pkt);
 	if (pos < 0 || pos >= RL_MAX_RULES) {
 		rl_count(RL_GC_UNMATCHED, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0, 0);
+		return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0, 0, 0);
 	}
 	__u32 ridx = gen * RL_MAX_RULES + pos;
 	struct rl_rule *r = bpf_map_lookup_elem(&rl_rules, &ridx);
 	if (!r) {
 		rl_count(RL_GC_UNMATCHED, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0, 0);
+		return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0, 0, 0);
 	}
 
 	struct rl_rule_counters *rc_ = rl_rule_counters(r->stats_slot);
@@ -143,15 +145,28 @@ int rl_xdp(struct xdp_md *ctx)
 			}
 		}
 		__u32 v = r->action == RL_ACTION_MONITOR ? XDP_PASS : XDP_DROP;
-		return rl_finish(v, RL_REASON_CLUSTER_LIMITED, pos, r->id, 0, 0, 0);
+		return rl_finish(v, RL_REASON_CLUSTER_LIMITED, pos, r->id, 0, 0, 0, 0);
 	}
 	res = rl_limit(r, ridx, &pkt, now, bytes, &info);
 	if (info.inserted)
 		rl_count(RL_GC_KEY_INSERTED, 0);
-	if (info.overflow)
-		rl_count(RL_GC_KEY_OVERFLOW, bytes);
 	if (info.unadmitted)
 		rl_count(RL_GC_NEW_UNADMITTED, bytes);
+	__u32 by = 0; /* the limit that refused the packet */
+	if (res == RL_LIMIT_ADMIT && r->more_limits) {
+		struct rl_stack_ctx sc = {.now = now, .bytes = bytes, .ridx = ridx};
+		res = rl_more_limits(r, &pkt, &sc);
+		if (sc.inserted)
+			rl_count(RL_GC_KEY_INSERTED, 0);
+		if (res != RL_LIMIT_ADMIT) {
+			rl_refund(info.slot, r, now, bytes);
+			by = sc.by;
+			info.hash = sc.hash;
+			info.overflow = sc.overflow;
+		}
+	}
+	if (info.overflow)
+		rl_count(RL_GC_KEY_OVERFLOW, bytes);
 
 	if (res == RL_LIMIT_ADMIT) {
 		if (r->flags & RL_RULE_F_CLUSTER)
@@ -161,7 +176,7 @@ int rl_xdp(struct xdp_md *ctx)
 			rc_->passed_bytes += bytes;
 		}
 		return rl_finish(XDP_PASS, RL_REASON_ADMITTED, pos, r->id, info.hash, info.overflow,
-				 info.unadmitted);
+				 info.unadmitted, r->more_limits);
 	}
 
 	__u32 reason = RL_REASON_LIMITED;
@@ -172,9 +187,13 @@ int rl_xdp(struct xdp_md *ctx)
 		reason = RL_REASON_CAS_EXHAUSTED;
 		rl_count(RL_GC_CAS_EXHAUSTED, bytes);
 	}
-	/* An unadmitted packet is reported as its shared key: one report for a whole flood. */
-	rl_offender(r, info.unadmitted ? &info.shared : &info.key, info.hash, now,
-		    res == RL_LIMIT_BLOCKED);
+	/* An unadmitted packet is reported as its shared key: one report for a whole flood. A
+	 * stacked limit that refused has reported its own key. */
+	if (!by)
+		rl_offender(r, info.unadmitted ? &info.shared : &info.key, info.hash, now,
+			    res == RL_LIMIT_BLOCKED);
+	if (r->more_limits)
+		rl_count_limit(r->stats_slot, by, bytes);
 
 	if (r->action == RL_ACTION_MONITOR) {
 		if (rc_) {
@@ -184,13 +203,14 @@ int rl_xdp(struct xdp_md *ctx)
 			rc_->passed_bytes += bytes;
 		}
 		return rl_finish(XDP_PASS, reason, pos, r->id, info.hash, info.overflow,
-				 info.unadmitted);
+				 info.unadmitted, by);
 	}
 	if (rc_) {
 		rc_->dropped_pkts++;
 		rc_->dropped_bytes += bytes;
 	}
-	return rl_finish(XDP_DROP, reason, pos, r->id, info.hash, info.overflow, info.unadmitted);
+	return rl_finish(XDP_DROP, reason, pos, r->id, info.hash, info.overflow, info.unadmitted,
+			 by);
 }
 
 /* The data path's clock, for the controller: expiries it writes (runtime entries, cluster

@@ -100,6 +100,22 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
   return r;
 }
 
+Result<rl_rule> compile_stacked_limit(const policy::Rule& rule, size_t i,
+                                      const CompileOptions& options) {
+  const policy::StackedLimit& l = rule.more.at(i);
+  policy::Rule one = rule;
+  one.limit = l.limit;
+  one.key = l.key;
+  one.v4_prefix = l.v4_prefix;
+  one.v6_prefix = l.v6_prefix;
+  one.cluster.reset();  // fleet-wide counting follows the rule's own limit
+  one.more.clear();
+  auto r = compile_limit(one, options);
+  if (!r) return r.error().wrap("limit '" + l.name + "'");
+  r->limit_index = static_cast<uint8_t>(i + 1);
+  return r;
+}
+
 Result<rl_rule> compile_new_sources(const policy::Rule& rule, const CompileOptions& options) {
   if (!rule.new_sources) return rl_rule{};
   const policy::NewSources& ns = *rule.new_sources;

@@ -205,7 +205,7 @@ Result<compiler::RuleIds> BpfDatapath::rule_ids() const {
     auto m = meta.lookup(r.stats_slot);
     if (!m) return m.error();
     ids.by_name[name] = {r.id, r.stats_slot, m->signature};
-    ids.next_id = std::max(ids.next_id, r.id + 1);
+    ids.next_id = std::max(ids.next_id, r.id + 1 + r.more_limits);
   }
   ids.next_id = std::max(ids.next_id,
                          std::atomic_ref<uint32_t>(control_.as<rl_control>()->next_rule_id).load());
@@ -240,6 +240,7 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
 
   MapRef<uint32_t, rl_rule> rules(bpf_map__fd(skel_->maps.rl_rules), "rl_rules");
   MapRef<uint32_t, rl_rule> budgets(bpf_map__fd(skel_->maps.rl_new_sources), "rl_new_sources");
+  MapRef<uint32_t, rl_rule> stacked(bpf_map__fd(skel_->maps.rl_limits), "rl_limits");
   MapRef<uint32_t, rl_rule_meta> meta(bpf_map__fd(skel_->maps.rl_rule_meta), "rl_rule_meta");
   PerCpuArrayRef<rl_rule_counters> stats(bpf_map__fd(skel_->maps.rl_rule_stats), "rl_rule_stats");
   for (uint32_t slot : rs.new_slots)
@@ -249,6 +250,11 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
     const uint32_t idx = next * RL_MAX_RULES + static_cast<uint32_t>(pos);
     if (pos < rs.new_sources.size())
       if (auto s = budgets.update(idx, rs.new_sources[pos]); !s) return s;
+    for (uint32_t l = 1; l <= r.more_limits; l++) {
+      const uint32_t at = idx * (RL_MAX_LIMITS - 1) + l - 1;
+      if (auto s = stacked.update(at, rs.more_limits.at(pos * (RL_MAX_LIMITS - 1) + l - 1)); !s)
+        return s;
+    }
     if (auto s = rules.update(idx, r); !s) return s;
     rl_rule_meta m{};
     std::strncpy(m.name, rs.names[pos].c_str(), sizeof(m.name) - 1);
