@@ -144,7 +144,8 @@ Status Daemon::init() {
             return RuleRef{v.name, v.compiled.v4_prefix, v.compiled.v6_prefix};
         return RuleRef{};
       },
-      [this](uint64_t h) { return dp_->offender_drops(h); });
+      [this](uint64_t h) { return dp_->offender_drops(h); }, /*max_log_lines_per_second=*/50,
+      cfg_.offender_capacity);
 
   if (cfg_.cluster_enabled()) {
     cluster::RedisOptions ro;
@@ -247,8 +248,9 @@ int Daemon::run() {
   log::info("rld running",
             {{"policy_dir", cfg_.policy_dir}, {"control_socket", cfg_.control_socket}});
   epoll_event events[16];
+  bool drain = false;  // the offender ring held more than a batch at the last poll
   while (!stop_) {
-    int timeout = 1000;
+    int timeout = drain ? 0 : 1000;
     if (reload_pending_) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           reload_at_ - std::chrono::steady_clock::now());
@@ -259,6 +261,7 @@ int Daemon::run() {
       log::error("epoll_wait failed", {{"error", std::strerror(errno)}});
       return 1;
     }
+    bool reports = drain;
     for (int i = 0; i < n; i++) {
       int fd = events[i].data.fd;
       if (fd == signals_.get()) {
@@ -276,9 +279,12 @@ int Daemon::run() {
       } else if (fd == inotify_.get()) {
         on_inotify();
       } else if (offenders_ && fd == offenders_->epoll_fd()) {
-        offenders_->poll();
+        reports = true;
       }
     }
+    // One bounded batch per turn, after signals and the control socket: a flood of reports
+    // delays them by one batch at most.
+    drain = reports && !stop_ && offenders_->poll();
     if (reload_pending_ && std::chrono::steady_clock::now() >= reload_at_) {
       reload_pending_ = false;
       policies_->reload("inotify", /*force=*/false);

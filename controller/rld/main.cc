@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
       app.add_option("--pin-root", flags.pin_root, "bpffs directory for pinned maps and links");
   auto* o_cap =
       app.add_option("--key-capacity", flags.key_capacity, "tracked keys (16 bytes each)");
+  auto* o_off = app.add_option("--offender-capacity", flags.offender_capacity,
+                               "offenders kept for rlctl top (64 bytes each)");
   auto* o_log = app.add_option("--log-level", flags.log_level, "debug, info, warn or error");
   auto* o_deb = app.add_option("--reload-debounce-ms", flags.reload_debounce_ms,
                                "quiet time after a policy file change before reloading");
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
   if (o_sock->count()) cfg.control_socket = flags.control_socket;
   if (o_pin->count()) cfg.pin_root = flags.pin_root;
   if (o_cap->count()) cfg.key_capacity = flags.key_capacity;
+  if (o_off->count()) cfg.offender_capacity = flags.offender_capacity;
   if (o_log->count()) cfg.log_level = flags.log_level;
   if (o_deb->count()) cfg.reload_debounce_ms = flags.reload_debounce_ms;
   if (o_det->count()) cfg.detach_on_exit = flags.detach_on_exit;
