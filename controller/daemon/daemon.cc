@@ -17,6 +17,7 @@
 #include "cluster/redis_store.h"
 #include "cluster/sync_memory.h"
 #include "common/log.h"
+#include "datapath/pin_lock.h"
 #include "datapath/pins.h"
 #include "metrics/exporter.h"
 #include "policy/describe.h"
@@ -81,7 +82,17 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const Config& cfg) {
 }
 
 Status Daemon::init() {
+  // Blocked before any thread starts (metrics, cluster sync): threads inherit the mask, and a
+  // thread that did not block SIGTERM would take it and die instead of the signalfd reading it.
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+  if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return errno_error("block signals");
   if (auto s = prepare_pin_root(cfg_.pin_root); !s) return s;
+  // Before anything is loaded, pinned or bound: a second rld must leave the first one alone.
+  auto lock = lock_pin_root(cfg_.pin_root);
+  if (!lock) return lock.error();
+  pin_lock_ = std::move(*lock);
   LoadOptions lo;
   lo.key_capacity = cfg_.key_capacity;
   lo.pin_root = cfg_.pin_root;
@@ -124,6 +135,14 @@ Status Daemon::init() {
   for (const auto& ifname : pinned_links(cfg_.pin_root)) {
     if (interfaces_.count(ifname)) continue;
     auto a = attach_xdp(dp_->prog_fd(), ifname, *mode, cfg_.pin_root);
+    if (!a && a.error().err == ENODEV) {
+      // The interface is gone: its link is severed and the pin protects nothing.
+      auto s = detach_xdp(ifname, cfg_.pin_root);
+      log::warn(s ? "dropped the pinned link of a missing interface" : "stale link not removed",
+                {{"interface", ifname}, {"error", s ? a.error().str() : s.error().str()}});
+      continue;
+    }
+    if (a && !a->warning.empty()) log::warn(a->warning, {{"interface", ifname}});
     std::lock_guard<std::mutex> lock(mu_);
     if (a) interfaces_[ifname] = *a;
   }
@@ -192,10 +211,6 @@ Status Daemon::init() {
 
   epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
   if (!epoll_) return errno_error("epoll_create1");
-  sigset_t mask;
-  sigemptyset(&mask);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
-  if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return errno_error("block signals");
   signals_.reset(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!signals_) return errno_error("signalfd");
   if (auto s = watch_policy_dir(); !s)

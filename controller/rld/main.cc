@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "datapath/pin_lock.h"
 #include "datapath/pins.h"
 #include "datapath/xdp_link.h"
 
@@ -96,6 +97,12 @@ int main(int argc, char** argv) {
   rl::log::set_level(level);
 
   if (cleanup) {
+    // Not from under a running rld: it would keep writing maps that no longer have pins.
+    auto lock = rl::lock_pin_root(cfg.pin_root);
+    if (!lock && lock.error().err != ENOENT) {
+      rl::log::error("cleanup refused", {{"error", lock.error().str()}});
+      return 1;
+    }
     for (const auto& ifname : rl::pinned_links(cfg.pin_root))
       if (auto s = rl::detach_xdp(ifname, cfg.pin_root); !s)
         rl::log::error("detach failed", {{"interface", ifname}, {"error", s.error().str()}});

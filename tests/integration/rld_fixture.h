@@ -65,25 +65,29 @@ class RldTest : public ::testing::Test {
     std::filesystem::rename(part, dir_ / "policies" / name);  // rld never sees half a file
   }
 
+  // rld's command line in the server namespace; tests may change key_capacity_ first.
+  std::vector<std::string> rld_argv() const {
+    return {"nsenter",
+            "--net=/run/netns/" + lab_->server_ns(),
+            RL_RLD_PATH,
+            "--interface",
+            lab_->pair().server.ifname,
+            "--policy-dir",
+            (dir_ / "policies").string(),
+            "--pin-root",
+            pin_root_,
+            "--control-socket",
+            socket_path(),
+            "--metrics-listen",
+            "127.0.0.1:" + std::to_string(metrics_port_),
+            "--reload-debounce-ms",
+            "100",
+            "--key-capacity",
+            key_capacity_};
+  }
+
   void start_rld() {
-    std::vector<std::string> argv = {"nsenter",
-                                     "--net=/run/netns/" + lab_->server_ns(),
-                                     RL_RLD_PATH,
-                                     "--interface",
-                                     lab_->pair().server.ifname,
-                                     "--policy-dir",
-                                     (dir_ / "policies").string(),
-                                     "--pin-root",
-                                     pin_root_,
-                                     "--control-socket",
-                                     socket_path(),
-                                     "--metrics-listen",
-                                     "127.0.0.1:" + std::to_string(metrics_port_),
-                                     "--reload-debounce-ms",
-                                     "100",
-                                     "--key-capacity",
-                                     "65536"};
-    auto p = Process::spawn(argv);
+    auto p = Process::spawn(rld_argv());
     ASSERT_TRUE(p.ok()) << p.error().str();
     rld_ = std::make_unique<Process>(std::move(*p));
     ASSERT_TRUE(rld_->wait_for("rld running", 10s)) << "rld did not start:\n" << rld_->err();
@@ -174,6 +178,7 @@ class RldTest : public ::testing::Test {
   std::filesystem::path dir_;
   std::string pin_root_;
   uint16_t metrics_port_ = 0;
+  std::string key_capacity_ = "65536";
 };
 
 }  // namespace rl::testing
