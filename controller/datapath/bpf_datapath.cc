@@ -456,7 +456,10 @@ uint64_t BpfDatapath::offender_drops(uint64_t hash) const {
 std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) const {
   uint64_t used = 0, blocked = 0;
   const rl_set* sets = keys_.as<const rl_set>();
-  for (uint32_t i = 0; i < key_sets_; i++)
+  // Both are powers of two. A key's set comes from its seeded hash, so every stride-th set is
+  // an unbiased sample.
+  uint32_t stride = key_sets_ > kUsageScanSets ? key_sets_ / kUsageScanSets : 1;
+  for (uint32_t i = 0; i < key_sets_; i += stride)
     for (const auto& slot : sets[i].way) {
       if (slot.tag == RL_TAG_FREE) continue;
       // A slot whose state is fresh again holds no information: it does not count as tracked.
@@ -464,7 +467,7 @@ std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) cons
       if (is_blocked || !rl_idle_passed(slot.idle, now_ns)) used++;
       if (is_blocked) blocked++;
     }
-  return {used, blocked};
+  return {used * stride, blocked * stride};
 }
 
 // The counts let packets skip the runtime tries while they are empty (the common case).

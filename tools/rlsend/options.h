@@ -36,7 +36,7 @@ struct Options {
 };
 
 constexpr double kMaxSeconds = 60;
-constexpr uint32_t kMaxSources = 65536;
+constexpr uint32_t kMaxSources = 1u << 20;  // a million spoofed sources, for flood tests
 constexpr int64_t kMaxCount = 1'000'000'000;
 constexpr int64_t kMaxRate = 100'000'000;
 
