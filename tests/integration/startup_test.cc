@@ -4,6 +4,9 @@
 
 #include <linux/magic.h>
 
+#include <bpf/bpf.h>
+
+#include "datapath/fd.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {
@@ -86,6 +89,28 @@ TEST_F(RldTest, ARecreatedInterfaceGetsAFreshLink) {
   EXPECT_NE(st["interfaces"][0]["mode"], "none");
   EXPECT_EQ(received({.src = "198.18.13.2", .count = 20, .rate = 2000}), 3u)
       << "the new link enforces the policy";
+}
+
+// A pinned map of another shape under the same ABI (a build that changed a map without a new
+// ABI number, or a half-written pin root): libbpf cannot reuse it, so rld replaces the pinned
+// data path as it does across ABIs, rather than refusing to start.
+TEST_F(RldTest, APinnedMapOfAnotherShapeIsReplaced) {
+  write_policy("a.yaml", kPolicy);
+  start_rld();
+  ASSERT_TRUE(rld_->stop(SIGTERM, 5s).ok());
+  std::string pin = pin_root_ + "/maps/rl_offenders";
+  ASSERT_EQ(::unlink(pin.c_str()), 0);
+  UniqueFd other(bpf_map_create(BPF_MAP_TYPE_ARRAY, "rl_offenders", 4, 8, 16, nullptr));
+  ASSERT_TRUE(other);
+  ASSERT_EQ(bpf_obj_pin(other.get(), pin.c_str()), 0);
+
+  start_rld();
+  EXPECT_NE(rld_->err().find("replaced a data path with another layout"), std::string::npos)
+      << rld_->err();
+  Json st = ctl({"status"});
+  ASSERT_EQ(st["interfaces"].size(), 1u);
+  EXPECT_NE(st["interfaces"][0]["mode"], "none");
+  EXPECT_EQ(received({.src = "198.18.14.1", .count = 20, .rate = 2000}), 3u);
 }
 
 }  // namespace
