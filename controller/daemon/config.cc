@@ -50,6 +50,8 @@ Status load_config_file(const std::string& path, Config& cfg) {
         cfg.pin_root = v.as<std::string>();
       } else if (key == "key_capacity") {
         cfg.key_capacity = v.as<uint32_t>();
+      } else if (key == "offender_capacity") {
+        cfg.offender_capacity = v.as<uint32_t>();
       } else if (key == "log_level") {
         cfg.log_level = v.as<std::string>();
       } else if (key == "reload_debounce_ms") {
@@ -101,6 +103,8 @@ Status validate_config(const Config& cfg) {
   if (!parse_xdp_mode(cfg.xdp_mode)) return parse_xdp_mode(cfg.xdp_mode).error();
   if (cfg.key_capacity < 64 || cfg.key_capacity > (1u << 28))
     return Error{EINVAL, "key_capacity must be between 64 and 268435456"};
+  if (cfg.offender_capacity < 1 || cfg.offender_capacity > (1u << 24))
+    return Error{EINVAL, "offender_capacity must be between 1 and 16777216"};
   if (cfg.pin_root.empty() || cfg.pin_root[0] != '/')
     return Error{EINVAL, "pin_root must be an absolute path"};
   if (cfg.policy_dir.empty()) return Error{EINVAL, "policy_dir must be set"};

@@ -17,6 +17,7 @@
 #include "cluster/redis_store.h"
 #include "cluster/sync_memory.h"
 #include "common/log.h"
+#include "datapath/pin_lock.h"
 #include "datapath/pins.h"
 #include "metrics/exporter.h"
 #include "policy/describe.h"
@@ -89,6 +90,10 @@ Status Daemon::init() {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
   if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return errno_error("block signals");
   if (auto s = prepare_pin_root(cfg_.pin_root); !s) return s;
+  // Before anything is loaded, pinned or bound: a second rld must leave the first one alone.
+  auto lock = lock_pin_root(cfg_.pin_root);
+  if (!lock) return lock.error();
+  pin_lock_ = std::move(*lock);
   LoadOptions lo;
   lo.key_capacity = cfg_.key_capacity;
   lo.pin_root = cfg_.pin_root;
@@ -131,6 +136,14 @@ Status Daemon::init() {
   for (const auto& ifname : pinned_links(cfg_.pin_root)) {
     if (interfaces_.count(ifname)) continue;
     auto a = attach_xdp(dp_->prog_fd(), ifname, *mode, cfg_.pin_root);
+    if (!a && a.error().err == ENODEV) {
+      // The interface is gone: its link is severed and the pin protects nothing.
+      auto s = detach_xdp(ifname, cfg_.pin_root);
+      log::warn(s ? "dropped the pinned link of a missing interface" : "stale link not removed",
+                {{"interface", ifname}, {"error", s ? a.error().str() : s.error().str()}});
+      continue;
+    }
+    if (a && !a->warning.empty()) log::warn(a->warning, {{"interface", ifname}});
     std::lock_guard<std::mutex> lock(mu_);
     if (a) interfaces_[ifname] = *a;
   }
@@ -151,7 +164,8 @@ Status Daemon::init() {
             return RuleRef{v.name, v.compiled.v4_prefix, v.compiled.v6_prefix};
         return RuleRef{};
       },
-      [this](uint64_t h) { return dp_->offender_drops(h); });
+      [this](uint64_t h) { return dp_->offender_drops(h); }, /*max_log_lines_per_second=*/50,
+      cfg_.offender_capacity);
 
   if (cfg_.cluster_enabled()) {
     cluster::RedisOptions ro;
@@ -250,8 +264,9 @@ int Daemon::run() {
   log::info("rld running",
             {{"policy_dir", cfg_.policy_dir}, {"control_socket", cfg_.control_socket}});
   epoll_event events[16];
+  bool drain = false;  // the offender ring held more than a batch at the last poll
   while (!stop_) {
-    int timeout = 1000;
+    int timeout = drain ? 0 : 1000;
     if (reload_pending_) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           reload_at_ - std::chrono::steady_clock::now());
@@ -262,6 +277,7 @@ int Daemon::run() {
       log::error("epoll_wait failed", {{"error", std::strerror(errno)}});
       return 1;
     }
+    bool reports = drain;
     for (int i = 0; i < n; i++) {
       int fd = events[i].data.fd;
       if (fd == signals_.get()) {
@@ -279,9 +295,12 @@ int Daemon::run() {
       } else if (fd == inotify_.get()) {
         on_inotify();
       } else if (offenders_ && fd == offenders_->epoll_fd()) {
-        offenders_->poll();
+        reports = true;
       }
     }
+    // One bounded batch per turn, after signals and the control socket: a flood of reports
+    // delays them by one batch at most.
+    drain = reports && !stop_ && offenders_->poll();
     if (reload_pending_ && std::chrono::steady_clock::now() >= reload_at_) {
       reload_pending_ = false;
       policies_->reload("inotify", /*force=*/false);

@@ -71,6 +71,7 @@ class Daemon {
 
   mutable std::mutex mu_;  // interfaces_: the metrics endpoint reads it from its own threads
   std::map<std::string, Attachment> interfaces_;
+  UniqueFd pin_lock_;  // held for rld's life: one rld per pin root
   UniqueFd epoll_, signals_, inotify_, listen_;
   bool reload_pending_ = false;
   std::chrono::steady_clock::time_point reload_at_{};

@@ -36,11 +36,30 @@ struct PinnedLayout {
   uint32_t abi = 0;
   uint32_t key_sets = 0;
   uint64_t hash_seed = 0;
+  std::string mismatch;  // why the maps of the same ABI cannot be adopted
 };
 
+// Why a pinned map cannot be reused as `m` (libbpf would refuse to load), or "". The key
+// table's size is the pinned one's when adopting, so only its shape is compared.
+std::string pinned_map_mismatch(const std::string& root, const bpf_map* m) {
+  std::string name = bpf_map__name(m);
+  UniqueFd fd(bpf_obj_get(pinned_map_path(root, name).c_str()));
+  if (!fd) return errno == ENOENT && name != "rl_keys" ? "" : name + " missing or unreadable";
+  bpf_map_info info{};
+  uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) != 0) return name + " unreadable";
+  bool sized_here = name == "rl_keys";
+  if (info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
+      info.value_size != bpf_map__value_size(m) || info.map_flags != bpf_map__map_flags(m) ||
+      (!sized_here && info.max_entries != bpf_map__max_entries(m)))
+    return name + " has another shape";
+  return "";
+}
+
 // What a previous rld left pinned: the ABI must match to be adopted, and the key table's size
-// is taken over (re-sizing would drop every key's state).
-Result<PinnedLayout> pinned_layout(const std::string& root) {
+// is taken over (re-sizing would drop every key's state). Pins that cannot be adopted, another
+// ABI or a map of another shape under the same ABI, are replaced rather than refused.
+Result<PinnedLayout> pinned_layout(const std::string& root, const bpf_object* obj) {
   PinnedLayout out;
   UniqueFd control(bpf_obj_get(pinned_map_path(root, "rl_control").c_str()));
   if (!control) {
@@ -55,6 +74,15 @@ Result<PinnedLayout> pinned_layout(const std::string& root) {
   if (c.abi_version != RL_ABI_VERSION) {
     out.other_abi = true;
     return out;
+  }
+  const bpf_map* m;
+  bpf_object__for_each_map(m, obj) {
+    if (bpf_map__is_internal(m)) continue;
+    out.mismatch = pinned_map_mismatch(root, m);
+    if (!out.mismatch.empty()) {
+      out.other_abi = true;
+      return out;
+    }
   }
   UniqueFd keys(bpf_obj_get(pinned_map_path(root, "rl_keys").c_str()));
   if (!keys) return errno_error("open pinned rl_keys under " + root);
@@ -83,7 +111,7 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   uint64_t seed = 0;
   if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) return errno_error("key hash seed");
   if (!opts.pin_root.empty()) {
-    auto pinned = pinned_layout(opts.pin_root);
+    auto pinned = pinned_layout(opts.pin_root, skel->obj);
     if (!pinned) return pinned.error();
     if (pinned->other_abi) {
       // Fresh maps, pinned only once the interfaces run the new program (take_over_pins):
@@ -466,7 +494,10 @@ uint64_t BpfDatapath::offender_drops(uint64_t hash) const {
 std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) const {
   uint64_t used = 0, blocked = 0;
   const rl_set* sets = keys_.as<const rl_set>();
-  for (uint32_t i = 0; i < key_sets_; i++)
+  // Both are powers of two. A key's set comes from its seeded hash, so every stride-th set is
+  // an unbiased sample.
+  uint32_t stride = key_sets_ > kUsageScanSets ? key_sets_ / kUsageScanSets : 1;
+  for (uint32_t i = 0; i < key_sets_; i += stride)
     for (const auto& slot : sets[i].way) {
       if (slot.tag == RL_TAG_FREE) continue;
       // A slot whose state is fresh again holds no information: it does not count as tracked.
@@ -474,7 +505,7 @@ std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) cons
       if (is_blocked || !rl_idle_passed(slot.idle, now_ns)) used++;
       if (is_blocked) blocked++;
     }
-  return {used, blocked};
+  return {used * stride, blocked * stride};
 }
 
 // The counts let packets skip the runtime tries while they are empty (the common case).

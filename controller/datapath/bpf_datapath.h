@@ -72,7 +72,11 @@ class BpfDatapath final : public Datapath {
   size_t reset_key(const rl_key& key);
   // Drop count of the rl_offenders slot of a key hash.
   uint64_t offender_drops(uint64_t hash) const;
-  // Slots holding a key and keys inside a block period, at `now_ns` (CLOCK_MONOTONIC).
+  // Slots holding a key and keys inside a block period, at `now_ns` (CLOCK_MONOTONIC). Exact up
+  // to kUsageScanSets sets (the default table, 16 MiB, a few ms to read); a larger table is
+  // sampled evenly over that many sets and scaled up, so `rlctl status` and a scrape stay
+  // cheap whatever the capacity.
+  static constexpr uint32_t kUsageScanSets = 1u << 18;
   std::pair<uint64_t, uint64_t> key_table_usage(uint64_t now_ns) const;
 
   // Whether load() found pinned maps and took them over (rules, keys and counters intact).

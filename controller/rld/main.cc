@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "datapath/pin_lock.h"
 #include "datapath/pins.h"
 #include "datapath/xdp_link.h"
 
@@ -38,6 +39,8 @@ int main(int argc, char** argv) {
       app.add_option("--pin-root", flags.pin_root, "bpffs directory for pinned maps and links");
   auto* o_cap =
       app.add_option("--key-capacity", flags.key_capacity, "tracked keys (16 bytes each)");
+  auto* o_off = app.add_option("--offender-capacity", flags.offender_capacity,
+                               "offenders kept for rlctl top (64 bytes each)");
   auto* o_log = app.add_option("--log-level", flags.log_level, "debug, info, warn or error");
   auto* o_deb = app.add_option("--reload-debounce-ms", flags.reload_debounce_ms,
                                "quiet time after a policy file change before reloading");
@@ -72,6 +75,7 @@ int main(int argc, char** argv) {
   if (o_sock->count()) cfg.control_socket = flags.control_socket;
   if (o_pin->count()) cfg.pin_root = flags.pin_root;
   if (o_cap->count()) cfg.key_capacity = flags.key_capacity;
+  if (o_off->count()) cfg.offender_capacity = flags.offender_capacity;
   if (o_log->count()) cfg.log_level = flags.log_level;
   if (o_deb->count()) cfg.reload_debounce_ms = flags.reload_debounce_ms;
   if (o_det->count()) cfg.detach_on_exit = flags.detach_on_exit;
@@ -93,6 +97,12 @@ int main(int argc, char** argv) {
   rl::log::set_level(level);
 
   if (cleanup) {
+    // Not from under a running rld: it would keep writing maps that no longer have pins.
+    auto lock = rl::lock_pin_root(cfg.pin_root);
+    if (!lock && lock.error().err != ENOENT) {
+      rl::log::error("cleanup refused", {{"error", lock.error().str()}});
+      return 1;
+    }
     for (const auto& ifname : rl::pinned_links(cfg.pin_root))
       if (auto s = rl::detach_xdp(ifname, cfg.pin_root); !s)
         rl::log::error("detach failed", {{"interface", ifname}, {"error", s.error().str()}});

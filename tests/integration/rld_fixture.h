@@ -65,8 +65,9 @@ class RldTest : public ::testing::Test {
     std::filesystem::rename(part, dir_ / "policies" / name);  // rld never sees half a file
   }
 
-  // rld on pair(0)'s server end and on every side link's, with `extra` flags.
-  void start_rld(const std::vector<std::string>& extra = {}) {
+  // rld's command line in the server namespace (pair(0)'s server end and every side link's);
+  // tests may change key_capacity_ first.
+  std::vector<std::string> rld_argv() const {
     std::vector<std::string> argv = {"nsenter",
                                      "--net=/run/netns/" + lab_->server_ns(),
                                      RL_RLD_PATH,
@@ -83,13 +84,16 @@ class RldTest : public ::testing::Test {
                                      "--reload-debounce-ms",
                                      "100",
                                      "--key-capacity",
-                                     "65536"};
+                                     key_capacity_};
     for (size_t k = 0; k < lab_options_.side_links; k++) {
       argv.push_back("--interface");
       argv.push_back(lab_->side_link(k).server.ifname);
     }
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    auto p = Process::spawn(argv);
+    return argv;
+  }
+
+  void start_rld() {
+    auto p = Process::spawn(rld_argv());
     ASSERT_TRUE(p.ok()) << p.error().str();
     rld_ = std::make_unique<Process>(std::move(*p));
     ASSERT_TRUE(rld_->wait_for("rld running", 10s)) << "rld did not start:\n" << rld_->err();
@@ -181,6 +185,7 @@ class RldTest : public ::testing::Test {
   std::filesystem::path dir_;
   std::string pin_root_;
   uint16_t metrics_port_ = 0;
+  std::string key_capacity_ = "65536";
 };
 
 }  // namespace rl::testing
