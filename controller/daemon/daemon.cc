@@ -159,9 +159,14 @@ Status Daemon::init() {
   offenders_ = std::make_unique<OffenderLog>(
       dp_->events_fd(),
       [this](uint32_t id) {
+        // A rule's stacked limits carry the ids after its own (compiler.cc).
         for (const auto& v : policies_->rules())
-          if (v.compiled.id == id)
-            return RuleRef{v.name, v.compiled.v4_prefix, v.compiled.v6_prefix};
+          if (id >= v.compiled.id && id <= v.compiled.id + v.compiled.more_limits) {
+            if (id == v.compiled.id)
+              return RuleRef{v.name, v.compiled.v4_prefix, v.compiled.v6_prefix};
+            const auto& l = v.rule.more.at(id - v.compiled.id - 1);
+            return RuleRef{v.name, l.v4_prefix, l.v6_prefix};
+          }
         return RuleRef{};
       },
       [this](uint64_t h) { return dp_->offender_drops(h); }, /*max_log_lines_per_second=*/50,
@@ -668,6 +673,16 @@ Json Daemon::cmd_stats() {
     Json j = {{"name", v.name},
               {"action", policy::action_name(v.rule.action)},
               {"counters", counters_json(*c)}};
+    // Stacked limits: what each one refused (dropped, or monitored under monitor).
+    if (v.compiled.more_limits)
+      if (auto by = dp_->limit_counters(v.compiled.stats_slot)) {
+        Json limits = Json::array();
+        for (uint32_t l = 0; l <= v.compiled.more_limits && l < RL_MAX_LIMITS; l++)
+          limits.push_back({{"name", l == 0 ? v.rule.limit_name : v.rule.more.at(l - 1).name},
+                            {"refused_packets", (*by)[l].pkts},
+                            {"refused_bytes", (*by)[l].bytes}});
+        j["limits"] = limits;
+      }
     auto prev = previous_.rules.find(v.name);
     if (prev != previous_.rules.end() && secs > 0) {
       const auto& p = prev->second;
@@ -723,10 +738,20 @@ Result<metrics::Snapshot> Daemon::snapshot() const {
   for (int i = 0; i < RL_GC_MAX; i++) s.global[i] = (*g)[i];
   auto rules = dp_->active_rules();
   if (!rules) return rules.error();
+  std::vector<RuleView> views;
   for (const auto& [name, r] : *rules) {
     auto c = dp_->rule_counters(r.stats_slot);
     if (!c) return c.error();
-    s.rules.push_back({name, r.action == RL_ACTION_MONITOR ? "monitor" : "drop", *c});
+    s.rules.push_back({name, r.action == RL_ACTION_MONITOR ? "monitor" : "drop", *c, {}});
+    if (!r.more_limits) continue;
+    auto by = dp_->limit_counters(r.stats_slot);
+    if (!by) return by.error();
+    if (views.empty()) views = policies_->rules();
+    for (const auto& v : views)
+      if (v.name == name && v.compiled.more_limits == r.more_limits)
+        for (uint32_t l = 0; l <= r.more_limits && l < RL_MAX_LIMITS; l++)
+          s.rules.back().limits.emplace_back(
+              l == 0 ? v.rule.limit_name : v.rule.more.at(l - 1).name, (*by)[l]);
   }
   auto [used, blocked] = dp_->key_table_usage(dp_->now_ns());
   s.keys_tracked = used;

@@ -271,8 +271,13 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
   MapRef<uint32_t, rl_rule> stacked(bpf_map__fd(skel_->maps.rl_limits), "rl_limits");
   MapRef<uint32_t, rl_rule_meta> meta(bpf_map__fd(skel_->maps.rl_rule_meta), "rl_rule_meta");
   PerCpuArrayRef<rl_rule_counters> stats(bpf_map__fd(skel_->maps.rl_rule_stats), "rl_rule_stats");
-  for (uint32_t slot : rs.new_slots)
+  PerCpuArrayRef<rl_counter> limit_stats(bpf_map__fd(skel_->maps.rl_limit_stats),
+                                         "rl_limit_stats");
+  for (uint32_t slot : rs.new_slots) {
     if (auto s = stats.reset(slot); !s) return s;
+    for (uint32_t l = 0; l < RL_MAX_LIMITS; l++)
+      if (auto s = limit_stats.reset(slot * RL_MAX_LIMITS + l); !s) return s;
+  }
   for (size_t pos = 0; pos < rs.rules.size(); pos++) {
     const rl_rule& r = rs.rules[pos];
     const uint32_t idx = next * RL_MAX_RULES + static_cast<uint32_t>(pos);
@@ -554,6 +559,21 @@ Result<rl_rule_counters> BpfDatapath::rule_counters(uint32_t stats_slot) const {
     sum.monitored_bytes += c.monitored_bytes;
   }
   return sum;
+}
+
+Result<std::array<rl_counter, RL_MAX_LIMITS>> BpfDatapath::limit_counters(
+    uint32_t stats_slot) const {
+  PerCpuArrayRef<rl_counter> m(bpf_map__fd(skel_->maps.rl_limit_stats), "rl_limit_stats");
+  std::array<rl_counter, RL_MAX_LIMITS> out{};
+  for (uint32_t l = 0; l < RL_MAX_LIMITS; l++) {
+    auto v = m.lookup(stats_slot * RL_MAX_LIMITS + l);
+    if (!v) return v.error();
+    for (const auto& c : *v) {
+      out[l].pkts += c.pkts;
+      out[l].bytes += c.bytes;
+    }
+  }
+  return out;
 }
 
 Result<BpfDatapath::RunResult> BpfDatapath::run(const std::vector<uint8_t>& frame,

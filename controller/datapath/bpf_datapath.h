@@ -2,6 +2,8 @@
 // sets into it with a generation switch.
 #pragma once
 
+#include <array>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -41,6 +43,8 @@ class BpfDatapath final : public Datapath {
   uint32_t active_generation() const override;
   Result<GlobalCounters> global_counters() const override;
   Result<rl_rule_counters> rule_counters(uint32_t stats_slot) const override;
+  // Packets of a rule with stacked limits that each of its limits dropped (or monitored).
+  Result<std::array<rl_counter, RL_MAX_LIMITS>> limit_counters(uint32_t stats_slot) const;
 
   // Runtime allow/deny entries (flags RL_SRC_F_ALLOW or RL_SRC_F_DENY), outside the policy and
   // its generations; expires_ns is CLOCK_MONOTONIC, 0 for never.

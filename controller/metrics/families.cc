@@ -169,7 +169,13 @@ void add_rules(std::vector<MetricFamily>& out, const Snapshot& s) {
   auto bytes = family("rl_rule_bytes_total",
                       std::string("Bytes matched by a rule, by verdict.") + kVerdictNote,
                       MetricType::Counter);
+  auto refused = family("rl_rule_limit_refused_packets_total",
+                        "Packets of a rule with stacked limits that one of its limits refused "
+                        "(dropped, or monitored under a monitor rule), by limit.",
+                        MetricType::Counter);
   for (const auto& r : s.rules) {
+    for (const auto& [limit, c] : r.limits)
+      add_sample(refused, double(c.pkts), {{"rule", r.name}, {"limit", limit}});
     add_sample(info, 1, {{"rule", r.name}, {"action", r.action}});
     for (const auto& v : kVerdicts) {
       add_sample(packets, double(r.counters.*v.packets), {{"rule", r.name}, {"verdict", v.name}});
@@ -179,6 +185,7 @@ void add_rules(std::vector<MetricFamily>& out, const Snapshot& s) {
   out.push_back(std::move(info));
   out.push_back(std::move(packets));
   out.push_back(std::move(bytes));
+  if (!refused.metric.empty()) out.push_back(std::move(refused));
 }
 
 // ---- State gauges

@@ -310,6 +310,18 @@ int main(int argc, char** argv) {
                  num(rates.value("dropped_pps", Json(nullptr)))});
         }
         t.print(std::cout);
+        // Rules with stacked limits: which limit refused what.
+        rlctl::Table lt({"RULE", "LIMIT", "REFUSED", "REFUSED BYTES"});
+        bool stacked = false;
+        for (const auto& r : d["rules"])
+          for (const auto& l : r.value("limits", Json::array())) {
+            lt.row({r["name"], l["name"], num(l["refused_packets"]), num(l["refused_bytes"])});
+            stacked = true;
+          }
+        if (stacked) {
+          std::cout << "\n";
+          lt.print(std::cout);
+        }
         std::cout << "\n";
         rlctl::Table gt({"COUNTER", "PACKETS", "BYTES"});
         for (auto& [k, v] : d["global"].items()) gt.row({k, num(v["packets"]), num(v["bytes"])});
