@@ -271,8 +271,7 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
   MapRef<uint32_t, rl_rule> stacked(bpf_map__fd(skel_->maps.rl_limits), "rl_limits");
   MapRef<uint32_t, rl_rule_meta> meta(bpf_map__fd(skel_->maps.rl_rule_meta), "rl_rule_meta");
   PerCpuArrayRef<rl_rule_counters> stats(bpf_map__fd(skel_->maps.rl_rule_stats), "rl_rule_stats");
-  PerCpuArrayRef<rl_counter> limit_stats(bpf_map__fd(skel_->maps.rl_limit_stats),
-                                         "rl_limit_stats");
+  PerCpuArrayRef<rl_counter> limit_stats(bpf_map__fd(skel_->maps.rl_limit_stats), "rl_limit_stats");
   for (uint32_t slot : rs.new_slots) {
     if (auto s = stats.reset(slot); !s) return s;
     for (uint32_t l = 0; l < RL_MAX_LIMITS; l++)

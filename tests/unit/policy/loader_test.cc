@@ -179,6 +179,42 @@ TEST(LoadString, SourcePrefixDefaults) {
   EXPECT_EQ(r.policy.rules[0].v6_prefix, 64);
 }
 
+TEST(LoadString, StackedLimitsAndNewSources) {
+  auto r = load_string(R"(rules:
+  - name: web
+    limits:
+      - {rate: 3/s, burst: 5, key: source}
+      - name: per-24
+        algorithm: sliding_window
+        rate: 50/s
+        key: source_prefix
+        prefix: {ipv4: 24, ipv6: 48}
+      - {rate: 1000/s, key: rule}
+    new_sources: {rate: 200/s, burst: 400, key: source_prefix, prefix: {ipv4: 16}}
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  const Rule& rule = r.policy.rules.at(0);
+  EXPECT_EQ(rule.limit.rate, (Rate{3, kSec, Unit::kPackets}));
+  EXPECT_EQ(rule.limit.burst, 5u);
+  EXPECT_EQ(rule.key, KeyKind::kSourceAddress);
+  EXPECT_EQ(rule.limit_name, "source");
+  ASSERT_EQ(rule.more.size(), 2u);
+  EXPECT_EQ(rule.more[0].name, "per-24");
+  EXPECT_EQ(rule.more[0].limit.algorithm, Algorithm::kSlidingWindow);
+  EXPECT_EQ(rule.more[0].key, KeyKind::kSourcePrefix);
+  EXPECT_EQ(rule.more[0].v4_prefix, 24);
+  EXPECT_EQ(rule.more[0].v6_prefix, 48);
+  EXPECT_EQ(rule.more[1].name, "rule");
+  EXPECT_EQ(rule.more[1].limit.burst, 1000u);
+  ASSERT_TRUE(rule.new_sources);
+  EXPECT_EQ(rule.new_sources->rate, (Rate{200, kSec, Unit::kPackets}));
+  EXPECT_EQ(rule.new_sources->burst, 400u);
+  EXPECT_EQ(rule.new_sources->key, KeyKind::kSourcePrefix);
+  EXPECT_EQ(rule.new_sources->v4_prefix, 16);
+  EXPECT_EQ(rule.new_sources->v6_prefix, 48);
+}
+
 TEST(LoadString, EmptyDocumentsAndNullSectionsAreEmptyPolicies) {
   for (const char* text : {"", "# nothing yet\n", "---\n", "sets:\nallow:\ndeny:\nrules:\n"}) {
     auto r = load_string(text, "e.yaml");
