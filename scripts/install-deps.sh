@@ -12,6 +12,8 @@ packages=(
   redis-server prometheus
   iproute2 nftables iptables ethtool curl python3 python3-yaml util-linux
   clang-format
+  libsystemd-dev systemd libcap2-bin
+  dpkg-dev help2man debootstrap python3-kubernetes
 )
 
 missing=()

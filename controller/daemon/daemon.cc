@@ -17,6 +17,7 @@
 #include "cluster/redis_store.h"
 #include "cluster/sync_memory.h"
 #include "common/log.h"
+#include "daemon/notify.h"
 #include "datapath/pin_lock.h"
 #include "datapath/pins.h"
 #include "metrics/exporter.h"
@@ -268,9 +269,12 @@ Status Daemon::open_control_socket() {
 int Daemon::run() {
   log::info("rld running",
             {{"policy_dir", cfg_.policy_dir}, {"control_socket", cfg_.control_socket}});
+  notify::ready("enforcing on " + std::to_string(attachments().size()) + " interfaces, " +
+                std::to_string(policies_->rules().size()) + " rules");
   epoll_event events[16];
   bool drain = false;  // the offender ring held more than a batch at the last poll
   while (!stop_) {
+    notify::loop_tick();
     int timeout = drain ? 0 : 1000;
     if (reload_pending_) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -292,6 +296,7 @@ int Daemon::run() {
             policies_->reload("SIGHUP");
           } else {
             log::info("stopping", {{"signal", std::to_string(si.ssi_signo)}});
+            notify::stopping();
             stop_ = true;
           }
         }

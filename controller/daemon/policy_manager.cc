@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "daemon/notify.h"
 
 namespace rl::daemon {
 
@@ -64,6 +65,7 @@ ReloadReport PolicyManager::reload(const std::string& trigger, bool force) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!force && fp == applied_fingerprint_ && last_.ok) return last_;
   }
+  notify::Reloading reloading;
   auto loaded = policy::load_directory(dir_);
   if (!loaded.ok()) {
     ReloadReport r;

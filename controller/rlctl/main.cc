@@ -8,6 +8,7 @@
 #include "policy/describe.h"
 #include "policy/loader.h"
 #include "policy/rate.h"
+#include "rlctl/completion.h"
 #include "rlctl/table.h"
 
 namespace {
@@ -82,27 +83,6 @@ uint64_t parse_ttl(const std::string& ttl) {
   return *d / 1'000'000'000ULL;
 }
 
-const char* kBashCompletion =
-    R"BASH(# bash completion for rlctl: source it, or put it in /etc/bash_completion.d/rlctl
-_rlctl() {
-  local cur prev words cword
-  _init_completion 2>/dev/null || { cur="${COMP_WORDS[COMP_CWORD]}"; prev="${COMP_WORDS[COMP_CWORD-1]}"; }
-  local top="status attach detach policy allow deny unblock top stats cluster completion"
-  case "${COMP_WORDS[1]}" in
-    policy)
-      if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=($(compgen -W "validate list show diff apply reload" -- "$cur"));
-      else COMPREPLY=($(compgen -f -X '!*.y*ml' -- "$cur")); fi ;;
-    allow|deny)
-      [ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "add del list" -- "$cur")) ;;
-    attach|detach)
-      COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")) ;;
-    *)
-      if [ "$COMP_CWORD" -eq 1 ]; then COMPREPLY=($(compgen -W "$top -o --output -s --socket --help" -- "$cur")); fi ;;
-  esac
-}
-complete -F _rlctl rlctl
-)BASH";
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -118,6 +98,7 @@ int main(int argc, char** argv) {
       "  rlctl stats -o json               per-rule counters and rates, for scripts",
       "rlctl"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("rlctl ") + RL_VERSION);
   Globals g;
   app.add_option("-s,--socket", g.socket, "rld's control socket")->capture_default_str();
   app.add_option("-o,--output", g.output, "table or json")->check(CLI::IsMember({"table", "json"}));
@@ -354,7 +335,7 @@ int main(int argc, char** argv) {
   auto* completion = app.add_subcommand("completion", "print shell completion (bash)");
   std::string shell = "bash";
   completion->add_option("shell", shell, "bash")->check(CLI::IsMember({"bash"}));
-  completion->callback([&] { std::cout << kBashCompletion; });
+  completion->callback([&] { std::cout << rlctl::bash_completion(app); });
 
   CLI11_PARSE(app, argc, argv);
   return 0;

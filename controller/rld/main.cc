@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
       "answers rlctl on a Unix socket. The limiter stays attached and enforcing when rld\n"
       "stops or crashes; a restarted rld adopts it with its state.",
       "rld"};
+  app.set_version_flag("--version", std::string("rld ") + RL_VERSION);
   std::string config_path = "/etc/rl/rld.yaml";
   Config flags;
   std::vector<std::string> interfaces;

@@ -65,26 +65,16 @@ class RldTest : public ::testing::Test {
     std::filesystem::rename(part, dir_ / "policies" / name);  // rld never sees half a file
   }
 
-  // rld's command line in the server namespace (pair(0)'s server end and every side link's);
-  // tests may change key_capacity_ first.
+  // rld's command line in the server namespace (pair(0)'s server end and every side link's),
+  // behind rld_wrapper_ (env, setpriv, ...); tests may change key_capacity_ first.
   std::vector<std::string> rld_argv() const {
-    std::vector<std::string> argv = {"nsenter",
-                                     "--net=/run/netns/" + lab_->server_ns(),
-                                     RL_RLD_PATH,
-                                     "--interface",
-                                     lab_->pair().server.ifname,
-                                     "--policy-dir",
-                                     (dir_ / "policies").string(),
-                                     "--pin-root",
-                                     pin_root_,
-                                     "--control-socket",
-                                     socket_path(),
-                                     "--metrics-listen",
-                                     "127.0.0.1:" + std::to_string(metrics_port_),
-                                     "--reload-debounce-ms",
-                                     "100",
-                                     "--key-capacity",
-                                     key_capacity_};
+    std::vector<std::string> argv = {"nsenter", "--net=/run/netns/" + lab_->server_ns()};
+    argv.insert(argv.end(), rld_wrapper_.begin(), rld_wrapper_.end());
+    argv.insert(argv.end(),
+                {RL_RLD_PATH, "--interface", lab_->pair().server.ifname, "--policy-dir",
+                 (dir_ / "policies").string(), "--pin-root", pin_root_, "--control-socket",
+                 socket_path(), "--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port_),
+                 "--reload-debounce-ms", "100", "--key-capacity", key_capacity_});
     for (size_t k = 0; k < lab_options_.side_links; k++) {
       argv.push_back("--interface");
       argv.push_back(lab_->side_link(k).server.ifname);
@@ -180,6 +170,8 @@ class RldTest : public ::testing::Test {
   }
 
   LabOptions lab_options_;  // set in a derived fixture's constructor to shape the lab
+  // Runs rld inside the server namespace (env, setpriv): set before start_rld().
+  std::vector<std::string> rld_wrapper_;
   std::unique_ptr<Lab> lab_;
   std::unique_ptr<Process> rld_;
   std::filesystem::path dir_;
