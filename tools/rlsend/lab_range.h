@@ -10,4 +10,9 @@ namespace rl::rlsend {
 bool in_lab_range(const Prefix& p);
 bool in_lab_range(const Address& a);
 
+// Parses --src (an address or a prefix) and --dst; refuses them unless both lie in the lab ranges
+// and are of one family.
+Status parse_lab_addresses(const std::string& src, const std::string& dst, Prefix& src_out,
+                           Address& dst_out);
+
 }  // namespace rl::rlsend
