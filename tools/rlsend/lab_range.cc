@@ -16,4 +16,24 @@ bool is_lab_destination(const Address& a) {
   return in_lab_range(a) || kHosts4.contains(a) || kHosts6.contains(a);
 }
 
+Status parse_lab_addresses(const std::string& src, const std::string& dst, Prefix& src_out,
+                           Address& dst_out) {
+  auto s = Prefix::parse(src);
+  if (!s) return s.error().wrap("--src");
+  auto d = Address::parse(dst);
+  if (!d) return d.error().wrap("--dst");
+  if (!in_lab_range(*s))
+    return Error{0, "--src " + s->str() +
+                        " is outside the lab ranges 198.18.0.0/15 and 2001:db8::/32: refused"};
+  if (!is_lab_destination(*d))
+    return Error{0, "--dst " + d->str() +
+                        " is outside the lab ranges 198.18.0.0/15, 2001:db8::/32, 192.0.2.0/24 "
+                        "and 3fff::/20: refused"};
+  if (s->addr.family != d->family)
+    return Error{0, "--src and --dst must be the same address family"};
+  src_out = *s;
+  dst_out = *d;
+  return {};
+}
+
 }  // namespace rl::rlsend

@@ -16,4 +16,9 @@ bool in_lab_range(const Address& a);
 // May a frame go to this address? (the source ranges, or a lab host in 192.0.2.0/24, 3fff::/20)
 bool is_lab_destination(const Address& a);
 
+// Parses --src (an address or a prefix) and --dst; refuses them unless the source lies in the
+// source ranges, the destination is a lab destination, and both are of one family.
+Status parse_lab_addresses(const std::string& src, const std::string& dst, Prefix& src_out,
+                           Address& dst_out);
+
 }  // namespace rl::rlsend

@@ -18,16 +18,6 @@ struct Raw {
   bool has_vlan = false;
 };
 
-// Checks that a number lies in [lo, hi] and stores it.
-template <typename T>
-Status in_range(const char* name, int64_t v, int64_t lo, int64_t hi, T& out) {
-  if (v < lo || v > hi)
-    return Error{0, std::string(name) + " must be between " + std::to_string(lo) + " and " +
-                        std::to_string(hi) + ", not " + std::to_string(v)};
-  out = static_cast<T>(v);
-  return {};
-}
-
 Result<Proto> parse_proto(const std::string& s) {
   if (s == "udp") return Proto::kUdp;
   if (s == "tcp") return Proto::kTcp;
@@ -57,21 +47,7 @@ Status validate(const Raw& raw, Options& o) {
     o.src_mac = *src_mac;
   }
 
-  auto src = Prefix::parse(raw.src);
-  if (!src) return src.error().wrap("--src");
-  auto dst = Address::parse(raw.dst);
-  if (!dst) return dst.error().wrap("--dst");
-  o.src = *src;
-  o.dst = *dst;
-  if (!in_lab_range(o.src))
-    return Error{0, "--src " + o.src.str() +
-                        " is outside the lab ranges 198.18.0.0/15 and 2001:db8::/32: refused"};
-  if (!is_lab_destination(o.dst))
-    return Error{0, "--dst " + o.dst.str() +
-                        " is outside the lab ranges 198.18.0.0/15, 2001:db8::/32, 192.0.2.0/24 "
-                        "and 3fff::/20: refused"};
-  if (o.src.addr.family != o.dst.family)
-    return Error{0, "--src and --dst must be the same address family"};
+  if (auto s = parse_lab_addresses(raw.src, raw.dst, o.src, o.dst); !s) return s;
 
   if (auto s = in_range("--sources", raw.sources, 1, kMaxSources, o.sources); !s) return s;
   if (o.sources > source_capacity(o.src))

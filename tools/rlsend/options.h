@@ -53,4 +53,15 @@ Result<Parsed> parse_options(int argc, char** argv);
 
 Result<Mac> parse_mac(const std::string& text);
 
+// Checks that a number lies in [lo, hi] and stores it. Options are parsed as signed numbers so
+// that "-5" is seen as negative rather than wrapped.
+template <typename T>
+Status in_range(const char* name, int64_t v, int64_t lo, int64_t hi, T& out) {
+  if (v < lo || v > hi)
+    return Error{0, std::string(name) + " must be between " + std::to_string(lo) + " and " +
+                        std::to_string(hi) + ", not " + std::to_string(v)};
+  out = static_cast<T>(v);
+  return {};
+}
+
 }  // namespace rl::rlsend
