@@ -14,6 +14,7 @@
 #include "limiter.h"
 #include "cluster.h"
 #include "stats.h"
+#include "syncookie.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -122,6 +123,25 @@ int rl_xdp(struct xdp_md *ctx)
 		rc_->matched_pkts++;
 		rc_->matched_bytes += bytes;
 	}
+	/* A syn_cookies rule answers SYNs itself and lets through only packets of connections
+	 * conntrack knows and ACKs with a valid cookie; what it lets through meets the limit as
+	 * usual, and a SYN's admission is the SYN-ACK's (so rl cannot be made a reflector). */
+	int sc = RL_SC_FLOW;
+	if ((r->flags & RL_RULE_F_SYN_COOKIES) && pkt.port_kind == RL_PORT_KIND_TCP) {
+		sc = rl_syncookie_classify(ctx, &pkt);
+		if (sc == RL_SC_REJECT) {
+			rl_count(RL_GC_SYNCOOKIE_REJECTED, bytes);
+			if (rc_) {
+				rc_->dropped_pkts++;
+				rc_->dropped_bytes += bytes;
+			}
+			return rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED, pos, r->id, 0, 0,
+					 0);
+		}
+		if (sc == RL_SC_COOKIE_OK)
+			rl_count(RL_GC_SYNCOOKIE_ACCEPTED, bytes);
+	}
+
 	__u64 now = (r->flags & RL_RULE_F_PRECISE_CLOCK) ? rl_now_precise() : rl_now_coarse();
 
 	struct rl_limit_info info = {};
@@ -155,6 +175,27 @@ int rl_xdp(struct xdp_md *ctx)
 	if (res == RL_LIMIT_ADMIT) {
 		if (r->flags & RL_RULE_F_CLUSTER)
 			rl_cluster_admitted_add(r, &info.key, rl_cost_units(r, bytes));
+		if (sc == RL_SC_SYN) {
+			int v = rl_syncookie_answer(ctx, &pkt);
+			if (v == XDP_DROP) {
+				rl_count(RL_GC_SYNCOOKIE_REJECTED, bytes);
+				if (rc_) {
+					rc_->dropped_pkts++;
+					rc_->dropped_bytes += bytes;
+				}
+				return rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED, pos, r->id,
+						 info.hash, info.overflow, info.unadmitted);
+			}
+			if (v == XDP_TX)
+				rl_count(RL_GC_SYNCOOKIE_SENT, bytes);
+			if (rc_) {
+				rc_->passed_pkts++;
+				rc_->passed_bytes += bytes;
+			}
+			return rl_finish(
+			    v, v == XDP_TX ? RL_REASON_SYNCOOKIE_SENT : RL_REASON_ADMITTED, pos,
+			    r->id, info.hash, info.overflow, info.unadmitted);
+		}
 		if (rc_) {
 			rc_->passed_pkts++;
 			rc_->passed_bytes += bytes;

@@ -519,12 +519,19 @@ Result<rl_rule_counters> BpfDatapath::rule_counters(uint32_t stats_slot) const {
   return sum;
 }
 
-Result<BpfDatapath::RunResult> BpfDatapath::run(const std::vector<uint8_t>& frame,
-                                                uint32_t repeat) const {
-  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
-              .data_size_in = static_cast<uint32_t>(frame.size()),
-              .repeat = static_cast<int>(repeat));
+Result<BpfDatapath::RunResult> BpfDatapath::run(const std::vector<uint8_t>& frame, uint32_t repeat,
+                                                std::vector<uint8_t>* out) const {
+  // Room for what the program may grow the frame to (a SYN-ACK's options).
+  std::vector<uint8_t> buf(out ? frame.size() + 256 : 0);
+  LIBBPF_OPTS(
+      bpf_test_run_opts, opts, .data_in = frame.data(), .data_out = out ? buf.data() : nullptr,
+      .data_size_in = static_cast<uint32_t>(frame.size()),
+      .data_size_out = static_cast<uint32_t>(buf.size()), .repeat = static_cast<int>(repeat));
   if (bpf_prog_test_run_opts(prog_fd(), &opts) != 0) return errno_error("BPF_PROG_TEST_RUN");
+  if (out) {
+    buf.resize(opts.data_size_out);
+    *out = std::move(buf);
+  }
   return RunResult{opts.retval, opts.duration};
 }
 

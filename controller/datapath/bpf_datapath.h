@@ -102,7 +102,9 @@ class BpfDatapath final : public Datapath {
     uint32_t action = 0;
     uint32_t duration_ns = 0;  // mean per run
   };
-  Result<RunResult> run(const std::vector<uint8_t>& frame, uint32_t repeat = 1) const;
+  // With `out`, also the frame as the program left it (rewritten, for XDP_TX).
+  Result<RunResult> run(const std::vector<uint8_t>& frame, uint32_t repeat = 1,
+                        std::vector<uint8_t>* out = nullptr) const;
 
   // Test hooks (meaningful only with LoadOptions::trace_decisions).
   void set_clock(uint64_t ns);

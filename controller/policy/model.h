@@ -91,6 +91,9 @@ struct Rule {
   bool report = true;     // log offenders
   std::optional<ClusterLimit> cluster;
   std::optional<NewSources> new_sources;
+  // Answer the rule's SYNs in XDP with SYN cookies; only packets of connections conntrack knows
+  // and ACKs with a valid cookie get through (to the stack's SYNPROXY, which rld installs).
+  bool syn_cookies = false;
   SourceLocation where;
 };
 
