@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/synproxy.h"
 #include "datapath/pins.h"
 #include "datapath/xdp_link.h"
 
@@ -98,6 +99,8 @@ int main(int argc, char** argv) {
         rl::log::error("detach failed", {{"interface", ifname}, {"error", s.error().str()}});
       else
         rl::log::info("detached", {{"interface", ifname}});
+    if (auto s = rl::daemon::SynProxy::remove(); !s)
+      rl::log::error("cleanup failed", {{"error", s.error().str()}});
     if (auto s = rl::remove_pins(cfg.pin_root); !s) {
       rl::log::error("cleanup failed", {{"error", s.error().str()}});
       return 1;
