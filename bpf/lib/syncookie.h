@@ -53,10 +53,13 @@ struct nf_conn {
 	int unused;
 };
 
+/* Weak, and called only when the loader found them (rl_syncookies_available): without conntrack
+ * in the kernel the program still loads, the verifier drops the dead calls, and rld refuses
+ * syn_cookies rules. */
 extern struct nf_conn *bpf_xdp_ct_lookup(struct xdp_md *ctx, struct bpf_sock_tuple *tuple,
 					 __u32 tuple_len, struct rl_ct_opts *opts,
-					 __u32 opts_len) __ksym;
-extern void bpf_ct_release(struct nf_conn *ct) __ksym;
+					 __u32 opts_len) __ksym __weak;
+extern void bpf_ct_release(struct nf_conn *ct) __ksym __weak;
 
 #define RL_SC_CURRENT_NETNS (-1)
 /* Transport headers further in than this are not looked at (no real client sends them). */

@@ -24,6 +24,8 @@ const volatile __u32 rl_trace_decisions = 0; /* tests: record each decision in r
  * counting packets, so one BPF_PROG_TEST_RUN repeat loop sees a stream of distinct sources
  * (2001:db8::/96 + n for the benchmark's frames). Zero, and compiled out, in production. */
 const volatile __u32 rl_bench_src_spread = 0;
+/* The kernel has the conntrack lookup SYN cookies need (bpf/lib/syncookie.h). */
+const volatile __u32 rl_syncookies_available = 0;
 
 struct rl_decision rl_trace = {};
 __u32 rl_bench_counter = 0;
@@ -127,7 +129,8 @@ int rl_xdp(struct xdp_md *ctx)
 	 * conntrack knows and ACKs with a valid cookie; what it lets through meets the limit as
 	 * usual, and a SYN's admission is the SYN-ACK's (so rl cannot be made a reflector). */
 	int sc = RL_SC_FLOW;
-	if ((r->flags & RL_RULE_F_SYN_COOKIES) && pkt.port_kind == RL_PORT_KIND_TCP) {
+	if (rl_syncookies_available && (r->flags & RL_RULE_F_SYN_COOKIES) &&
+	    pkt.port_kind == RL_PORT_KIND_TCP) {
 		sc = rl_syncookie_classify(ctx, &pkt);
 		if (sc == RL_SC_REJECT) {
 			rl_count(RL_GC_SYNCOOKIE_REJECTED, bytes);

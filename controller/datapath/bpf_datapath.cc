@@ -1,5 +1,6 @@
 #include "datapath/bpf_datapath.h"
 
+#include <bpf/btf.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -74,6 +75,29 @@ void SkeletonDeleter::operator()(rl_xdp* s) const { rl_xdp__destroy(s); }
 
 BpfDatapath::BpfDatapath(rl_xdp* skel) : skel_(skel) {}
 
+namespace {
+
+// Whether XDP programs can look up conntrack here (bpf_xdp_ct_lookup in the kernel's BTF, or in
+// the nf_conntrack module's while it is loaded): SYN cookies need it. Read once per process.
+bool kernel_has_ct_lookup() {
+  static const bool found = [] {
+    btf* vmlinux = btf__load_vmlinux_btf();
+    if (!vmlinux) return false;
+    bool f = btf__find_by_name_kind(vmlinux, "bpf_xdp_ct_lookup", BTF_KIND_FUNC) > 0;
+    if (!f) {
+      if (btf* mod = btf__load_module_btf("nf_conntrack", vmlinux)) {
+        f = btf__find_by_name_kind(mod, "bpf_xdp_ct_lookup", BTF_KIND_FUNC) > 0;
+        btf__free(mod);
+      }
+    }
+    btf__free(vmlinux);
+    return f;
+  }();
+  return found;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) {
   rl_xdp* skel = rl_xdp__open();
   if (!skel) return errno_error("open rl_xdp skeleton");
@@ -110,6 +134,8 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   skel->rodata->rl_hash_seed = seed;
   skel->rodata->rl_trace_decisions = opts.trace_decisions ? 1 : 0;
   skel->rodata->rl_bench_src_spread = opts.bench_src_spread;
+  dp->syn_cookies_ = opts.syn_cookies && kernel_has_ct_lookup();
+  skel->rodata->rl_syncookies_available = dp->syn_cookies_ ? 1 : 0;
   if (int err = bpf_map__set_max_entries(skel->maps.rl_keys, sets); err)
     return errno_error("size rl_keys", err);
   if (!dp->adopted_)
@@ -231,6 +257,13 @@ Status BpfDatapath::clear_generation(uint32_t gen) {
 Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
   if (rs.rules.size() > RL_MAX_RULES || rs.classes.size() > RL_MAX_CLASSES)
     return Error{E2BIG, "rule set exceeds the data path's limits"};
+  if (!syn_cookies_)
+    for (size_t pos = 0; pos < rs.rules.size(); pos++)
+      if (rs.rules[pos].flags & RL_RULE_F_SYN_COOKIES)
+        return Error{ENOTSUP, "rule '" + rs.names[pos] +
+                                  "': syn_cookies needs XDP's conntrack lookup, which this "
+                                  "kernel does not offer (bpf_xdp_ct_lookup; with nf_conntrack "
+                                  "as a module, load it before rld starts)"};
   const uint32_t next = active_generation() ^ 1;
 
   auto since = std::chrono::steady_clock::now() - last_switch_;

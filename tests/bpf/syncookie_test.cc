@@ -269,5 +269,30 @@ TEST_F(SynCookieTest, SynWithIpOptionsIsLeftToTheStack) {
   EXPECT_EQ(global(RL_GC_SYNCOOKIE_SENT), 0u);
 }
 
+// Without the conntrack lookup the program loads all the same (the verifier drops the calls)
+// and a syn_cookies rule is refused with the reason, leaving the rule set in force.
+TEST(SynCookieLoad, WithoutConntrackLookupTheRuleIsRefused) {
+  LoadOptions o;
+  o.key_capacity = 1 << 12;
+  o.cluster_keys = 64;
+  o.syn_cookies = false;
+  auto dp = BpfDatapath::load(o);
+  ASSERT_TRUE(dp.ok()) << dp.error().str();
+  EXPECT_FALSE((*dp)->syn_cookies());
+  policy::Policy p;
+  auto r = token_bucket("web", 10, 10);
+  r.match.protocol = 6;
+  r.match.ports = {{kPort, kPort}};
+  r.syn_cookies = true;
+  p.rules = {r};
+  auto c = compiler::compile(p);
+  ASSERT_TRUE(c.ok());
+  auto s = (*dp)->apply(*c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().err, ENOTSUP);
+  EXPECT_NE(s.error().message.find("bpf_xdp_ct_lookup"), std::string::npos);
+  EXPECT_EQ((*dp)->active_generation(), 0u) << "nothing switched";
+}
+
 }  // namespace
 }  // namespace rl::testing
