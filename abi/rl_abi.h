@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define RL_ABI_VERSION 3
+#define RL_ABI_VERSION 4
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
@@ -163,6 +163,13 @@ struct rl_rule {
 #define RL_RULE_F_PRECISE_CLOCK (1u << 1) /* the coarse (jiffy) clock would distort this limit */
 #define RL_RULE_F_CLUSTER	(1u << 2) /* also limited fleet-wide through rld and Redis */
 #define RL_RULE_F_NEW_SOURCES	(1u << 3) /* new keys need a token: rl_new_sources[same index] */
+#define RL_RULE_F_SYN_COOKIES	(1u << 4) /* answer SYNs with SYN cookies (bpf/lib/syncookie.h) */
+
+/* What a SYN-ACK with a cookie offers, the data path and the stack's SYNPROXY alike (rld
+ * writes the same values into its netfilter rule): the MSS per family and the window scale. */
+#define RL_SYNCOOKIE_MSS4   1460
+#define RL_SYNCOOKIE_MSS6   1440
+#define RL_SYNCOOKIE_WSCALE 7
 
 /* rl_limits[(gen * RL_MAX_RULES + position) * (RL_MAX_LIMITS - 1) + i - 1]: limit i (1..
  * more_limits) of the rule at that position, in the same struct: its own id (so its own keys),
@@ -307,6 +314,9 @@ enum rl_global_counter {
 	RL_GC_CLUSTER_DROPPED, /* dropped (or monitored): the fleet used up the key's limit */
 	RL_GC_NEW_UNADMITTED, /* a new key found no new-source token: judged by the shared bucket */
 	RL_GC_REPORTS_SHED,   /* reports over RL_REPORTS_PER_SEC, not written */
+	RL_GC_SYNCOOKIE_SENT, /* SYNs answered with a SYN-ACK carrying a cookie (XDP_TX) */
+	RL_GC_SYNCOOKIE_ACCEPTED, /* ACKs without a connection whose cookie was valid: passed */
+	RL_GC_SYNCOOKIE_REJECTED, /* packets without a connection or a valid cookie: dropped */
 	RL_GC_MAX,
 };
 
@@ -362,6 +372,8 @@ enum rl_reason {
 	RL_REASON_BLOCKED,
 	RL_REASON_CAS_EXHAUSTED,
 	RL_REASON_CLUSTER_LIMITED,
+	RL_REASON_SYNCOOKIE_SENT,     /* answered with a SYN-ACK carrying a cookie */
+	RL_REASON_SYNCOOKIE_REJECTED, /* no connection and no valid cookie */
 };
 
 struct rl_decision {

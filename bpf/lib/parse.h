@@ -36,7 +36,11 @@ struct rl_pkt {
 	__u8 port_kind; /* enum rl_port_kind, or RL_L4_NONE when there is no L4 index */
 	__u8 tcp_new;	/* SYN without ACK */
 	__u8 fragment;	/* non-first fragment */
-	__u8 pad;
+	__u8 tcp_flags; /* TCP: the flags byte (FIN 0x01 ... ACK 0x10) */
+	/* From the frame's start: the IP header and the transport header (0 when there is none).
+	 * SYN cookies read and rewrite the headers there. */
+	__u16 l3_off;
+	__u16 l4_off;
 };
 
 struct rl_vlan_hdr {
@@ -172,6 +176,7 @@ static __always_inline int rl_parse_l4(struct rl_cursor *c, void *data_end, stru
 		p->port_kind = RL_PORT_KIND_TCP;
 		p->l4_index = bpf_ntohs(th->dest);
 		p->tcp_new = th->syn && !th->ack;
+		p->tcp_flags = ((__u8 *)th)[13];
 		return 0;
 	}
 	case IPPROTO_UDP: {
@@ -203,6 +208,7 @@ static __always_inline int rl_parse_packet(void *data, void *data_end, struct rl
 	int proto = rl_parse_eth(&c, data_end);
 	if (proto < 0)
 		return proto;
+	p->l3_off = c.pos - data;
 	if (proto == ETH_P_IP)
 		proto = rl_parse_ipv4(&c, data_end, p);
 	else if (proto == ETH_P_IPV6)
@@ -211,6 +217,8 @@ static __always_inline int rl_parse_packet(void *data, void *data_end, struct rl
 		return RL_PARSE_NON_IP;
 	if (proto < 0)
 		return proto;
+	if (!p->fragment)
+		p->l4_off = c.pos - data;
 	return rl_parse_l4(&c, data_end, p);
 }
 

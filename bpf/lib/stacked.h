@@ -32,55 +32,76 @@ struct rl_stack_ctx {
 	__u32 inserted; /* out: keys inserted */
 };
 
+/* Limit i + 1 of the rule at c->ridx: judge the packet by it (claiming its key's slot if new);
+ * a refusal reports the limit's key and says how it was judged in c. A global function, like
+ * the two below: each is verified once, and each keeps its keys on a stack frame of its own. */
+__attribute__((noinline)) int rl_stacked_judge(const struct rl_pkt *p, struct rl_stack_ctx *c,
+					       __u32 i)
+{
+	if (!p || !c)
+		return RL_LIMIT_EXHAUSTED;
+	__u32 idx = c->ridx * (RL_MAX_LIMITS - 1) + (i % (RL_MAX_LIMITS - 1));
+	const struct rl_rule *lim = bpf_map_lookup_elem(&rl_limits, &idx);
+	if (!lim)
+		return RL_LIMIT_EXHAUSTED;
+	struct rl_key k = {};
+	rl_key_build(&k, lim, p);
+	__u64 h = rl_key_hash(&k, rl_hash_seed);
+	int found, overflow = 0;
+	struct rl_slot *s = rl_key_slot(h, c->now, 1, &found);
+	c->inserted += found >= RL_WAYS;
+	if (!s) {
+		s = rl_overflow_slot(lim, p);
+		overflow = 1;
+	}
+	int res = s ? rl_judge(s, lim, c->now, c->bytes) : RL_LIMIT_EXHAUSTED;
+	if (res != RL_LIMIT_ADMIT) {
+		c->hash = h;
+		c->overflow = overflow;
+		rl_offender(lim, &k, h, c->now, res == RL_LIMIT_BLOCKED);
+	}
+	return res;
+}
+
+/* Give limit i + 1 back what it took for the packet. Its key is found again, not claimed; a key
+ * that was judged by an overflow bucket is not given back (strict). */
+__attribute__((noinline)) int rl_stacked_refund(const struct rl_pkt *p, struct rl_stack_ctx *c,
+						__u32 i)
+{
+	if (!p || !c)
+		return 0;
+	__u32 idx = c->ridx * (RL_MAX_LIMITS - 1) + (i % (RL_MAX_LIMITS - 1));
+	const struct rl_rule *lim = bpf_map_lookup_elem(&rl_limits, &idx);
+	if (!lim)
+		return 0;
+	struct rl_key k = {};
+	rl_key_build(&k, lim, p);
+	int found;
+	struct rl_slot *s = rl_key_slot(rl_key_hash(&k, rl_hash_seed), c->now, 0, &found);
+	return s ? rl_refund(s, lim, c->now, c->bytes) : 0;
+}
+
 /* Judge limits 1..more_limits of rule r for a packet its own limit admitted. Returns
  * RL_LIMIT_ADMIT, or the first refusal's result after giving back what limits 1.. took (the
- * caller gives back limit 0's). A global function: verified once. */
+ * caller gives back limit 0's). */
 __attribute__((noinline)) int rl_more_limits(const struct rl_rule *r, const struct rl_pkt *p,
 					     struct rl_stack_ctx *c)
 {
 	if (!r || !p || !c)
 		return RL_LIMIT_EXHAUSTED;
-	struct rl_slot *taken[RL_MAX_LIMITS - 1] = {};
-	const struct rl_rule *lims[RL_MAX_LIMITS - 1] = {};
+	__u32 n = r->more_limits;
 	int res = RL_LIMIT_ADMIT;
-#pragma unroll
-	for (int i = 0; i < RL_MAX_LIMITS - 1; i++) {
-		if (i >= r->more_limits)
-			break;
-		__u32 idx = c->ridx * (RL_MAX_LIMITS - 1) + i;
-		const struct rl_rule *lim = bpf_map_lookup_elem(&rl_limits, &idx);
-		if (!lim) {
-			res = RL_LIMIT_EXHAUSTED;
-			break;
-		}
-		struct rl_key k = {};
-		rl_key_build(&k, lim, p);
-		__u64 h = rl_key_hash(&k, rl_hash_seed);
-		int found;
-		struct rl_slot *s = rl_key_slot(h, c->now, 1, &found);
-		c->inserted += found >= RL_WAYS;
-		int overflow = 0;
-		if (!s) {
-			s = rl_overflow_slot(lim, p);
-			overflow = 1;
-		}
-		res = s ? rl_judge(s, lim, c->now, c->bytes) : RL_LIMIT_EXHAUSTED;
+	__u32 i;
+	for (i = 0; i < RL_MAX_LIMITS - 1 && i < n; i++) {
+		res = rl_stacked_judge(p, c, i);
 		if (res != RL_LIMIT_ADMIT) {
 			c->by = i + 1;
-			c->hash = h;
-			c->overflow = overflow;
-			rl_offender(lim, &k, h, c->now, res == RL_LIMIT_BLOCKED);
 			break;
 		}
-		taken[i] = s;
-		lims[i] = lim;
 	}
-	if (res != RL_LIMIT_ADMIT) {
-#pragma unroll
-		for (int i = 0; i < RL_MAX_LIMITS - 1; i++)
-			if (taken[i] && lims[i])
-				rl_refund(taken[i], lims[i], c->now, c->bytes);
-	}
+	if (res != RL_LIMIT_ADMIT)
+		for (__u32 j = 0; j < RL_MAX_LIMITS - 1 && j < i; j++)
+			rl_stacked_refund(p, c, j);
 	return res;
 }
 

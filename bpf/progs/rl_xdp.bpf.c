@@ -16,6 +16,7 @@
 #include "cluster.h"
 #include "stats.h"
 #include "stacked.h"
+#include "syncookie.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -25,6 +26,8 @@ const volatile __u32 rl_trace_decisions = 0; /* tests: record each decision in r
  * counting packets, so one BPF_PROG_TEST_RUN repeat loop sees a stream of distinct sources
  * (2001:db8::/96 + n for the benchmark's frames). Zero, and compiled out, in production. */
 const volatile __u32 rl_bench_src_spread = 0;
+/* The kernel has the conntrack lookup SYN cookies need (bpf/lib/syncookie.h). */
+const volatile __u32 rl_syncookies_available = 0;
 
 struct rl_decision rl_trace = {};
 __u32 rl_bench_counter = 0;
@@ -125,6 +128,26 @@ int rl_xdp(struct xdp_md *ctx)
 		rc_->matched_pkts++;
 		rc_->matched_bytes += bytes;
 	}
+	/* A syn_cookies rule answers SYNs itself and lets through only packets of connections
+	 * conntrack knows and ACKs with a valid cookie; what it lets through meets the limit as
+	 * usual, and a SYN's admission is the SYN-ACK's (so rl cannot be made a reflector). */
+	int sc = RL_SC_FLOW;
+	if (rl_syncookies_available && (r->flags & RL_RULE_F_SYN_COOKIES) &&
+	    pkt.port_kind == RL_PORT_KIND_TCP) {
+		sc = rl_syncookie_classify(ctx, &pkt);
+		if (sc == RL_SC_REJECT) {
+			rl_count(RL_GC_SYNCOOKIE_REJECTED, bytes);
+			if (rc_) {
+				rc_->dropped_pkts++;
+				rc_->dropped_bytes += bytes;
+			}
+			return rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED, pos, r->id, 0, 0,
+					 0, 0);
+		}
+		if (sc == RL_SC_COOKIE_OK)
+			rl_count(RL_GC_SYNCOOKIE_ACCEPTED, bytes);
+	}
+
 	__u64 now = (r->flags & RL_RULE_F_PRECISE_CLOCK) ? rl_now_precise() : rl_now_coarse();
 
 	struct rl_limit_info info = {};
@@ -154,15 +177,15 @@ int rl_xdp(struct xdp_md *ctx)
 		rl_count(RL_GC_NEW_UNADMITTED, bytes);
 	__u32 by = 0; /* the limit that refused the packet */
 	if (res == RL_LIMIT_ADMIT && r->more_limits) {
-		struct rl_stack_ctx sc = {.now = now, .bytes = bytes, .ridx = ridx};
-		res = rl_more_limits(r, &pkt, &sc);
-		if (sc.inserted)
+		struct rl_stack_ctx stk = {.now = now, .bytes = bytes, .ridx = ridx};
+		res = rl_more_limits(r, &pkt, &stk);
+		if (stk.inserted)
 			rl_count(RL_GC_KEY_INSERTED, 0);
 		if (res != RL_LIMIT_ADMIT) {
 			rl_refund(info.slot, r, now, bytes);
-			by = sc.by;
-			info.hash = sc.hash;
-			info.overflow = sc.overflow;
+			by = stk.by;
+			info.hash = stk.hash;
+			info.overflow = stk.overflow;
 		}
 	}
 	if (info.overflow)
@@ -171,6 +194,28 @@ int rl_xdp(struct xdp_md *ctx)
 	if (res == RL_LIMIT_ADMIT) {
 		if (r->flags & RL_RULE_F_CLUSTER)
 			rl_cluster_admitted_add(r, &info.key, rl_cost_units(r, bytes));
+		if (sc == RL_SC_SYN) {
+			int v = rl_syncookie_answer(ctx, &pkt);
+			if (v == XDP_DROP) {
+				rl_count(RL_GC_SYNCOOKIE_REJECTED, bytes);
+				if (rc_) {
+					rc_->dropped_pkts++;
+					rc_->dropped_bytes += bytes;
+				}
+				return rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED, pos, r->id,
+						 info.hash, info.overflow, info.unadmitted,
+						 r->more_limits);
+			}
+			if (v == XDP_TX)
+				rl_count(RL_GC_SYNCOOKIE_SENT, bytes);
+			if (rc_) {
+				rc_->passed_pkts++;
+				rc_->passed_bytes += bytes;
+			}
+			return rl_finish(
+			    v, v == XDP_TX ? RL_REASON_SYNCOOKIE_SENT : RL_REASON_ADMITTED, pos,
+			    r->id, info.hash, info.overflow, info.unadmitted, r->more_limits);
+		}
 		if (rc_) {
 			rc_->passed_pkts++;
 			rc_->passed_bytes += bytes;

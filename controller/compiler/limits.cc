@@ -47,6 +47,7 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
   r.v4_prefix = rule.v4_prefix;
   r.v6_prefix = rule.v6_prefix;
   r.flags = rule.report ? RL_RULE_F_REPORT : 0;
+  if (rule.syn_cookies) r.flags |= RL_RULE_F_SYN_COOKIES;
   r.block_ns = rule.block_ns;
 
   switch (lim.algorithm) {

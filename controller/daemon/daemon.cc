@@ -44,11 +44,27 @@ Json counters_json(const rl_rule_counters& c) {
 }
 
 const char* global_name(int i) {
-  static const char* names[] = {
-      "received",        "malformed",      "non_ip",      "allowlisted",   "denylisted",
-      "runtime_allowed", "runtime_denied", "unmatched",   "keys_inserted", "key_overflow",
-      "cas_exhausted",   "blocked",        "reports",     "reports_lost",  "fragments",
-      "cluster_limited", "new_unadmitted", "reports_shed"};
+  static const char* names[] = {"received",
+                                "malformed",
+                                "non_ip",
+                                "allowlisted",
+                                "denylisted",
+                                "runtime_allowed",
+                                "runtime_denied",
+                                "unmatched",
+                                "keys_inserted",
+                                "key_overflow",
+                                "cas_exhausted",
+                                "blocked",
+                                "reports",
+                                "reports_lost",
+                                "fragments",
+                                "cluster_limited",
+                                "new_unadmitted",
+                                "reports_shed",
+                                "syn_cookies_sent",
+                                "syn_cookies_accepted",
+                                "syn_cookies_rejected"};
   static_assert(std::size(names) == RL_GC_MAX, "every global counter needs a name");
   return names[i];
 }
@@ -117,6 +133,8 @@ Status Daemon::init() {
   co.cpus = static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1));
   co.cluster_nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
   policies_ = std::make_unique<PolicyManager>(*dp_, cfg_.policy_dir, co, ids);
+  synproxy_.enable(!cfg_.interfaces.empty() || !pinned_links(cfg_.pin_root).empty());
+  policies_->set_hooks(&synproxy_);
   auto first = policies_->reload("startup");
   if (!first.ok && !dp_->adopted())
     log::warn("starting without rules: no valid policy", {{"dir", cfg_.policy_dir}});
@@ -318,11 +336,13 @@ int Daemon::run() {
     if (std::chrono::steady_clock::now() - last_housekeeping_ >= std::chrono::seconds(1))
       housekeeping();
   }
-  if (cfg_.detach_on_exit)
+  if (cfg_.detach_on_exit) {
     for (const auto& [ifname, a] : attachments()) {
       auto s = detach_xdp(ifname, cfg_.pin_root);
       log::info(s ? "detached" : "detach failed", {{"interface", ifname}});
     }
+    if (auto s = SynProxy::remove(); !s) log::error(s.error().str());
+  }
   return 0;
 }
 
@@ -474,6 +494,8 @@ Json Daemon::cmd_attach(const Json& args) {
     interfaces_[ifname] = *a;
   }
   log::info("attached", {{"interface", ifname}, {"mode", a->mode}});
+  synproxy_.enable(true);
+  synproxy_.settle(policies_->policy());
   return control::ok({{"interface", ifname},
                       {"mode", a->mode},
                       {"replaced", a->replaced},
@@ -483,11 +505,15 @@ Json Daemon::cmd_attach(const Json& args) {
 Json Daemon::cmd_detach(const Json& args) {
   std::string ifname = args.at("interface");
   if (auto s = detach_xdp(ifname, cfg_.pin_root); !s) return control::fail(s.error().str());
+  bool none_left;
   {
     std::lock_guard<std::mutex> lock(mu_);
     interfaces_.erase(ifname);
+    none_left = interfaces_.empty();
   }
   log::info("detached", {{"interface", ifname}});
+  synproxy_.enable(!none_left);
+  synproxy_.settle(policies_->policy());
   return control::ok({{"interface", ifname}});
 }
 

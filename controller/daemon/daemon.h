@@ -15,6 +15,7 @@
 #include "daemon/config.h"
 #include "daemon/offenders.h"
 #include "daemon/policy_manager.h"
+#include "daemon/synproxy.h"
 #include "datapath/bpf_datapath.h"
 #include "datapath/fd.h"
 #include "datapath/xdp_link.h"
@@ -64,6 +65,7 @@ class Daemon {
   Config cfg_;
   std::unique_ptr<BpfDatapath> dp_;
   std::unique_ptr<PolicyManager> policies_;
+  SynProxy synproxy_;  // the stack side of syn_cookies rules
   std::unique_ptr<OffenderLog> offenders_;
   std::unique_ptr<ClusterSync> cluster_;
   std::shared_ptr<void> exporter_;  // metrics::Exporter, type-erased to keep this header light

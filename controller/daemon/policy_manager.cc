@@ -101,7 +101,16 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
                {{"trigger", trigger}, {"error", compiled.error().message}});
     return record(r);
   }
+  if (hooks_) {
+    if (auto s = hooks_->prepare(p); !s) {
+      r.errors.push_back(s.error().str());
+      log::error("policy needs what could not be set up; the policy in force stays",
+                 {{"trigger", trigger}, {"error", s.error().str()}});
+      return record(r);
+    }
+  }
   if (auto s = dp_.apply(*compiled); !s) {
+    if (hooks_) hooks_->settle(policy());
     r.errors.push_back(s.error().str());
     log::error("policy could not be written to the data path; the policy in force stays",
                {{"trigger", trigger}, {"error", s.error().str()}});
@@ -119,6 +128,7 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
     rules_ = std::move(views);
     generation_++;
   }
+  if (hooks_) hooks_->settle(p);
   r.ok = true;
   r.rules = compiled->rules.size();
   auto out = record(r);

@@ -29,6 +29,16 @@ struct RuleView {
   policy::Rule rule;
 };
 
+// What a policy needs outside the data path (the stack side of SYN cookies). prepare() runs
+// before the data path switches to `next` and refuses it with an error; settle() runs after a
+// switch, with the policy now in force.
+class PolicyHooks {
+ public:
+  virtual ~PolicyHooks() = default;
+  virtual Status prepare(const policy::Policy& next) = 0;
+  virtual void settle(const policy::Policy& in_force) = 0;
+};
+
 class PolicyManager {
  public:
   PolicyManager(Datapath& dp, std::string policy_dir, compiler::CompileOptions options,
@@ -40,6 +50,9 @@ class PolicyManager {
   ReloadReport reload(const std::string& trigger, bool force = true);
   // Apply an already loaded policy (rlctl policy apply validates and writes files first).
   ReloadReport apply(const policy::Policy& p, const std::string& trigger);
+
+  // Not owned; must outlive the manager. Set before the first reload.
+  void set_hooks(PolicyHooks* hooks) { hooks_ = hooks; }
 
   ReloadReport last() const;
   uint64_t reloads_ok() const;
@@ -53,6 +66,7 @@ class PolicyManager {
   ReloadReport record(ReloadReport r);
 
   Datapath& dp_;
+  PolicyHooks* hooks_ = nullptr;
   std::string dir_;
   compiler::CompileOptions options_;
   mutable std::mutex mu_;

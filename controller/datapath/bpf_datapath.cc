@@ -1,5 +1,6 @@
 #include "datapath/bpf_datapath.h"
 
+#include <bpf/btf.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -102,6 +103,29 @@ void SkeletonDeleter::operator()(rl_xdp* s) const { rl_xdp__destroy(s); }
 
 BpfDatapath::BpfDatapath(rl_xdp* skel) : skel_(skel) {}
 
+namespace {
+
+// Whether XDP programs can look up conntrack here (bpf_xdp_ct_lookup in the kernel's BTF, or in
+// the nf_conntrack module's while it is loaded): SYN cookies need it. Read once per process.
+bool kernel_has_ct_lookup() {
+  static const bool found = [] {
+    btf* vmlinux = btf__load_vmlinux_btf();
+    if (!vmlinux) return false;
+    bool f = btf__find_by_name_kind(vmlinux, "bpf_xdp_ct_lookup", BTF_KIND_FUNC) > 0;
+    if (!f) {
+      if (btf* mod = btf__load_module_btf("nf_conntrack", vmlinux)) {
+        f = btf__find_by_name_kind(mod, "bpf_xdp_ct_lookup", BTF_KIND_FUNC) > 0;
+        btf__free(mod);
+      }
+    }
+    btf__free(vmlinux);
+    return f;
+  }();
+  return found;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) {
   rl_xdp* skel = rl_xdp__open();
   if (!skel) return errno_error("open rl_xdp skeleton");
@@ -138,6 +162,8 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   skel->rodata->rl_hash_seed = seed;
   skel->rodata->rl_trace_decisions = opts.trace_decisions ? 1 : 0;
   skel->rodata->rl_bench_src_spread = opts.bench_src_spread;
+  dp->syn_cookies_ = opts.syn_cookies && kernel_has_ct_lookup();
+  skel->rodata->rl_syncookies_available = dp->syn_cookies_ ? 1 : 0;
   if (int err = bpf_map__set_max_entries(skel->maps.rl_keys, sets); err)
     return errno_error("size rl_keys", err);
   if (!dp->adopted_)
@@ -259,6 +285,13 @@ Status BpfDatapath::clear_generation(uint32_t gen) {
 Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
   if (rs.rules.size() > RL_MAX_RULES || rs.classes.size() > RL_MAX_CLASSES)
     return Error{E2BIG, "rule set exceeds the data path's limits"};
+  if (!syn_cookies_)
+    for (size_t pos = 0; pos < rs.rules.size(); pos++)
+      if (rs.rules[pos].flags & RL_RULE_F_SYN_COOKIES)
+        return Error{ENOTSUP, "rule '" + rs.names[pos] +
+                                  "': syn_cookies needs XDP's conntrack lookup, which this "
+                                  "kernel does not offer (bpf_xdp_ct_lookup; with nf_conntrack "
+                                  "as a module, load it before rld starts)"};
   const uint32_t next = active_generation() ^ 1;
 
   auto since = std::chrono::steady_clock::now() - last_switch_;
@@ -575,12 +608,19 @@ Result<std::array<rl_counter, RL_MAX_LIMITS>> BpfDatapath::limit_counters(
   return out;
 }
 
-Result<BpfDatapath::RunResult> BpfDatapath::run(const std::vector<uint8_t>& frame,
-                                                uint32_t repeat) const {
-  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
-              .data_size_in = static_cast<uint32_t>(frame.size()),
-              .repeat = static_cast<int>(repeat));
+Result<BpfDatapath::RunResult> BpfDatapath::run(const std::vector<uint8_t>& frame, uint32_t repeat,
+                                                std::vector<uint8_t>* out) const {
+  // Room for what the program may grow the frame to (a SYN-ACK's options).
+  std::vector<uint8_t> buf(out ? frame.size() + 256 : 0);
+  LIBBPF_OPTS(
+      bpf_test_run_opts, opts, .data_in = frame.data(), .data_out = out ? buf.data() : nullptr,
+      .data_size_in = static_cast<uint32_t>(frame.size()),
+      .data_size_out = static_cast<uint32_t>(buf.size()), .repeat = static_cast<int>(repeat));
   if (bpf_prog_test_run_opts(prog_fd(), &opts) != 0) return errno_error("BPF_PROG_TEST_RUN");
+  if (out) {
+    buf.resize(opts.data_size_out);
+    *out = std::move(buf);
+  }
   return RunResult{opts.retval, opts.duration};
 }
 

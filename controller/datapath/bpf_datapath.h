@@ -27,6 +27,9 @@ struct LoadOptions {
   uint32_t cluster_keys = RL_CLUSTER_KEYS;  // keys of cluster rules counted between syncs
   bool trace_decisions = false;             // tests: record every decision (see last_decision)
   uint32_t bench_src_spread = 0;  // benchmarks: vary IPv6 sources over this many addresses
+  // SYN cookies when the kernel offers what they need; false loads the program as on a kernel
+  // without it (tests).
+  bool syn_cookies = true;
 };
 
 struct SkeletonDeleter {
@@ -83,6 +86,9 @@ class BpfDatapath final : public Datapath {
   static constexpr uint32_t kUsageScanSets = 1u << 18;
   std::pair<uint64_t, uint64_t> key_table_usage(uint64_t now_ns) const;
 
+  // Whether this kernel lets the program answer SYN cookies (see bpf/lib/syncookie.h); without
+  // it apply() refuses syn_cookies rules.
+  bool syn_cookies() const { return syn_cookies_; }
   // Whether load() found pinned maps and took them over (rules, keys and counters intact).
   bool adopted() const { return adopted_; }
   // Non-zero when load() found maps pinned by another data path ABI: this data path then has
@@ -110,7 +116,9 @@ class BpfDatapath final : public Datapath {
     uint32_t action = 0;
     uint32_t duration_ns = 0;  // mean per run
   };
-  Result<RunResult> run(const std::vector<uint8_t>& frame, uint32_t repeat = 1) const;
+  // With `out`, also the frame as the program left it (rewritten, for XDP_TX).
+  Result<RunResult> run(const std::vector<uint8_t>& frame, uint32_t repeat = 1,
+                        std::vector<uint8_t>* out = nullptr) const;
 
   // Test hooks (meaningful only with LoadOptions::trace_decisions).
   void set_clock(uint64_t ns);
@@ -135,6 +143,7 @@ class BpfDatapath final : public Datapath {
   uint32_t key_sets_ = 0;
   uint64_t hash_seed_ = 0;  // the key hash's secret, kept in rl_control with the key table
   bool adopted_ = false;
+  bool syn_cookies_ = false;
   uint32_t replaced_abi_ = 0;
   std::string pin_root_;
   std::chrono::steady_clock::time_point last_switch_{};

@@ -104,6 +104,15 @@ constexpr GlobalCounter kGlobalCounters[] = {
      "Offender events not written because all keys together reached the report cap (1,000 per "
      "second).",
      nullptr, nullptr, nullptr},
+    {RL_GC_SYNCOOKIE_SENT, "rl_syn_cookies_sent_total",
+     "SYNs of syn_cookies rules answered from XDP with a SYN-ACK carrying a cookie.", nullptr,
+     nullptr, nullptr},
+    {RL_GC_SYNCOOKIE_ACCEPTED, "rl_syn_cookies_accepted_total",
+     "ACKs without a connection whose SYN cookie was valid: passed on to the stack's SYNPROXY.",
+     nullptr, nullptr, nullptr},
+    {RL_GC_SYNCOOKIE_REJECTED, "rl_syn_cookies_rejected_packets_total",
+     "Packets of syn_cookies rules with neither a connection nor a valid cookie; dropped.",
+     "rl_syn_cookies_rejected_bytes_total", "Bytes of packets rejected by SYN cookies.", nullptr},
 };
 
 // A counter added to the ABI must get a name here, not vanish from the exposition.

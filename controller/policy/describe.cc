@@ -89,6 +89,7 @@ std::string describe_rule(const Rule& r) {
   std::string out =
       describe_match(r.match) + "; " + describe_limit(r) + "; " + action_name(r.action);
   if (r.block_ns) out += " block " + format_duration(r.block_ns);
+  if (r.syn_cookies) out += "; syn cookies";
   return out;
 }
 

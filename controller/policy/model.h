@@ -109,6 +109,9 @@ struct Rule {
   // limit_name), the rest are here. A packet passes the rule only if every limit admits it.
   std::string limit_name;
   std::vector<StackedLimit> more;
+  // Answer the rule's SYNs in XDP with SYN cookies; only packets of connections conntrack knows
+  // and ACKs with a valid cookie get through (to the stack's SYNPROXY, which rld installs).
+  bool syn_cookies = false;
   SourceLocation where;
 };
 

@@ -2,6 +2,7 @@
 #include "policy/describe.h"
 #include "policy/fragment.h"
 #include "policy/limits.h"
+#include "policy/protocols.h"
 #include "policy/rate.h"
 
 namespace rl::policy::detail {
@@ -15,22 +16,23 @@ constexpr uint64_t kMaxBlockNs = uint64_t{365} * 24 * 3600 * 1'000'000'000;
 
 const Schema kRuleSchema{"in rule",
                          {"name", "priority", "match", "limit", "limits", "key", "prefix", "action",
-                          "block", "report", "cluster", "new_sources"},
+                          "block", "report", "cluster", "new_sources", "syn_cookies"},
                          {{{"sources", "protocol", "ports", "port", "tcp_flags", "icmp_types"},
                            "it belongs under match:"},
                           {{"algorithm", "rate", "burst"}, "it belongs under limit:"},
                           {{"on_redis_failure"}, "it belongs under cluster:"},
                           {{"ipv4", "ipv6"}, "it belongs under prefix:"}}};
 
-const Schema kLimitSchema{"in limit",
-                          {"algorithm", "rate", "burst"},
-                          {{{"key", "prefix", "action", "block", "report", "cluster"},
-                            "it belongs to the rule, one level up"}}};
+const Schema kLimitSchema{
+    "in limit",
+    {"algorithm", "rate", "burst"},
+    {{{"key", "prefix", "action", "block", "report", "cluster", "syn_cookies"},
+      "it belongs to the rule, one level up"}}};
 
 // An item of `limits:`: a limit with its own key.
 const Schema kLimitsItemSchema{"in limits",
                                {"name", "algorithm", "rate", "burst", "key", "prefix"},
-                               {{{"action", "block", "report", "cluster", "new_sources"},
+                               {{{"action", "block", "report", "cluster", "new_sources", "syn_cookies"},
                                  "it belongs to the rule, one level up"}}};
 
 const Schema kPrefixSchema{"in prefix", {"ipv4", "ipv6"}, {}};
@@ -317,6 +319,24 @@ void read_new_sources(Reader& r, const Field& f, Rule& rule, bool rule_key_ok) {
   if (r.error_count() == errors_before) rule.new_sources = ns;
 }
 
+// Called once the match and action are read: cookies answer TCP handshakes on known ports, and
+// they change what reaches the server, which a dry run must not.
+void read_syn_cookies(Reader& r, const Field& f, Rule& rule) {
+  auto on = boolean(r, f, "syn_cookies");
+  if (!on || !*on) return;
+  const Match& m = rule.match;
+  if (!m.protocol || *m.protocol != kTcp)
+    r.error(f.key_at, "syn_cookies needs match protocol: tcp");
+  else if (m.ports.empty())
+    r.error(f.key_at, "syn_cookies needs match ports (the stack's SYNPROXY is set up per port)");
+  else if (rule.action == Action::kMonitor)
+    r.error(f.key_at,
+            "syn_cookies cannot be combined with action: monitor (cookies answer SYNs instead of "
+            "the server; a dry run must not change that)");
+  else
+    rule.syn_cookies = true;
+}
+
 }  // namespace
 
 std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node) {
@@ -382,6 +402,7 @@ std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node) {
   }
   if (const Field* cluster = fields.get("cluster")) read_cluster(r, *cluster, rule, limit_rate_ok);
   if (const Field* ns = fields.get("new_sources")) read_new_sources(r, *ns, rule, key_ok);
+  if (const Field* sc = fields.get("syn_cookies")) read_syn_cookies(r, *sc, rule);
   d.valid = r.error_count() == errors_before;
   return d;
 }

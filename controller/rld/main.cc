@@ -10,6 +10,7 @@
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "datapath/pin_lock.h"
+#include "daemon/synproxy.h"
 #include "datapath/pins.h"
 #include "datapath/xdp_link.h"
 
@@ -109,6 +110,8 @@ int main(int argc, char** argv) {
         rl::log::error("detach failed", {{"interface", ifname}, {"error", s.error().str()}});
       else
         rl::log::info("detached", {{"interface", ifname}});
+    if (auto s = rl::daemon::SynProxy::remove(); !s)
+      rl::log::error("cleanup failed", {{"error", s.error().str()}});
     if (auto s = rl::remove_pins(cfg.pin_root); !s) {
       rl::log::error("cleanup failed", {{"error", s.error().str()}});
       return 1;

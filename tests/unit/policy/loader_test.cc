@@ -167,8 +167,26 @@ TEST(LoadString, Defaults) {
   EXPECT_EQ(a.block_ns, 0u);
   EXPECT_TRUE(a.report);
   EXPECT_FALSE(a.cluster.has_value());
+  EXPECT_FALSE(a.syn_cookies);
   EXPECT_EQ(a.where.str(), "d.yaml:2:5");
   EXPECT_EQ(r.policy.malformed, Verdict::kPass);
+}
+
+TEST(LoadString, SynCookiesOnATcpPortRule) {
+  auto r = load_string(
+      "rules:\n"
+      "  - name: web\n"
+      "    match: {protocol: tcp, ports: [80, 443]}\n"
+      "    limit: {rate: 100/s}\n"
+      "    syn_cookies: true\n"
+      "  - name: off\n"
+      "    match: {protocol: tcp, port: 22}\n"
+      "    limit: {rate: 1/s}\n"
+      "    syn_cookies: false\n",
+      "s.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_TRUE(r.policy.rules[0].syn_cookies);
+  EXPECT_FALSE(r.policy.rules[1].syn_cookies);
 }
 
 TEST(LoadString, SourcePrefixDefaults) {
