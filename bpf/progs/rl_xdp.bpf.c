@@ -150,7 +150,7 @@ int rl_xdp(struct xdp_md *ctx)
 
 	__u64 now = (r->flags & RL_RULE_F_PRECISE_CLOCK) ? rl_now_precise() : rl_now_coarse();
 
-	struct rl_limit_info info = {};
+	struct rl_limit_info info = {.now = now, .bytes = bytes, .ridx = ridx};
 	rl_key_build(&info.key, r, &pkt);
 	int res;
 	if ((r->flags & RL_RULE_F_CLUSTER) && rl_cluster_over_limit(&info.key, now)) {
@@ -170,7 +170,7 @@ int rl_xdp(struct xdp_md *ctx)
 		__u32 v = r->action == RL_ACTION_MONITOR ? XDP_PASS : XDP_DROP;
 		return rl_finish(v, RL_REASON_CLUSTER_LIMITED, pos, r->id, 0, 0, 0, 0);
 	}
-	res = rl_limit(r, ridx, &pkt, now, bytes, &info);
+	res = rl_limit(r, &pkt, &info);
 	if (info.inserted)
 		rl_count(RL_GC_KEY_INSERTED, 0);
 	if (info.unadmitted)
@@ -182,7 +182,7 @@ int rl_xdp(struct xdp_md *ctx)
 		if (stk.inserted)
 			rl_count(RL_GC_KEY_INSERTED, 0);
 		if (res != RL_LIMIT_ADMIT) {
-			rl_refund(info.slot, r, now, bytes);
+			rl_limit_refund(r, &info);
 			by = stk.by;
 			info.hash = stk.hash;
 			info.overflow = stk.overflow;

@@ -194,7 +194,7 @@ void add_rules(std::vector<MetricFamily>& out, const Snapshot& s) {
   out.push_back(std::move(info));
   out.push_back(std::move(packets));
   out.push_back(std::move(bytes));
-  if (!refused.metric.empty()) out.push_back(std::move(refused));
+  out.push_back(std::move(refused));
 }
 
 // ---- State gauges
