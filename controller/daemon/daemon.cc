@@ -135,8 +135,24 @@ Status Daemon::init() {
   policies_ = std::make_unique<PolicyManager>(*dp_, cfg_.policy_dir, co, ids);
   synproxy_.enable(!cfg_.interfaces.empty() || !pinned_links(cfg_.pin_root).empty());
   policies_->set_hooks(&synproxy_);
+  if (dp_->adopted()) {
+    auto in_force = dp_->active_rules();
+    if (!in_force) return in_force.error().wrap("read the rule set in force");
+    std::vector<RuleView> views;
+    for (const auto& [name, r] : *in_force) {
+      RuleView v{name, r, {}};
+      v.rule.name = name;
+      v.rule.action =
+          r.action == RL_ACTION_MONITOR ? policy::Action::kMonitor : policy::Action::kDrop;
+      views.push_back(std::move(v));
+    }
+    policies_->adopt(std::move(views));
+  }
   auto first = policies_->reload("startup");
-  if (!first.ok && !dp_->adopted())
+  if (!first.ok && dp_->adopted())
+    log::warn("no valid policy: the rule set in force stays until one replaces it",
+              {{"dir", cfg_.policy_dir}, {"rules", std::to_string(policies_->rules().size())}});
+  else if (!first.ok)
     log::warn("starting without rules: no valid policy", {{"dir", cfg_.policy_dir}});
 
   // Attach after the first policy is in place, so the program never runs a half-set state.
@@ -183,8 +199,9 @@ Status Daemon::init() {
           if (id >= v.compiled.id && id <= v.compiled.id + v.compiled.more_limits) {
             if (id == v.compiled.id)
               return RuleRef{v.name, v.compiled.v4_prefix, v.compiled.v6_prefix};
-            const auto& l = v.rule.more.at(id - v.compiled.id - 1);
-            return RuleRef{v.name, l.v4_prefix, l.v6_prefix};
+            uint32_t l = id - v.compiled.id;
+            if (l > v.rule.more.size()) return RuleRef{v.name, 32, 128};
+            return RuleRef{v.name, v.rule.more[l - 1].v4_prefix, v.rule.more[l - 1].v6_prefix};
           }
         return RuleRef{};
       },
@@ -400,7 +417,7 @@ void Daemon::on_control_connection() {
     }
     Json req = Json::parse(in, nullptr, false);
     Json resp = req.is_discarded() ? control::fail("request is not JSON") : handle(req);
-    std::string out = resp.dump() + "\n";
+    std::string out = control::to_text(resp) + "\n";
     for (size_t off = 0; off < out.size();) {
       ssize_t n = ::send(conn.get(), out.data() + off, out.size() - off, MSG_NOSIGNAL);
       if (n <= 0) break;
@@ -709,7 +726,7 @@ Json Daemon::cmd_stats() {
       if (auto by = dp_->limit_counters(v.compiled.stats_slot)) {
         Json limits = Json::array();
         for (uint32_t l = 0; l <= v.compiled.more_limits && l < RL_MAX_LIMITS; l++)
-          limits.push_back({{"name", l == 0 ? v.rule.limit_name : v.rule.more.at(l - 1).name},
+          limits.push_back({{"name", limit_name(v, l)},
                             {"refused_packets", (*by)[l].pkts},
                             {"refused_bytes", (*by)[l].bytes}});
         j["limits"] = limits;
@@ -781,8 +798,7 @@ Result<metrics::Snapshot> Daemon::snapshot() const {
     for (const auto& v : views)
       if (v.name == name && v.compiled.more_limits == r.more_limits)
         for (uint32_t l = 0; l <= r.more_limits && l < RL_MAX_LIMITS; l++)
-          s.rules.back().limits.emplace_back(
-              l == 0 ? v.rule.limit_name : v.rule.more.at(l - 1).name, (*by)[l]);
+          s.rules.back().limits.emplace_back(limit_name(v, l), (*by)[l]);
   }
   auto [used, blocked] = dp_->key_table_usage(dp_->now_ns());
   s.keys_tracked = used;

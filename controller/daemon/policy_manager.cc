@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "daemon/notify.h"
+#include "policy/loader.h"
 
 namespace rl::daemon {
 
@@ -48,11 +49,11 @@ uint64_t directory_fingerprint(const std::string& dir) {
     h = (h ^ 0xff) * 1099511628211ULL;
   };
   for (const auto& f : files) {
-    std::ifstream in(f);
-    std::stringstream ss;
-    ss << in.rdbuf();
+    // Read as the loader reads: a FIFO or a device must not hang or flood the fingerprint.
+    std::string why;
+    auto text = policy::read_policy_file(f.string(), &why);
     mix(f.filename().string());
-    mix(ss.str());
+    mix(text ? *text : "\xff" + why);
   }
   return h;
 }
@@ -137,6 +138,17 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
                                {"rules", std::to_string(out.rules)},
                                {"data_path_generation", std::to_string(dp_.active_generation())}});
   return out;
+}
+
+void PolicyManager::adopt(std::vector<RuleView> in_force) {
+  std::lock_guard<std::mutex> lock(mu_);
+  rules_ = std::move(in_force);
+}
+
+std::string limit_name(const RuleView& v, uint32_t l) {
+  if (l == 0 && !v.rule.limit_name.empty()) return v.rule.limit_name;
+  if (l > 0 && l <= v.rule.more.size()) return v.rule.more[l - 1].name;
+  return "limit" + std::to_string(l);
 }
 
 ReloadReport PolicyManager::last() const {

@@ -26,8 +26,11 @@ struct ReloadReport {
 struct RuleView {
   std::string name;
   rl_rule compiled{};
-  policy::Rule rule;
+  policy::Rule rule;  // only name and action when the rule was adopted from pinned maps
 };
+
+// The name of limit l of a rule (0: its own), or "limit<l>" when the policy text is not known.
+std::string limit_name(const RuleView& v, uint32_t l);
 
 // What a policy needs outside the data path (the stack side of SYN cookies). prepare() runs
 // before the data path switches to `next` and refuses it with an error; settle() runs after a
@@ -50,6 +53,10 @@ class PolicyManager {
   ReloadReport reload(const std::string& trigger, bool force = true);
   // Apply an already loaded policy (rlctl policy apply validates and writes files first).
   ReloadReport apply(const policy::Policy& p, const std::string& trigger);
+
+  // The rule set a restarted rld found enforcing in the pinned maps: in force, and shown, until
+  // a valid policy replaces it.
+  void adopt(std::vector<RuleView> in_force);
 
   // Not owned; must outlive the manager. Set before the first reload.
   void set_hooks(PolicyHooks* hooks) { hooks_ = hooks; }

@@ -1,6 +1,7 @@
 // Loading policy files: YAML in, a validated Policy or every problem found out.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct LoadResult {
 
 // `filename` is used for locations only.
 LoadResult load_string(const std::string& text, const std::string& filename);
+// A policy file's text, read the way the loader reads it: only regular files (a symbolic link
+// only to one inside its own directory), never blocking, at most 16 MiB. nullopt and *why when
+// refused or unreadable.
+std::optional<std::string> read_policy_file(const std::string& path, std::string* why);
+
 // Parses each file and merges them into one policy, in the given order.
 LoadResult load_files(const std::vector<std::string>& paths);
 // Every *.yaml / *.yml in `dir` (not recursive), sorted by name. Hidden files are skipped so

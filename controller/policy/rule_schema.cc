@@ -30,10 +30,11 @@ const Schema kLimitSchema{
       "it belongs to the rule, one level up"}}};
 
 // An item of `limits:`: a limit with its own key.
-const Schema kLimitsItemSchema{"in limits",
-                               {"name", "algorithm", "rate", "burst", "key", "prefix"},
-                               {{{"action", "block", "report", "cluster", "new_sources", "syn_cookies"},
-                                 "it belongs to the rule, one level up"}}};
+const Schema kLimitsItemSchema{
+    "in limits",
+    {"name", "algorithm", "rate", "burst", "key", "prefix"},
+    {{{"action", "block", "report", "cluster", "new_sources", "syn_cookies"},
+      "it belongs to the rule, one level up"}}};
 
 const Schema kPrefixSchema{"in prefix", {"ipv4", "ipv6"}, {}};
 

@@ -131,6 +131,22 @@ Fragment read_fragment(const std::string& text, const std::string& file,
             "the top level must be a mapping with keys like sets:, allow:, deny: and rules:");
     return frag;
   }
+  // A file that is not a policy at all (a log, a password file behind a link) gets one error,
+  // not one per line of it.
+  size_t keys = 0, known = 0;
+  std::string first;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    std::string name = it->first.IsScalar() ? it->first.Scalar() : "";
+    if (keys++ == 0) first = name;
+    for (const auto& k : kTopSchema.keys) known += k == name;
+  }
+  if (keys > 1 && known == 0) {
+    r.error(r.at(root), "not an rl policy: none of its " + std::to_string(keys) +
+                            " top-level keys is sets:, allow:, deny:, rules:, malformed: or "
+                            "version: (the first is '" +
+                            printable(first, 40) + "')");
+    return frag;
+  }
   Fields fields(r, root, kTopSchema);
   if (const Field* version = fields.get("version")) {
     auto v = integer(r, *version, "version", INT64_MIN, INT64_MAX);
@@ -146,6 +162,10 @@ Fragment read_fragment(const std::string& text, const std::string& file,
   if (const Field* allow = fields.get("allow")) read_list(r, *allow, frag.allow);
   if (const Field* deny = fields.get("deny")) read_list(r, *deny, frag.deny);
   if (const Field* rules = fields.get("rules")) read_rules(r, *rules, frag);
+  if (size_t more = r.errors_not_shown())
+    errors.push_back({SourceLocation{file, 0, 0}, std::to_string(more) +
+                                                      " more errors not shown; fix the first "
+                                                      "ones and check again"});
   return frag;
 }
 

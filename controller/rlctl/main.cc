@@ -42,7 +42,7 @@ Json call_or_exit(const Globals& g, const std::string& cmd, Json args = Json::ob
 
 bool json_out(const Globals& g, const Json& data) {
   if (g.output != "json") return false;
-  std::cout << data.dump(2) << "\n";
+  std::cout << rl::control::to_text(data, 2) << "\n";
   return true;
 }
 
@@ -55,7 +55,7 @@ std::string num(const Json& v) {
     s << v.get<double>();
     return s.str();
   }
-  return v.dump();
+  return rl::control::to_text(v);
 }
 
 Json read_files(const std::vector<std::string>& paths) {
@@ -162,7 +162,8 @@ int main(int argc, char** argv) {
     if (g.output == "json") {
       Json errs = Json::array();
       for (const auto& e : r.errors) errs.push_back(e.str());
-      std::cout << Json{{"valid", r.ok()}, {"errors", errs}, {"rules", r.policy.rules.size()}}.dump(
+      std::cout << rl::control::to_text(
+                       Json{{"valid", r.ok()}, {"errors", errs}, {"rules", r.policy.rules.size()}},
                        2)
                 << "\n";
     } else {
