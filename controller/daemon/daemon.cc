@@ -285,7 +285,15 @@ Status Daemon::watch_policy_dir() {
 Status Daemon::open_control_socket() {
   std::error_code ec;
   fs::create_directories(fs::path(cfg_.control_socket).parent_path(), ec);
-  ::unlink(cfg_.control_socket.c_str());
+  // A stale socket from an earlier rld is replaced; anything else at the path is not rld's to
+  // remove (one rld per pin root is already ensured, so no live rld owns a socket here).
+  struct stat st {};
+  if (::lstat(cfg_.control_socket.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode))
+      return Error{EEXIST, "control socket " + cfg_.control_socket +
+                               " exists and is not a socket: refusing to remove it"};
+    ::unlink(cfg_.control_socket.c_str());
+  }
   listen_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!listen_) return errno_error("control socket");
   sockaddr_un addr{};

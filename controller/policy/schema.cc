@@ -162,10 +162,12 @@ Fragment read_fragment(const std::string& text, const std::string& file,
   if (const Field* allow = fields.get("allow")) read_list(r, *allow, frag.allow);
   if (const Field* deny = fields.get("deny")) read_list(r, *deny, frag.deny);
   if (const Field* rules = fields.get("rules")) read_rules(r, *rules, frag);
-  if (size_t more = r.errors_not_shown())
-    errors.push_back({SourceLocation{file, 0, 0}, std::to_string(more) +
-                                                      " more errors not shown; fix the first "
-                                                      "ones and check again"});
+  // Right after the last error shown, which is where the reader stops reading.
+  if (size_t more = r.errors_not_shown()) {
+    SourceLocation at = errors.empty() ? SourceLocation{file, 0, 0} : errors.back().where;
+    errors.push_back({at, std::to_string(more) + " more errors not shown; fix the first ones "
+                                                 "and check again"});
+  }
   return frag;
 }
 

@@ -1,5 +1,6 @@
 // rlctl: the operator's command line for rld.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -58,17 +59,23 @@ std::string num(const Json& v) {
   return rl::control::to_text(v);
 }
 
+// Policy files for rld, read as the loader reads them (a hostile path cannot hang rlctl), and only
+// files rld's policy directory would load: *.yaml or *.yml.
 Json read_files(const std::vector<std::string>& paths) {
   Json files = Json::array();
   for (const auto& p : paths) {
-    std::ifstream in(p);
-    if (!in) {
-      std::cerr << "rlctl: cannot read " << p << "\n";
-      std::exit(2);
+    auto ext = std::filesystem::path(p).extension();
+    if (ext != ".yaml" && ext != ".yml") {
+      std::cerr << "rlctl: " << p << ": a policy file's name ends in .yaml or .yml\n";
+      std::exit(1);
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    files.push_back({{"path", p}, {"content", ss.str()}});
+    std::string why;
+    auto text = rl::policy::read_policy_file(p, &why);
+    if (!text) {
+      std::cerr << "rlctl: " << rl::policy::printable(p) << ": error: " << why << "\n";
+      std::exit(1);
+    }
+    files.push_back({{"path", p}, {"content", *text}});
   }
   return files;
 }
