@@ -2,6 +2,7 @@
 // rule_schema.cc; cross-file checks happen in merge.cc.
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "policy/fragment.h"
 
@@ -43,6 +44,7 @@ void read_sets(Reader& r, const Field& f, Fragment& frag) {
       continue;
     }
     SourceSet set{*name, {}, name_at};
+    std::set<Prefix> seen;  // a set's entries are kept once each, found in log time
     SourceLocation value_at = value.IsNull() ? name_at : r.at(value);
     size_t errors_before = r.error_count();
     if (!value.IsSequence()) r.error(value_at, "set '" + *name + "' must be a list of CIDRs");
@@ -59,8 +61,7 @@ void read_sets(Reader& r, const Field& f, Fragment& frag) {
         r.error(at, prefix.error().message);
         continue;
       }
-      if (std::find(set.prefixes.begin(), set.prefixes.end(), *prefix) == set.prefixes.end())
-        set.prefixes.push_back(*prefix);
+      if (seen.insert(*prefix).second) set.prefixes.push_back(*prefix);
     }
     if (r.error_count() != errors_before) frag.broken_sets.push_back(*name);
     frag.sets.push_back(std::move(set));
