@@ -126,7 +126,7 @@ struct Policy {
   std::vector<Prefix> allow;  // never limited
   std::vector<Prefix> deny;   // always dropped
   std::vector<Rule> rules;
-  Verdict malformed = Verdict::kPass;
+  Verdict malformed = Verdict::kDrop;  // safe: an odd packet must not get around the rules
 };
 
 }  // namespace rl::policy

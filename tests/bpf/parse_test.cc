@@ -178,7 +178,7 @@ TEST_F(ParseTest, TruncatedAtEveryLength) {
       auto d = dp_->last_decision();
       if (d.reason == RL_REASON_MALFORMED) {
         malformed++;
-        EXPECT_EQ(d.verdict, XDP_PASS) << "default verdict for malformed frames is pass";
+        EXPECT_EQ(d.verdict, XDP_DROP) << "a policy's default verdict for malformed frames";
       }
     }
   }
@@ -216,6 +216,21 @@ TEST_F(ParseTest, NonsenseHeaders) {
   }
 }
 
+// More extension headers than the walk covers make a packet malformed; a policy's default verdict
+// for those is drop, so extension headers cannot carry a denied source around the rules.
+TEST_F(ParseTest, OverlongExtensionChainsDropByDefault) {
+  policy::Policy p;  // malformed: not given
+  p.deny = {P("2001:db8:bad::/48")};
+  p.rules = {token_bucket("any", 10, 10)};
+  apply(p);
+  Builder b;
+  b.ipv6("2001:db8:bad::1", "2001:db8::2");
+  for (int i = 0; i <= RL_IPV6_MAX_EXT_HDRS; i++) b.ipv6_ext(60, 0);
+  auto d = send(b.udp(1, 53).build());
+  EXPECT_EQ(d.reason, RL_REASON_MALFORMED);
+  EXPECT_EQ(d.verdict, XDP_DROP);
+}
+
 TEST_F(ParseTest, MalformedVerdictIsConfigurable) {
   policy::Policy p;
   p.malformed = policy::Verdict::kDrop;
@@ -226,6 +241,11 @@ TEST_F(ParseTest, MalformedVerdictIsConfigurable) {
   auto d = send(f);
   EXPECT_EQ(d.reason, RL_REASON_MALFORMED);
   EXPECT_EQ(d.verdict, XDP_DROP);
+  p.malformed = policy::Verdict::kPass;
+  apply(p);
+  d = send(f);
+  EXPECT_EQ(d.reason, RL_REASON_MALFORMED);
+  EXPECT_EQ(d.verdict, XDP_PASS);
 }
 
 }  // namespace

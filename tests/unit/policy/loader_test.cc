@@ -169,7 +169,7 @@ TEST(LoadString, Defaults) {
   EXPECT_FALSE(a.cluster.has_value());
   EXPECT_FALSE(a.syn_cookies);
   EXPECT_EQ(a.where.str(), "d.yaml:2:5");
-  EXPECT_EQ(r.policy.malformed, Verdict::kPass);
+  EXPECT_EQ(r.policy.malformed, Verdict::kDrop);
 }
 
 TEST(LoadString, SynCookiesOnATcpPortRule) {
