@@ -10,8 +10,8 @@
 # and rlb; floods: as printed) to run only those. RL_BENCH_RLD_B=/path/to/rld adds the contender
 # rlb, rl run from another build of rld (its own embedded XDP program), so that two builds are
 # compared in the same run, round by round. RL_BENCH_PERF_DIR=DIR records a CPU-clock profile
-# of the receiving CPU during every measurement (perf record -C, the JIT's
-# symbols included), one file per contender, flood and round.
+# of the receiving CPU (or RL_BENCH_PERF_CPUS) during every measurement, the JIT's symbols
+# included, one file per contender, flood and round; sampling adds a few % to the figures.
 #
 # The lab: two namespaces joined by a veth pair. In the sending namespace rlflood makes the
 # frames in the kernel (BPF_PROG_TEST_RUN with live frames, XDP_TX out of the veth) on one CPU;
