@@ -13,6 +13,7 @@ TITLES = {
     "drop": "XDP drop-all",
     "src": "XDP read source + drop (floor)",
     "rl": "rl (XDP native)",
+    "rlb": "rl, build B (RL_BENCH_RLD_B)",
     "nft": "nftables meter (netdev ingress)",
     "ipt": "iptables hashlimit (raw)",
 }
@@ -73,6 +74,12 @@ def main(path):
             r = ratio(flood, "rl", "src")
             cells.append("{:.2f}".format(statistics.median(r)) if r else "")
         print("| **rl / floor** | " + " | ".join(cells) + " |")
+    if "rl" in whos and "rlb" in whos:
+        cells = []
+        for flood in floods:
+            r = ratio(flood, "rl", "rlb")
+            cells.append("{:.3f}".format(statistics.median(r)) if r else "")
+        print("| **rl / build B** | " + " | ".join(cells) + " |")
     print()
 
     for flood in floods:
@@ -99,6 +106,9 @@ def main(path):
         r = ratio(flood, "rl", "src")
         if r:
             print("\nrl / floor: " + spread(r, "{:.2f}"))
+        r = ratio(flood, "rl", "rlb")
+        if r:
+            print("\nrl / build B: " + spread(r, "{:.3f}"))
         print()
     print("Medians over rounds, (min–max) across rounds. x rl: the contender's ns/pkt over rl's, "
           "per round. Mpps per core: 1000 / ns. NAPI on CPU / waiting: the receiving thread's "

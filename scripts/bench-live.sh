@@ -4,6 +4,14 @@
 # prints figures (markdown tables) on stdout, progress on stderr.
 #
 #   sudo scripts/bench-live.sh [--rounds N] [--seconds S] [--smoke] [--no-build] [--raw FILE]
+#                              [--contenders LIST] [--floods LIST]
+#
+# --contenders and --floods take comma-separated names (contenders: none drop src rl nft ipt,
+# and rlb; floods: as printed) to run only those. RL_BENCH_RLD_B=/path/to/rld adds the contender
+# rlb, rl run from another build of rld (its own embedded XDP program), so that two builds are
+# compared in the same run, round by round. RL_BENCH_PERF_DIR=DIR records a CPU-clock profile
+# of the receiving CPU (or RL_BENCH_PERF_CPUS) during every measurement, the JIT's symbols
+# included, one file per contender, flood and round; sampling adds a few % to the figures.
 #
 # The lab: two namespaces joined by a veth pair. In the sending namespace rlflood makes the
 # frames in the kernel (BPF_PROG_TEST_RUN with live frames, XDP_TX out of the veth) on one CPU;
@@ -34,7 +42,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rounds=3 seconds=2 smoke=0 build_first=1 raw=""
+rounds=3 seconds=2 smoke=0 build_first=1 raw="" only_contenders="" only_floods=""
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
@@ -42,7 +50,10 @@ while [ $# -gt 0 ]; do
     --smoke) smoke=1; rounds=1; seconds=0.3; shift ;;
     --no-build) build_first=0; shift ;;
     --raw) raw=$2; shift 2 ;;
-    *) echo "usage: $0 [--rounds N] [--seconds S] [--smoke] [--no-build] [--raw FILE]" >&2; exit 2 ;;
+    --contenders) only_contenders=$2; shift 2 ;;
+    --floods) only_floods=$2; shift 2 ;;
+    *) echo "usage: $0 [--rounds N] [--seconds S] [--smoke] [--no-build] [--raw FILE]" \
+         "[--contenders LIST] [--floods LIST]" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "$0: run as root" >&2; exit 1; }
@@ -122,7 +133,12 @@ drop_on() { xdp_obj "$build/bpf/skel/rl_drop.bpf.o"; }
 drop_off() { xdp_off; }
 src_on() { xdp_obj "$build/bpf/skel/rl_src_drop.bpf.o"; }
 src_off() { xdp_off; }
-rl_on() {
+rl_on() { rld_start "$rld"; }
+rl_off() { rld_stop; }
+rlb_on() { rld_start "$RL_BENCH_RLD_B"; }
+rlb_off() { rld_stop; }
+rld_start() {
+  local bin=$1
   mkdir -p "$work/policies"
   cat >"$work/policies/flood.yaml" <<'YAML'
 rules:
@@ -136,11 +152,11 @@ rules:
     report: false
 YAML
   # rld itself on the sender's CPU: the receiving CPU is for the NAPI thread alone.
-  taskset -c "$send_cpu" nsenter --net="/run/netns/$lab-srv" "$rld" --interface "$sif" \
+  taskset -c "$send_cpu" nsenter --net="/run/netns/$lab-srv" "$bin" --interface "$sif" \
     --xdp-mode native --policy-dir "$work/policies" --pin-root "$pins" \
     --control-socket "$work/rld.sock" --metrics-listen "" --key-capacity 1048576 \
     --log-level warn 2>>"$work/rld.log" &
-  rld_pid=$!
+  rld_pid=$! rld_bin=$bin
   for _ in $(seq 300); do
     $srv ip link show dev "$sif" | grep -q "xdp" && [ -S "$work/rld.sock" ] && return
     kill -0 "$rld_pid" 2>/dev/null || break
@@ -149,11 +165,11 @@ YAML
   cat "$work/rld.log" >&2
   fail "rld did not attach to $sif"
 }
-rl_off() {
+rld_stop() {
   kill "$rld_pid"
   wait "$rld_pid" 2>/dev/null || true
   rld_pid=
-  nsenter --net="/run/netns/$lab-srv" "$rld" --cleanup --pin-root "$pins" >/dev/null 2>&1
+  nsenter --net="/run/netns/$lab-srv" "$rld_bin" --cleanup --pin-root "$pins" >/dev/null 2>&1
 }
 nft_on() {
   local l="limit rate over 1/minute burst 1 packets"
@@ -181,7 +197,23 @@ ipt_on() {
 }
 ipt_off() { $srv iptables -t raw -F PREROUTING; $srv ip6tables -t raw -F PREROUTING; }
 
-contenders=(none drop src rl nft ipt) # the report's rows, in this order
+contenders=(none drop src rl) # the report's rows, in this order
+if [ -n "${RL_BENCH_RLD_B:-}" ]; then
+  [ -x "$RL_BENCH_RLD_B" ] || { echo "$0: RL_BENCH_RLD_B=$RL_BENCH_RLD_B is not an executable" >&2; exit 1; }
+  contenders+=(rlb)
+fi
+contenders+=(nft ipt)
+# Keep the listed names only, in the order above.
+only() { # list-var name...: prints the names that the comma-separated list holds
+  local list=$1 n
+  shift
+  for n in "$@"; do
+    [ -z "$list" ] || [[ ",$list," == *",${n%%|*},"* ]] && echo "$n"
+  done
+  return 0
+}
+mapfile -t contenders < <(only "$only_contenders" "${contenders[@]}")
+[ ${#contenders[@]} -gt 0 ] || { echo "$0: --contenders $only_contenders names none of them" >&2; exit 2; }
 
 # --- floods -------------------------------------------------------------------------------
 # name | family | rlflood arguments | warm-up: frames paced at a rate every contender keeps up
@@ -206,6 +238,8 @@ if [ "$smoke" = 1 ]; then
     "syn4-1k|4|--src 198.18.0.0/16 --sources 1000 --proto tcp-syn --dport 80 --dst $v4|1000"
   )
 fi
+mapfile -t floods < <(only "$only_floods" "${floods[@]}")
+[ ${#floods[@]} -gt 0 ] || { echo "$0: --floods $only_floods names none of them" >&2; exit 2; }
 warm_rate=200000
 new_prefix=0x100 # each new-source flood gets a /48 nobody has sent from
 
@@ -225,11 +259,23 @@ measure() { # contender round flood-spec
   fi
   local pid rt0 rt1 wt0 wt1 rx0 rx1 dr0 dr1 out
   pid=$(napi_pid)
+  local perf_pid=
+  if [ -n "${RL_BENCH_PERF_DIR:-}" ]; then
+    mkdir -p "$RL_BENCH_PERF_DIR"
+    taskset -c "$send_cpu" perf record -q -e cpu-clock -F 10000 -g -C "${RL_BENCH_PERF_CPUS:-$recv_cpu}" \
+      -o "$RL_BENCH_PERF_DIR/$who-$name-$round.data" 2>/dev/null &
+    perf_pid=$!
+    sleep 0.3 # perf's set-up would otherwise fall into the flood
+  fi
   sleep 0.05 # let the warm-up's last frames drain
   read -r rt0 wt0 < <(sched_ns "$pid")
   rx0=$(rx_packets) dr0=$(ring_drops)
   # shellcheck disable=SC2086
   out=$(flood $args --count "$count" --max-seconds "$seconds")
+  if [ -n "$perf_pid" ]; then
+    kill -INT "$perf_pid"
+    wait "$perf_pid" || true
+  fi
   read -r rt1 wt1 < <(sched_ns "$pid")
   rx1=$(rx_packets) dr1=$(ring_drops)
   [ "$(napi_pid)" = "$pid" ] || fail "$who/$name: the NAPI thread changed during the measurement"
