@@ -55,7 +55,7 @@ uint32_t perm_index(uint32_t k, uint32_t n, uint8_t bits, uint32_t seed) {
   return n;
 }
 
-Result<FloodPlan> plan_flood(const Options& o, const rlsend::Mac& src_mac, int mtu) {
+Result<FloodPlan> plan_flood(const Options& o, const lab::Mac& src_mac, int mtu) {
   FloodPlan p;
   p.v6 = o.dst.family == 6;
   p.tcp = o.proto == Proto::kTcpSyn;

@@ -21,7 +21,7 @@ struct FloodPlan {
   uint32_t perm_seed = 0;
 };
 
-Result<FloodPlan> plan_flood(const Options& o, const rlsend::Mac& src_mac, int mtu);
+Result<FloodPlan> plan_flood(const Options& o, const lab::Mac& src_mac, int mtu);
 
 // The program's permutation, mirrored here to pick a seed for which every index reaches
 // [0, n) within kPermMaxWalk steps (rlflood.bpf.c, PERM_MAX_WALK), and for the tests.

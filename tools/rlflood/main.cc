@@ -2,29 +2,16 @@
 // (BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES, as xdp-trafficgen does), so one CPU offers
 // millions of frames per second, more than a receiving CPU can take. Like rlsend it refuses
 // addresses outside the lab ranges and the host's own namespace, and always stops by itself.
-#include <signal.h>
-
-#include <atomic>
 #include <cstdio>
 #include <memory>
 
 #include "flood_plan.h"
+#include "lab/tool.h"
 #include "live_run.h"
 #include "options.h"
 #include "rlflood.skel.h"
-#include "rlsend/iface.h"
 
 namespace {
-
-constexpr int kExitOk = 0, kExitRuntime = 1, kExitIncomplete = 3;
-
-std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop.store(true); }
-
-int fail(int code, const rl::Error& e) {
-  std::fprintf(stderr, "rlflood: %s\n", e.str().c_str());
-  return code;
-}
 
 struct SkelCloser {
   void operator()(rlflood* s) const { rlflood__destroy(s); }
@@ -34,22 +21,24 @@ struct SkelCloser {
 
 int main(int argc, char** argv) {
   using namespace rl::rlflood;
+  using namespace rl::lab;
+  const Tool tool("rlflood");
   auto parsed = parse_options(argc, argv);
-  if (!parsed) return fail(kExitUsage, parsed.error());
+  if (!parsed) return tool.fail(kExitUsage, parsed.error());
   if (parsed->help) {
     std::fputs(parsed->help->c_str(), stdout);
     return kExitOk;
   }
   const Options& o = parsed->options;
 
-  if (auto s = rl::rlsend::require_lab_namespace(); !s) return fail(kExitUsage, s.error());
-  auto iface = rl::rlsend::lookup_iface(o.iface);
-  if (!iface) return fail(kExitRuntime, iface.error());
+  int code = kExitOk;
+  auto iface = tool.lab_iface(o.iface, &code);
+  if (!iface) return code;
   auto plan = plan_flood(o, iface->mac, iface->mtu);
-  if (!plan) return fail(kExitUsage, plan.error());
+  if (!plan) return tool.fail(kExitUsage, plan.error());
 
   std::unique_ptr<rlflood, SkelCloser> skel(rlflood__open());
-  if (!skel) return fail(kExitRuntime, rl::errno_error("open the XDP program"));
+  if (!skel) return tool.fail(kExitRuntime, rl::errno_error("open the XDP program"));
   auto* ro = skel->rodata;
   ro->n_sources = plan->sources;
   ro->base_low = plan->base_low;
@@ -61,12 +50,9 @@ int main(int argc, char** argv) {
   ro->ip_csum_base = plan->ip_csum_base;
   ro->l4_csum_base = plan->l4_csum_base;
   if (int err = rlflood__load(skel.get()); err != 0)
-    return fail(kExitRuntime, rl::errno_error("load the XDP program", err));
+    return tool.fail(kExitRuntime, rl::errno_error("load the XDP program", err));
 
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;  // no SA_RESTART: the run returns and the summary still prints
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  const auto& stop = Tool::stop_on_signals();
 
   if (!o.quiet)
     std::fprintf(stderr, "rlflood: %llu frame(s) of %zu bytes on %s from %u source(s) in %s\n",
@@ -79,8 +65,8 @@ int main(int argc, char** argv) {
               o.max_seconds,
               o.batch,
               o.threads};
-  auto summary = run_live(plan->frame, run, skel->bss->frames, g_stop);
-  if (!summary) return fail(kExitRuntime, summary.error());
+  auto summary = run_live(plan->frame, run, skel->bss->frames, stop);
+  if (!summary) return tool.fail(kExitRuntime, summary.error());
 
   std::printf(
       "{\"sent\":%llu,\"seconds\":%.6f,\"pps\":%.0f,\"sources\":%u,\"frame_bytes\":%zu,"

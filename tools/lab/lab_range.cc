@@ -1,6 +1,6 @@
 #include "lab_range.h"
 
-namespace rl::rlsend {
+namespace rl::lab {
 
 bool in_lab_range(const Prefix& p) {
   static const Prefix kV4 = *Prefix::parse("198.18.0.0/15");
@@ -36,4 +36,4 @@ Status parse_lab_addresses(const std::string& src, const std::string& dst, Prefi
   return {};
 }
 
-}  // namespace rl::rlsend
+}  // namespace rl::lab

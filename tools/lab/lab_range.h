@@ -1,4 +1,4 @@
-// The only addresses rlsend and the lab's generators put in a frame. Sources: the benchmarking
+// The only addresses the lab's senders (rlsend, rlflood) put in a frame. Sources: the benchmarking
 // range 198.18.0.0/15 and the documentation range 2001:db8::/32, from which spoofed floods are
 // drawn. Destinations: those, or the lab hosts' own documentation ranges 192.0.2.0/24 and
 // 3fff::/20. None of them is routed on the internet, so a frame that escapes the lab by mistake
@@ -7,7 +7,7 @@
 
 #include "common/prefix.h"
 
-namespace rl::rlsend {
+namespace rl::lab {
 
 // May a frame carry this source? (198.18.0.0/15, 2001:db8::/32)
 bool in_lab_range(const Prefix& p);
@@ -21,4 +21,4 @@ bool is_lab_destination(const Address& a);
 Status parse_lab_addresses(const std::string& src, const std::string& dst, Prefix& src_out,
                            Address& dst_out);
 
-}  // namespace rl::rlsend
+}  // namespace rl::lab
