@@ -1,5 +1,6 @@
 #include "daemon/daemon.h"
 
+#include <net/if.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
@@ -19,6 +20,7 @@
 #include "common/log.h"
 #include "daemon/notify.h"
 #include "datapath/pin_lock.h"
+#include "datapath/pin_scope.h"
 #include "datapath/pins.h"
 #include "metrics/exporter.h"
 #include "policy/describe.h"
@@ -107,6 +109,10 @@ Status Daemon::init() {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
   if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return errno_error("block signals");
   if (auto s = prepare_pin_root(cfg_.pin_root); !s) return s;
+  if (auto scope = pin_scope(cfg_.pin_root); scope && scope->private_pins()) {
+    pin_warning_ = scope->warning(cfg_.pin_root);
+    log::warn(pin_warning_, {{"pin_root", cfg_.pin_root}});
+  }
   // Before anything is loaded, pinned or bound: a second rld must leave the first one alone.
   auto lock = lock_pin_root(cfg_.pin_root);
   if (!lock) return lock.error();
@@ -434,6 +440,12 @@ void Daemon::on_control_connection() {
   }
 }
 
+bool Daemon::is_attached(const std::string& ifname) const {
+  if (attachments().count(ifname)) return true;
+  auto pinned = pinned_links(cfg_.pin_root);
+  return std::find(pinned.begin(), pinned.end(), ifname) != pinned.end();
+}
+
 std::map<std::string, Attachment> Daemon::attachments() const {
   std::lock_guard<std::mutex> lock(mu_);
   return interfaces_;
@@ -491,6 +503,8 @@ Json Daemon::cmd_status() {
        {"interfaces", ifs},
        {"policy_dir", cfg_.policy_dir},
        {"pin_root", cfg_.pin_root},
+       {"pins_outlive_rld", pin_warning_.empty()},
+       {"pin_warning", pin_warning_},
        {"adopted", dp_->adopted()},
        {"generation", last.generation},
        {"data_path_generation", dp_->active_generation()},
@@ -529,6 +543,10 @@ Json Daemon::cmd_attach(const Json& args) {
 
 Json Daemon::cmd_detach(const Json& args) {
   std::string ifname = args.at("interface");
+  if (!is_attached(ifname))
+    return control::fail(if_nametoindex(ifname.c_str())
+                             ? "rl is not attached to " + ifname + "; nothing changed"
+                             : "no interface named '" + ifname + "'; nothing changed");
   if (auto s = detach_xdp(ifname, cfg_.pin_root); !s) return control::fail(s.error().str());
   bool none_left;
   {
