@@ -6,6 +6,7 @@
 #include <net/if.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -47,17 +48,26 @@ std::string PinScope::warning(const std::string& pin_root) const {
 
 Result<PinScope> pin_scope(const std::string& pin_root) {
   PinScope s;
-  struct stat self {
-  }, init{};
+  struct stat self {};
   if (::stat("/proc/self/ns/mnt", &self) != 0) return errno_error("stat /proc/self/ns/mnt");
-  // Without access to PID 1's namespace (a PID namespace of our own hides the host's init)
-  // there is nothing to compare with: assume the pins are where they should be.
-  if (::stat("/proc/1/ns/mnt", &init) != 0) return s;
-  s.own_mount_ns = self.st_ino != init.st_ino || self.st_dev != init.st_dev;
-  dev_t ours = 0, host = 0;
+  // The host is PID 1's view. Where PID 1 is out of reach (a PID namespace of our own, or a
+  // sandbox that denies access to it), the parent's view stands in: systemd is both, and
+  // `ip netns exec` or a container runtime starts rld from the host's mount namespace.
+  std::string host;
+  struct stat ref {};
+  for (std::string proc : {std::string("/proc/1"), "/proc/" + std::to_string(::getppid())}) {
+    if (::stat((proc + "/ns/mnt").c_str(), &ref) == 0 &&
+        ::access((proc + "/root/").c_str(), X_OK) == 0) {
+      host = proc + "/root/sys/fs/bpf";
+      break;
+    }
+  }
+  if (host.empty()) return s;  // nothing to compare with: assume the pins are the host's
+  s.own_mount_ns = self.st_ino != ref.st_ino || self.st_dev != ref.st_dev;
+  dev_t ours = 0, theirs = 0;
   bool ours_bpf = on_bpffs(existing_ancestor(pin_root), &ours);
-  bool host_bpf = on_bpffs("/proc/1/root/sys/fs/bpf", &host);
-  s.host_bpffs = ours_bpf && host_bpf && ours == host;
+  bool host_bpf = on_bpffs(host, &theirs);
+  s.host_bpffs = ours_bpf && host_bpf && ours == theirs;
   return s;
 }
 

@@ -20,8 +20,9 @@ struct PinScope {
   std::string warning(const std::string& pin_root) const;
 };
 
-// Compares the mount namespaces of this process and PID 1, and the device of the bpffs under
-// pin_root (the nearest existing ancestor) with that of PID 1's /sys/fs/bpf.
+// Compares the mount namespaces of this process and PID 1 (the parent process where PID 1 is out
+// of reach), and the device of the bpffs under pin_root (the nearest existing ancestor) with that
+// of their /sys/fs/bpf.
 Result<PinScope> pin_scope(const std::string& pin_root);
 
 // Interfaces (in this network namespace) that still run rl's XDP program, whoever holds it.
