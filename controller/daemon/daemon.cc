@@ -18,6 +18,8 @@
 #include "cluster/redis_store.h"
 #include "cluster/sync_memory.h"
 #include "common/log.h"
+#include "daemon/key_show.h"
+#include "daemon/key_state.h"
 #include "daemon/notify.h"
 #include "datapath/pin_lock.h"
 #include "datapath/pin_scope.h"
@@ -69,21 +71,6 @@ const char* global_name(int i) {
                                 "syn_cookies_rejected"};
   static_assert(std::size(names) == RL_GC_MAX, "every global counter needs a name");
   return names[i];
-}
-
-// The key the data path builds for `addr` under rule `r` (see rl_key_build in limiter.h).
-rl_key key_for(const rl_rule& r, const Address& addr, uint16_t dport) {
-  rl_key k{};
-  k.rule_id = r.id;
-  k.kind = r.key_kind;
-  if (r.key_kind == RL_KEY_RULE) return k;
-  k.family = addr.family;
-  Address a = addr;
-  if (r.key_kind == RL_KEY_SRC_PREFIX)
-    a = Prefix::of(addr, addr.family == 4 ? r.v4_prefix : r.v6_prefix).addr;
-  std::memcpy(k.addr, a.bytes.data(), sizeof(k.addr));
-  if (r.key_kind == RL_KEY_SRC_ADDR_DPORT) k.dport = dport;
-  return k;
 }
 
 }  // namespace
@@ -476,6 +463,7 @@ Json Daemon::handle(const Json& req) {
     if (cmd == "acl.list") return cmd_acl_list();
     if (cmd == "unblock") return cmd_unblock(args);
     if (cmd == "top") return cmd_top(args);
+    if (cmd == "key.show") return key_show(*dp_, policies_->rules(), *offenders_, args);
     if (cmd == "stats") return cmd_stats();
     if (cmd == "cluster.status") return cmd_cluster_status();
   } catch (const Json::exception& e) {
@@ -723,6 +711,11 @@ Json Daemon::cmd_unblock(const Json& args) {
 }
 
 Json Daemon::cmd_top(const Json& args) {
+  if (args.value("by", "drops") == "traffic")
+    return control::fail(
+        "rl counts drops per key, not traffic: the key table keeps one limiter state word per "
+        "key and the offender table hears only of refused packets; per-rule traffic is in rlctl "
+        "stats, one key's state in rlctl key show");
   auto list = offenders_->top(args.value("n", 10), args.value("rule", ""),
                               std::chrono::seconds(args.value("window_seconds", 300)));
   Json out = Json::array();

@@ -1,6 +1,7 @@
 // rlctl: the operator's command line for rld.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -130,6 +131,7 @@ int main(int argc, char** argv) {
       "  rlctl policy apply web.yaml       validate, install into the policy directory, apply\n"
       "  rlctl deny add 198.51.100.0/24 --ttl 10m\n"
       "  rlctl top -n 20                   current offenders by dropped packets\n"
+      "  rlctl key show 198.51.100.7       one source's tokens, block and drops in each rule\n"
       "  rlctl stats -o json               per-rule counters and rates, for scripts\n\n"
       "Global options (-o, --socket) go before or after the subcommand.",
       "rlctl"};
@@ -310,17 +312,62 @@ int main(int argc, char** argv) {
       std::cout << "reset " << d["keys_reset"] << " keys of " << d["address"].get<std::string>()
                 << "\n";
   });
-  std::string top_rule;
+  std::string top_rule, top_by = "drops";
   int top_n = 10;
   auto* top = app.add_subcommand("top", "current offenders with their over-limit packet counts");
   top->add_option("--rule", top_rule, "only this rule");
   top->add_option("-n", top_n, "how many")->capture_default_str();
+  top->add_option("--by", top_by,
+                  "drops (over-limit packets); traffic is refused: the data path counts drops "
+                  "per key, not traffic")
+      ->check(CLI::IsMember({"drops", "traffic"}))
+      ->capture_default_str();
   top->callback([&] {
-    Json d = call_or_exit(g, "top", {{"rule", top_rule}, {"n", top_n}});
+    Json d = call_or_exit(g, "top", {{"rule", top_rule}, {"n", top_n}, {"by", top_by}});
     if (json_out(g, d)) return;
     rlctl::Table t({"RULE", "KEY", "DROPPED", "BLOCKED"});
     for (const auto& o : d["offenders"])
       t.row({o["rule"], o["key"], num(o["drops"]), o["blocked"].get<bool>() ? "yes" : "no"});
+    t.print(std::cout);
+  });
+
+  // key show
+  auto* key = app.add_subcommand("key", "one limiter key's state, read from the data path");
+  key->require_subcommand(1);
+  std::string key_arg, key_rule;
+  auto* key_show = key->add_subcommand(
+      "show", "a source's state in each rule: tokens or window count, block, drops");
+  key_show->add_option("key", key_arg, "ADDRESS, ADDRESS|PORT (per-port rules) or a CIDR")
+      ->required();
+  key_show->add_option("--rule", key_rule, "only this rule");
+  key_show->callback([&] {
+    Json d = call_or_exit(g, "key.show", {{"key", key_arg}, {"rule", key_rule}});
+    if (json_out(g, d)) return;
+    rlctl::Table t({"RULE", "KEY", "STATE", "BLOCKED", "DROPS", "LAST DROP"});
+    for (const auto& r : d["rules"]) {
+      if (r.contains("note")) {
+        t.row({r["rule"], "-", r["note"], "-", "-", "-"});
+        continue;
+      }
+      std::string state = "not tracked (a fresh key)", blocked = "no";
+      if (r["tracked"].get<bool>()) {
+        const auto& s = r["state"];
+        std::string unit = s["unit"].get<std::string>();
+        if (s.contains("tokens"))
+          state = num(s["tokens"]) + " of " + num(s["burst"]) + " " + unit + " left";
+        else if (s.contains("count"))
+          state = num(s["count"]) + " of " + num(s["limit"]) + " " + unit + " in this window";
+        if (s["blocked"].get<bool>()) blocked = "yes, " + num(s["blocked_for_seconds"]) + " s";
+      }
+      std::string last = "-";
+      if (!r["last_drop"].is_null()) {
+        std::time_t at = r["last_drop"].get<std::time_t>();
+        char buf[32];
+        std::strftime(buf, sizeof(buf), "%F %T", std::localtime(&at));
+        last = buf;
+      }
+      t.row({r["rule"], r["key"], state, blocked, num(r["drops"]), last});
+    }
     t.print(std::cout);
   });
   app.add_subcommand("stats", "per-rule counters and rates, and the data path's global counters")
