@@ -711,11 +711,13 @@ Json Daemon::cmd_unblock(const Json& args) {
 }
 
 Json Daemon::cmd_top(const Json& args) {
-  if (args.value("by", "drops") == "traffic")
+  if (std::string by = args.value("by", "drops"); by != "drops")
     return control::fail(
-        "rl counts drops per key, not traffic: the key table keeps one limiter state word per "
-        "key and the offender table hears only of refused packets; per-rule traffic is in rlctl "
-        "stats, one key's state in rlctl key show");
+        by != "traffic"
+            ? "top ranks by drops or traffic, not '" + by + "'"
+            : "rl counts drops per key, not traffic: the key table keeps one limiter state word "
+              "per key and the offender table hears only of refused packets; per-rule traffic "
+              "is in rlctl stats, one key's state in rlctl key show");
   auto list = offenders_->top(args.value("n", 10), args.value("rule", ""),
                               std::chrono::seconds(args.value("window_seconds", 300)));
   Json out = Json::array();
