@@ -1,5 +1,6 @@
 #include "daemon/daemon.h"
 
+#include <net/if.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
@@ -17,8 +18,11 @@
 #include "cluster/redis_store.h"
 #include "cluster/sync_memory.h"
 #include "common/log.h"
+#include "daemon/key_show.h"
+#include "daemon/key_state.h"
 #include "daemon/notify.h"
 #include "datapath/pin_lock.h"
+#include "datapath/pin_scope.h"
 #include "datapath/pins.h"
 #include "metrics/exporter.h"
 #include "policy/describe.h"
@@ -69,21 +73,6 @@ const char* global_name(int i) {
   return names[i];
 }
 
-// The key the data path builds for `addr` under rule `r` (see rl_key_build in limiter.h).
-rl_key key_for(const rl_rule& r, const Address& addr, uint16_t dport) {
-  rl_key k{};
-  k.rule_id = r.id;
-  k.kind = r.key_kind;
-  if (r.key_kind == RL_KEY_RULE) return k;
-  k.family = addr.family;
-  Address a = addr;
-  if (r.key_kind == RL_KEY_SRC_PREFIX)
-    a = Prefix::of(addr, addr.family == 4 ? r.v4_prefix : r.v6_prefix).addr;
-  std::memcpy(k.addr, a.bytes.data(), sizeof(k.addr));
-  if (r.key_kind == RL_KEY_SRC_ADDR_DPORT) k.dport = dport;
-  return k;
-}
-
 }  // namespace
 
 Daemon::Daemon(Config cfg) : cfg_(std::move(cfg)) {}
@@ -107,6 +96,10 @@ Status Daemon::init() {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
   if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return errno_error("block signals");
   if (auto s = prepare_pin_root(cfg_.pin_root); !s) return s;
+  if (auto scope = pin_scope(cfg_.pin_root); scope && scope->private_pins()) {
+    pin_warning_ = scope->warning(cfg_.pin_root);
+    log::warn(pin_warning_, {{"pin_root", cfg_.pin_root}});
+  }
   // Before anything is loaded, pinned or bound: a second rld must leave the first one alone.
   auto lock = lock_pin_root(cfg_.pin_root);
   if (!lock) return lock.error();
@@ -434,6 +427,12 @@ void Daemon::on_control_connection() {
   }
 }
 
+bool Daemon::is_attached(const std::string& ifname) const {
+  if (attachments().count(ifname)) return true;
+  auto pinned = pinned_links(cfg_.pin_root);
+  return std::find(pinned.begin(), pinned.end(), ifname) != pinned.end();
+}
+
 std::map<std::string, Attachment> Daemon::attachments() const {
   std::lock_guard<std::mutex> lock(mu_);
   return interfaces_;
@@ -464,6 +463,7 @@ Json Daemon::handle(const Json& req) {
     if (cmd == "acl.list") return cmd_acl_list();
     if (cmd == "unblock") return cmd_unblock(args);
     if (cmd == "top") return cmd_top(args);
+    if (cmd == "key.show") return key_show(*dp_, policies_->rules(), *offenders_, args);
     if (cmd == "stats") return cmd_stats();
     if (cmd == "cluster.status") return cmd_cluster_status();
   } catch (const Json::exception& e) {
@@ -491,6 +491,8 @@ Json Daemon::cmd_status() {
        {"interfaces", ifs},
        {"policy_dir", cfg_.policy_dir},
        {"pin_root", cfg_.pin_root},
+       {"pins_outlive_rld", pin_warning_.empty()},
+       {"pin_warning", pin_warning_},
        {"adopted", dp_->adopted()},
        {"generation", last.generation},
        {"data_path_generation", dp_->active_generation()},
@@ -529,6 +531,10 @@ Json Daemon::cmd_attach(const Json& args) {
 
 Json Daemon::cmd_detach(const Json& args) {
   std::string ifname = args.at("interface");
+  if (!is_attached(ifname))
+    return control::fail(if_nametoindex(ifname.c_str())
+                             ? "rl is not attached to " + ifname + "; nothing changed"
+                             : "no interface named '" + ifname + "'; nothing changed");
   if (auto s = detach_xdp(ifname, cfg_.pin_root); !s) return control::fail(s.error().str());
   bool none_left;
   {
@@ -705,6 +711,13 @@ Json Daemon::cmd_unblock(const Json& args) {
 }
 
 Json Daemon::cmd_top(const Json& args) {
+  if (std::string by = args.value("by", "drops"); by != "drops")
+    return control::fail(
+        by != "traffic"
+            ? "top ranks by drops or traffic, not '" + by + "'"
+            : "rl counts drops per key, not traffic: the key table keeps one limiter state word "
+              "per key and the offender table hears only of refused packets; per-rule traffic "
+              "is in rlctl stats, one key's state in rlctl key show");
   auto list = offenders_->top(args.value("n", 10), args.value("rule", ""),
                               std::chrono::seconds(args.value("window_seconds", 300)));
   Json out = Json::array();

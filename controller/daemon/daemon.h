@@ -70,10 +70,12 @@ class Daemon {
   std::unique_ptr<ClusterSync> cluster_;
   std::shared_ptr<void> exporter_;  // metrics::Exporter, type-erased to keep this header light
   std::map<std::string, Attachment> attachments() const;
+  bool is_attached(const std::string& ifname) const;  // by this rld or a pin it adopts
 
   mutable std::mutex mu_;  // interfaces_: the metrics endpoint reads it from its own threads
   std::map<std::string, Attachment> interfaces_;
-  UniqueFd pin_lock_;  // held for rld's life: one rld per pin root
+  std::string pin_warning_;  // the pins will not outlive rld (a private bpffs), and why
+  UniqueFd pin_lock_;        // held for rld's life: one rld per pin root
   UniqueFd epoll_, signals_, inotify_, listen_;
   bool reload_pending_ = false;
   std::chrono::steady_clock::time_point reload_at_{};

@@ -522,6 +522,23 @@ size_t BpfDatapath::reset_key(const rl_key& key) {
   return n;
 }
 
+std::optional<rl_slot> BpfDatapath::read_key(const rl_key& key) const {
+  const uint64_t hash = key_hash(key);
+  const rl_set* set = keys_.as<const rl_set>() + (static_cast<uint32_t>(hash) & (key_sets_ - 1));
+  const uint32_t tag = rl_key_tag(hash);
+  for (const auto& slot : set->way) {
+    rl_slot copy;
+    copy.tag = std::atomic_ref<__u32>(const_cast<__u32&>(slot.tag)).load();
+    if (copy.tag != tag) continue;
+    copy.idle = std::atomic_ref<__u32>(const_cast<__u32&>(slot.idle)).load();
+    copy.state = std::atomic_ref<__u64>(const_cast<__u64&>(slot.state)).load();
+    return copy;
+  }
+  return std::nullopt;
+}
+
+uint64_t BpfDatapath::key_hash(const rl_key& key) const { return rl_key_hash(&key, hash_seed_); }
+
 uint64_t BpfDatapath::offender_drops(uint64_t hash) const {
   const rl_offender* o = offenders_.as<const rl_offender>() +
                          (static_cast<uint32_t>(hash >> 32) & (RL_REPORT_FILTER_SLOTS - 1));

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,11 @@ class BpfDatapath final : public Datapath {
 
   // Resets the key's slot in the key table, a block included (rlctl unblock). Returns how many.
   size_t reset_key(const rl_key& key);
+  // The slot holding the key (a copy), if any. A slot is found by the key's set and 32-bit tag,
+  // as the data path finds it, so another key with the same set and tag would be read too.
+  std::optional<rl_slot> read_key(const rl_key& key) const;
+  // The key's seeded hash, as the data path and the offender reports have it.
+  uint64_t key_hash(const rl_key& key) const;
   // Drop count of the rl_offenders slot of a key hash.
   uint64_t offender_drops(uint64_t hash) const;
   // Slots holding a key and keys inside a block period, at `now_ns` (CLOCK_MONOTONIC). Exact up

@@ -34,40 +34,50 @@ std::string bash_word(const std::string& s) {
 
 std::string bash_completion(const CLI::App& app) {
   std::ostringstream subs, opts, valued, choice, positional;
-  std::function<void(const CLI::App&, const std::string&)> walk = [&](const CLI::App& a,
-                                                                      const std::string& path) {
-    std::string sub_words, opt_words;
-    for (const CLI::App* s : a.get_subcommands([](const CLI::App* s) {
-           return !s->get_group().empty();  // an empty group hides a subcommand
-         })) {
-      sub_words += (sub_words.empty() ? "" : " ") + s->get_name();
-      walk(*s, path + " " + s->get_name());
-    }
-    for (const CLI::Option* o : a.get_options()) {
-      if (!o->nonpositional()) {
-        positional << "  [" << bash_word(path) << "]=" << positional_kind(o->get_name(true))
-                   << "\n";
-        if (std::string c = choices(*o); !c.empty())
-          choice << "  [" << bash_word(path) << "]=" << bash_word(c) << "\n";
-        continue;
-      }
-      std::vector<std::string> names;
-      for (const auto& n : o->get_snames()) names.push_back("-" + n);
-      for (const auto& n : o->get_lnames()) names.push_back("--" + n);
-      for (const auto& n : names) {
-        opt_words += (opt_words.empty() ? "" : " ") + n;
-        if (o->get_type_size() == 0) continue;  // a flag
-        valued << "  [" << bash_word(path + " " + n) << "]=1\n";
-        if (std::string c = choices(*o); !c.empty())
-          choice << "  [" << bash_word(path + " " + n) << "]=" << bash_word(c) << "\n";
-      }
-    }
-    subs << "  [" << bash_word(path) << "]=" << bash_word(sub_words) << "\n";
-    opts << "  [" << bash_word(path) << "]=" << bash_word(opt_words) << "\n";
-  };
-  // Paths start with the program's name: bash has no empty key in an associative array.
+  // A subcommand of an app with fallthrough also takes its ancestors' options (rlctl's -o,
+  // --socket): they are offered after the subcommand as well.
+  std::function<void(const CLI::App&, const std::string&, std::vector<const CLI::Option*>)> walk =
+      [&](const CLI::App& a, const std::string& path, std::vector<const CLI::Option*> inherited) {
+        std::string sub_words, opt_words;
+        std::vector<const CLI::Option*> own;
+        for (const CLI::Option* o : a.get_options()) {
+          if (!o->nonpositional()) {
+            positional << "  [" << bash_word(path) << "]=" << positional_kind(o->get_name(true))
+                       << "\n";
+            if (std::string c = choices(*o); !c.empty())
+              choice << "  [" << bash_word(path) << "]=" << bash_word(c) << "\n";
+            continue;
+          }
+          own.push_back(o);
+        }
+        std::vector<const CLI::Option*> offered = own;
+        for (const CLI::Option* o : inherited)
+          if (!a.get_option_no_throw(o->get_name())) offered.push_back(o);
+        for (const CLI::Option* o : offered) {
+          std::vector<std::string> names;
+          for (const auto& n : o->get_snames()) names.push_back("-" + n);
+          for (const auto& n : o->get_lnames()) names.push_back("--" + n);
+          for (const auto& n : names) {
+            opt_words += (opt_words.empty() ? "" : " ") + n;
+            if (o->get_type_size() == 0) continue;  // a flag
+            valued << "  [" << bash_word(path + " " + n) << "]=1\n";
+            if (std::string c = choices(*o); !c.empty())
+              choice << "  [" << bash_word(path + " " + n) << "]=" << bash_word(c) << "\n";
+          }
+        }
+        std::vector<const CLI::Option*> passed_on;
+        if (a.get_fallthrough()) passed_on = offered;
+        for (const CLI::App* s : a.get_subcommands([](const CLI::App* s) {
+               return !s->get_group().empty();  // an empty group hides a subcommand
+             })) {
+          sub_words += (sub_words.empty() ? "" : " ") + s->get_name();
+          walk(*s, path + " " + s->get_name(), passed_on);
+        }
+        subs << "  [" << bash_word(path) << "]=" << bash_word(sub_words) << "\n";
+        opts << "  [" << bash_word(path) << "]=" << bash_word(opt_words) << "\n";
+      };
   const std::string name = app.get_name();
-  walk(app, name);
+  walk(app, name, {});
 
   std::ostringstream out;
   out << "# bash completion for " << name << ", written by `" << name

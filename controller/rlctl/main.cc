@@ -1,10 +1,13 @@
 // rlctl: the operator's command line for rld.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "common/cli_exit.h"
 #include "control/client.h"
 #include "policy/describe.h"
 #include "policy/loader.h"
@@ -26,7 +29,7 @@ Json call_or_exit(const Globals& g, const std::string& cmd, Json args = Json::ob
   auto r = rl::control::call(g.socket, rl::control::request(cmd, std::move(args)));
   if (!r) {
     std::cerr << "rlctl: " << r.error().message << "\n";
-    std::exit(3);
+    std::exit(rl::kExitUnreachable);
   }
   if (!r->value("ok", false)) {
     if (g.output == "json") {
@@ -36,7 +39,7 @@ Json call_or_exit(const Globals& g, const std::string& cmd, Json args = Json::ob
       for (const auto& e : r->value("errors", Json::array()))
         std::cerr << e.get<std::string>() << "\n";
     }
-    std::exit(1);
+    std::exit(rl::kExitFailure);
   }
   return (*r)["data"];
 }
@@ -80,12 +83,38 @@ Json read_files(const std::vector<std::string>& paths) {
   return files;
 }
 
+// What `rlctl policy validate` loads: a directory alone is loaded exactly as rld loads its policy
+// directory; otherwise each directory stands for its *.yaml/*.yml files (sorted, not hidden),
+// merged with the files named, so cross-file checks (duplicate rule names) see them all.
+rl::policy::LoadResult load_for_validation(const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (args.size() == 1 && fs::is_directory(args[0], ec)) return rl::policy::load_directory(args[0]);
+  std::vector<std::string> paths;
+  for (const auto& a : args) {
+    if (!fs::is_directory(a, ec)) {
+      paths.push_back(a);
+      continue;
+    }
+    std::vector<std::string> in_dir;
+    for (const auto& e : fs::directory_iterator(a, ec)) {
+      std::string name = e.path().filename();
+      auto ext = e.path().extension();
+      if (!name.empty() && name[0] != '.' && (ext == ".yaml" || ext == ".yml"))
+        in_dir.push_back(e.path());
+    }
+    std::sort(in_dir.begin(), in_dir.end());
+    paths.insert(paths.end(), in_dir.begin(), in_dir.end());
+  }
+  return rl::policy::load_files(paths);
+}
+
 uint64_t parse_ttl(const std::string& ttl) {
   if (ttl.empty()) return 0;
   auto d = rl::policy::parse_duration_ns(ttl);
   if (!d) {
     std::cerr << "rlctl: --ttl: " << d.error().message << "\n";
-    std::exit(2);
+    std::exit(rl::kExitUsage);
   }
   return *d / 1'000'000'000ULL;
 }
@@ -102,9 +131,17 @@ int main(int argc, char** argv) {
       "  rlctl policy apply web.yaml       validate, install into the policy directory, apply\n"
       "  rlctl deny add 198.51.100.0/24 --ttl 10m\n"
       "  rlctl top -n 20                   current offenders by dropped packets\n"
-      "  rlctl stats -o json               per-rule counters and rates, for scripts",
+      "  rlctl key show 198.51.100.7       one source's tokens, block and drops in each rule\n"
+      "  rlctl stats -o json               per-rule counters and rates, for scripts\n\n"
+      "Global options (-o, --socket) go before or after the subcommand.",
       "rlctl"};
   app.require_subcommand(1);
+  // Subcommands take the global options too: `rlctl stats -o json`.
+  app.fallthrough();
+  app.footer(
+      "Exit status: 0 ok (policy validate: valid); 1 failure (rld refused the request, an "
+      "invalid policy, no such rule or interface); 2 usage error (unknown command or option, "
+      "bad value); 3 rld's control socket did not answer.");
   app.set_version_flag("--version", std::string("rlctl ") + RL_VERSION);
   Globals g;
   app.add_option("-s,--socket", g.socket, "rld's control socket")->capture_default_str();
@@ -123,6 +160,8 @@ int main(int argc, char** argv) {
           std::cout << "interface " << i["name"].get<std::string>() << ": "
                     << i["mode"].get<std::string>() << "\n";
         if (d["interfaces"].empty()) std::cout << "no interface attached\n";
+        if (!d.value("pins_outlive_rld", true))
+          std::cout << "WARNING: " << d.value("pin_warning", std::string()) << "\n";
         const auto& lr = d["last_reload"];
         std::cout << "policy: generation " << d["generation"] << ", " << d["rules"]
                   << " rules from " << d["policy_dir"].get<std::string>() << "\n";
@@ -162,10 +201,12 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   std::string rule_name;
   auto* validate = policy->add_subcommand(
-      "validate", "check policy files (exit 0 valid, 1 invalid); no rld needed");
-  validate->add_option("files", files, "policy files")->required();
+      "validate",
+      "check policy files, or a directory as rld loads it (exit 0 valid, 1 invalid); no rld "
+      "needed");
+  validate->add_option("files", files, "policy files or directories")->required();
   validate->callback([&] {
-    auto r = rl::policy::load_files(files);
+    auto r = load_for_validation(files);
     if (g.output == "json") {
       Json errs = Json::array();
       for (const auto& e : r.errors) errs.push_back(e.str());
@@ -271,17 +312,62 @@ int main(int argc, char** argv) {
       std::cout << "reset " << d["keys_reset"] << " keys of " << d["address"].get<std::string>()
                 << "\n";
   });
-  std::string top_rule;
+  std::string top_rule, top_by = "drops";
   int top_n = 10;
   auto* top = app.add_subcommand("top", "current offenders with their over-limit packet counts");
   top->add_option("--rule", top_rule, "only this rule");
   top->add_option("-n", top_n, "how many")->capture_default_str();
+  top->add_option("--by", top_by,
+                  "drops (over-limit packets); traffic is refused: the data path counts drops "
+                  "per key, not traffic")
+      ->check(CLI::IsMember({"drops", "traffic"}))
+      ->capture_default_str();
   top->callback([&] {
-    Json d = call_or_exit(g, "top", {{"rule", top_rule}, {"n", top_n}});
+    Json d = call_or_exit(g, "top", {{"rule", top_rule}, {"n", top_n}, {"by", top_by}});
     if (json_out(g, d)) return;
     rlctl::Table t({"RULE", "KEY", "DROPPED", "BLOCKED"});
     for (const auto& o : d["offenders"])
       t.row({o["rule"], o["key"], num(o["drops"]), o["blocked"].get<bool>() ? "yes" : "no"});
+    t.print(std::cout);
+  });
+
+  // key show
+  auto* key = app.add_subcommand("key", "one limiter key's state, read from the data path");
+  key->require_subcommand(1);
+  std::string key_arg, key_rule;
+  auto* key_show = key->add_subcommand(
+      "show", "a source's state in each rule: tokens or window count, block, drops");
+  key_show->add_option("key", key_arg, "ADDRESS, ADDRESS|PORT (per-port rules) or a CIDR")
+      ->required();
+  key_show->add_option("--rule", key_rule, "only this rule");
+  key_show->callback([&] {
+    Json d = call_or_exit(g, "key.show", {{"key", key_arg}, {"rule", key_rule}});
+    if (json_out(g, d)) return;
+    rlctl::Table t({"RULE", "KEY", "STATE", "BLOCKED", "DROPS", "LAST DROP"});
+    for (const auto& r : d["rules"]) {
+      if (r.contains("note")) {
+        t.row({r["rule"], "-", r["note"], "-", "-", "-"});
+        continue;
+      }
+      std::string state = "not tracked (a fresh key)", blocked = "no";
+      if (r["tracked"].get<bool>()) {
+        const auto& s = r["state"];
+        std::string unit = s["unit"].get<std::string>();
+        if (s.contains("tokens"))
+          state = num(s["tokens"]) + " of " + num(s["burst"]) + " " + unit + " left";
+        else if (s.contains("count"))
+          state = num(s["count"]) + " of " + num(s["limit"]) + " " + unit + " in this window";
+        if (s["blocked"].get<bool>()) blocked = "yes, " + num(s["blocked_for_seconds"]) + " s";
+      }
+      std::string last = "-";
+      if (!r["last_drop"].is_null()) {
+        std::time_t at = r["last_drop"].get<std::time_t>();
+        char buf[32];
+        std::strftime(buf, sizeof(buf), "%F %T", std::localtime(&at));
+        last = buf;
+      }
+      t.row({r["rule"], r["key"], state, blocked, num(r["drops"]), last});
+    }
     t.print(std::cout);
   });
   app.add_subcommand("stats", "per-rule counters and rates, and the data path's global counters")
@@ -345,6 +431,6 @@ int main(int argc, char** argv) {
   completion->add_option("shell", shell, "bash")->check(CLI::IsMember({"bash"}));
   completion->callback([&] { std::cout << rlctl::bash_completion(app); });
 
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  if (auto rc = rl::parse_command_line(app, argc, argv)) return *rc;
+  return rl::kExitOk;
 }

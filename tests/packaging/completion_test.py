@@ -56,6 +56,8 @@ def expect(words, want, cwd, exact=True):
 
 with tempfile.TemporaryDirectory() as empty:
     # Every command path, as --help shows it.
+    # rlctl's global options (-o, --socket, ...) are taken after any subcommand too.
+    global_opts = help_sections([])[1]
     paths, todo = [], [[]]
     while todo:
         path = todo.pop()
@@ -67,7 +69,7 @@ with tempfile.TemporaryDirectory() as empty:
         positional = {"attach", "detach", "validate", "diff", "apply", "completion"}
         if not path or path[-1] not in positional:
             expect(["rlctl", *path, ""], subs, empty)
-        expect(["rlctl", *path, "-"], opts, empty)
+        expect(["rlctl", *path, "-"], opts | global_opts if path else opts, empty)
     if len(paths) < 15:
         failures.append(f"only {len(paths)} command paths found in --help")
 
@@ -76,6 +78,8 @@ with tempfile.TemporaryDirectory() as empty:
     expect(["rlctl", "-s", "/tmp/x.sock", "-o", "j"], {"json"}, empty)
     expect(["rlctl", "-s", "/tmp/x.sock", "policy", ""], help_sections(["policy"])[0], empty)
     expect(["rlctl", "completion", ""], {"bash"}, empty)
+    expect(["rlctl", "stats", "-o", ""], {"table", "json"}, empty)
+    expect(["rlctl", "top", "--by", ""], {"drops", "traffic"}, empty)
     expect(["rlctl", "attach", ""], set(os.listdir("/sys/class/net")), empty)
     expect(["rlctl", "attach", "lo", "--mode", ""], set(), empty)
     with tempfile.TemporaryDirectory() as d:
