@@ -138,8 +138,9 @@ namespace {
 void read_text(const std::string& text, const std::string& file, const LoadLimits& limits,
                size_t& nodes_used, std::vector<detail::Fragment>& fragments,
                std::vector<Diagnostic>& errors) {
-  detail::ScanLimits scan_limits{
-      limits.max_depth, limits.max_nodes - std::min(nodes_used, limits.max_nodes), limits.deadline};
+  detail::ScanLimits scan_limits{limits.max_depth,
+                                 limits.max_nodes - std::min(nodes_used, limits.max_nodes),
+                                 limits.max_nodes, limits.deadline};
   auto scan = detail::scan_yaml(text, scan_limits);
   if (scan.problem) {
     const YAML::Mark& m = scan.problem->mark;
@@ -167,7 +168,8 @@ LoadResult load_string(const std::string& text, const std::string& filename,
   return finish(std::move(fragments), std::move(errors), {filename});
 }
 
-LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& limits) {
+LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& limits,
+                      const std::map<std::string, std::string>& texts) {
   std::vector<Diagnostic> errors;
   std::vector<detail::Fragment> fragments;
   size_t nodes = 0;
@@ -177,7 +179,8 @@ LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& l
       break;
     }
     std::string why;
-    auto text = read_policy_file(path, &why);
+    auto given = texts.find(path);
+    auto text = given != texts.end() ? std::optional(given->second) : read_policy_file(path, &why);
     if (!text) {
       errors.push_back({SourceLocation{path, 0, 0}, why});
       continue;
@@ -190,7 +193,7 @@ LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& l
   return finish(std::move(fragments), std::move(errors), paths);
 }
 
-LoadResult load_directory(const std::string& dir, const LoadLimits& limits) {
+std::vector<std::string> policy_files(const std::string& dir, std::string* why) {
   namespace fs = std::filesystem;
   std::vector<std::string> paths;
   std::error_code ec;
@@ -203,17 +206,26 @@ LoadResult load_directory(const std::string& dir, const LoadLimits& limits) {
     if (is_policy_file(it->path()) && !fs::is_directory(it->path(), type_ec))
       paths.push_back(it->path().string());
   }
-  LoadResult result;
   if (ec) {
-    result.errors.push_back(
-        {SourceLocation{dir, 0, 0}, "cannot read policy directory: " + ec.message()});
+    *why = "cannot read policy directory: " + ec.message();
+    return {};
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+LoadResult load_directory(const std::string& dir, const LoadLimits& limits) {
+  std::string why;
+  auto paths = policy_files(dir, &why);
+  LoadResult result;
+  if (!why.empty()) {
+    result.errors.push_back({SourceLocation{dir, 0, 0}, why});
     return result;
   }
   if (paths.empty()) {
     result.errors.push_back({SourceLocation{dir, 0, 0}, "no policy files (*.yaml, *.yml)"});
     return result;
   }
-  std::sort(paths.begin(), paths.end());
   return load_files(paths, limits);
 }
 

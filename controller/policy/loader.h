@@ -1,6 +1,7 @@
 // Loading policy files: YAML in, a validated Policy or every problem found out.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,8 +30,12 @@ LoadResult load_string(const std::string& text, const std::string& filename,
 // refused or unreadable.
 std::optional<std::string> read_policy_file(const std::string& path, std::string* why);
 
-// Parses each file and merges them into one policy, in the given order.
-LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& limits = {});
+// Parses each file and merges them into one policy, in the given order. A path in `texts` is
+// not read: its text is given (rlctl policy diff and apply, before the files are written).
+LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& limits = {},
+                      const std::map<std::string, std::string>& texts = {});
+// The policy files load_directory reads, sorted by name; *why when the directory cannot be read.
+std::vector<std::string> policy_files(const std::string& dir, std::string* why);
 // Every *.yaml / *.yml in `dir` (not recursive), sorted by name. Hidden files are skipped so
 // that editor and Kubernetes ConfigMap bookkeeping entries are not read as policy. A
 // directory without policy files is an error: it is more likely a wrong path than an intent

@@ -76,12 +76,12 @@ class Counter : public YAML::EventHandler {
   }
   void add(size_t n) {
     nodes_ += n;
+    size_t stated = limits_.stated_nodes ? limits_.stated_nodes : limits_.max_nodes;
     if (nodes_ > limits_.max_nodes)
-      throw Stop{mark_, alias_
-                            ? "aliases expand to more than " + std::to_string(limits_.max_nodes) +
-                                  " YAML nodes, the most a policy may hold; refused"
-                            : "more than " + std::to_string(limits_.max_nodes) +
-                                  " YAML nodes, the most a policy may hold; refused"};
+      throw Stop{mark_, alias_ ? "aliases expand to more than " + std::to_string(stated) +
+                                     " YAML nodes, the most a policy may hold; refused"
+                               : "more than " + std::to_string(stated) +
+                                     " YAML nodes, the most a policy may hold; refused"};
     if ((++events_ & 4095) == 0 && std::chrono::steady_clock::now() > limits_.deadline)
       throw Stop{mark_, "reading the policy took longer than its time limit"};
   }

@@ -16,7 +16,8 @@ namespace rl::policy::detail {
 
 struct ScanLimits {
   size_t max_depth = 0;
-  size_t max_nodes = 0;  // for this text; aliases count as the nodes they stand for
+  size_t max_nodes = 0;     // for this text; aliases count as the nodes they stand for
+  size_t stated_nodes = 0;  // the bound for the whole load, as messages state it (0: max_nodes)
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
