@@ -43,12 +43,15 @@ void LoadWorker::on_ready() {
   }
   if (!thread_.joinable() || !finished_) return;
   thread_.join();
-  if (!answered_) current_.done(false);
+  // Taken out first: `done` may submit a job, which then starts at once.
+  Job job = std::move(current_);
   current_ = Job{};
+  if (!answered_) job.done(false);
+  job = Job{};
   // A load allocates up to a few hundred MB in the worker's malloc arena; give them back now
   // rather than keep them as rld's resident size.
   ::malloc_trim(0);
-  start_next();
+  if (!thread_.joinable()) start_next();
 }
 
 void LoadWorker::check_deadline() {

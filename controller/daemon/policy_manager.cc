@@ -83,6 +83,7 @@ ReloadReport PolicyManager::reload(const std::string& trigger, bool force) {
 }
 
 ReloadReport PolicyManager::reject(const std::string& trigger, std::vector<std::string> errors) {
+  notify::Reloading reloading;  // systemctl reload waits for RELOADING=1 and READY=1
   ReloadReport r;
   r.trigger = trigger;
   r.errors = std::move(errors);
@@ -96,12 +97,12 @@ ReloadReport PolicyManager::reject(const std::string& trigger, std::vector<std::
 
 ReloadReport PolicyManager::commit(const Candidate& c, const std::string& trigger) {
   if (c.unchanged) return last();
-  notify::Reloading reloading;
   if (!c.loaded.ok()) {
     std::vector<std::string> errors;
     for (const auto& d : c.loaded.errors) errors.push_back(d.str());
     return reject(trigger, std::move(errors));
   }
+  notify::Reloading reloading;
   auto out = apply(c.loaded.policy, trigger);
   if (out.ok) {
     std::lock_guard<std::mutex> lock(mu_);

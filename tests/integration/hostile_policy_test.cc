@@ -89,12 +89,12 @@ class HostilePolicyTest : public RldTest {
     return names;
   }
 
-  // rld's resident size in KiB, from /proc.
-  long rld_rss_kib() {
+  // rld's resident size (VmRSS) or its peak so far (VmHWM) in KiB, from /proc.
+  long rld_rss_kib(const std::string& field = "VmRSS:") {
     std::ifstream st("/proc/" + std::to_string(rld_->pid()) + "/status");
     std::string line;
     while (std::getline(st, line))
-      if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+      if (line.rfind(field, 0) == 0) return std::stol(line.substr(field.size()));
     return -1;
   }
 };
@@ -171,7 +171,8 @@ TEST_F(HostilePolicyTest, LiveReloadsRejectEachAndRldStaysUp) {
     Json st = ctl({"status"});
     EXPECT_LT(std::chrono::steady_clock::now() - t1, 2s);
     if (name == "big.yaml" || name == "bomb.yaml")
-      std::printf("rld resident after the %s reload: %ld KiB\n", name.c_str(), rld_rss_kib());
+      std::printf("rld resident after the %s reload: %ld KiB, peak %ld KiB\n", name.c_str(),
+                  rld_rss_kib(), rld_rss_kib("VmHWM:"));
     std::printf("live reload with %-14s exit %d in %.3f s: %s", name.c_str(), out.code, s,
                 out.err.substr(0, out.err.find('\n') + 1).c_str());
     if (name == "dir.yaml") {
@@ -263,6 +264,8 @@ TEST_F(HostilePolicyTest, SlowReloadsRunOffTheLoopAndTimeOut) {
             std::string::npos)
       << st.dump();
   EXPECT_EQ(st["generation"].get<uint64_t>(), gen) << "the policy in force stays";
+  std::printf("rld resident after the timed-out load: %ld KiB, peak %ld KiB\n", rld_rss_kib(),
+              rld_rss_kib("VmHWM:"));
   EXPECT_NE(rld_->err().find("took longer than 300 ms"), std::string::npos)
       << "and the log says why";
   EXPECT_EQ(received({.src = "198.18.4.4", .count = 20, .rate = 2000}), 3u) << "and enforces";
@@ -325,6 +328,26 @@ TEST_F(HostilePolicyTest, ControlSocketPathAndApplyAreChecked) {
       run({RL_RLCTL_PATH, "-s", socket_path(), "policy", "apply", (dir_ / "trav.txt").string()});
   EXPECT_EQ(apply.code, 1) << apply.describe();
   EXPECT_NE(apply.err.find(".yaml"), std::string::npos) << apply.err;
+
+  // diff and apply load on the worker, and read the directory as the loader does: a FIFO in it
+  // is refused, not waited on; without it the file is applied and installed.
+  uint64_t gen = ctl({"status"})["generation"];
+  std::ofstream(dir_ / "b.yaml") << "rules:\n  - name: udp10\n    match: {protocol: udp, port: "
+                                    "10}\n    limit: {rate: 1/min, burst: 3}\n";
+  ::mkfifo((dir_ / "policies" / "fifo.yaml").c_str(), 0600);
+  Output diff =
+      run({RL_RLCTL_PATH, "-s", socket_path(), "policy", "diff", (dir_ / "b.yaml").string()}, 10s);
+  EXPECT_EQ(diff.code, 1) << diff.describe();
+  EXPECT_NE(diff.err.find("fifo.yaml: error: is not a regular file"), std::string::npos)
+      << diff.err;
+  fs::remove(dir_ / "policies" / "fifo.yaml");
+  diff = run({RL_RLCTL_PATH, "-s", socket_path(), "policy", "diff", (dir_ / "b.yaml").string()});
+  EXPECT_EQ(diff.code, 0) << diff.describe();
+  EXPECT_NE(diff.out.find("udp10"), std::string::npos) << diff.out;
+  Json applied = ctl({"policy", "apply", (dir_ / "b.yaml").string()});
+  EXPECT_GT(applied["generation"].get<uint64_t>(), gen) << applied.dump();
+  EXPECT_TRUE(fs::exists(dir_ / "policies" / "b.yaml"));
+  EXPECT_EQ(ctl({"status"})["rules"].get<size_t>(), 2u);
 }
 
 }  // namespace
