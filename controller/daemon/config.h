@@ -21,6 +21,7 @@ struct Config {
   uint32_t offender_capacity = 65536;  // offenders kept for `rlctl top`, least recent evicted
   std::string log_level = "info";
   uint32_t reload_debounce_ms = 200;
+  uint32_t reload_timeout_ms = 10000;
   bool detach_on_exit = false;
 
   // Cluster-wide limits: enabled when a Redis address is set (redis_host or redis_socket).
