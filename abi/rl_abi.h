@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define RL_ABI_VERSION 3
+#define RL_ABI_VERSION 4
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
@@ -32,6 +32,7 @@
 #define RL_OVERFLOW_SLOTS	 65536
 #define RL_REPORT_FILTER_SLOTS	 65536
 #define RL_IPV6_MAX_EXT_HDRS	 6
+#define RL_MAX_LIMITS		 4 /* limits per rule: the rule's own and up to 3 stacked ones */
 #define RL_RINGBUF_BYTES	 (256 * 1024)
 
 /* Time is kept in ns; slot bookkeeping uses "ticks" of 2^20 ns (~1.05 ms) stored in 32 bits. */
@@ -147,7 +148,9 @@ struct rl_rule {
 	__u8 cost_shift;	  /* window algorithms with bytes: cost = ceil(bytes / 2^shift) */
 	__u8 flags;		  /* RL_RULE_F_* */
 	__u32 cluster_share_mask; /* cluster rules: early sync every (mask + 1) units per CPU */
-	__u32 pad;
+	__u8 more_limits; /* stacked limits after this one, in rl_limits (a rule's first limit) */
+	__u8 limit_index; /* this limit's place in its rule: 0 = the rule's own */
+	__u16 pad;
 	__u64 block_ns; /* block period after exceeding, 0 = none */
 	/* token_bucket: interval_fp = ns per unit << 16, burst_ns = burst units * ns per unit.
 	 * windows: window_ns and limit (in cost units after cost_shift). */
@@ -161,6 +164,19 @@ struct rl_rule {
 #define RL_RULE_F_PRECISE_CLOCK (1u << 1) /* the coarse (jiffy) clock would distort this limit */
 #define RL_RULE_F_CLUSTER	(1u << 2) /* also limited fleet-wide through rld and Redis */
 #define RL_RULE_F_NEW_SOURCES	(1u << 3) /* new keys need a token: rl_new_sources[same index] */
+#define RL_RULE_F_SYN_COOKIES	(1u << 4) /* answer SYNs with SYN cookies (bpf/lib/syncookie.h) */
+
+/* What a SYN-ACK with a cookie offers, the data path and the stack's SYNPROXY alike (rld
+ * writes the same values into its netfilter rule): the MSS per family and the window scale. */
+#define RL_SYNCOOKIE_MSS4   1460
+#define RL_SYNCOOKIE_MSS6   1440
+#define RL_SYNCOOKIE_WSCALE 7
+
+/* rl_limits[(gen * RL_MAX_RULES + position) * (RL_MAX_LIMITS - 1) + i - 1]: limit i (1..
+ * more_limits) of the rule at that position, in the same struct: its own id (so its own keys),
+ * key kind, prefixes and algorithm; action, block and report are the rule's. A packet passes the
+ * rule only if every limit admits it; the limits are judged in order and a refusal returns the
+ * tokens the earlier ones took (limiter.h). */
 
 /* rl_new_sources[gen * RL_MAX_RULES + position]: the new-source budget of a rule that has
  * RL_RULE_F_NEW_SOURCES, written as a token bucket in the same struct: algo token bucket, packet
@@ -299,6 +315,9 @@ enum rl_global_counter {
 	RL_GC_CLUSTER_DROPPED, /* dropped (or monitored): the fleet used up the key's limit */
 	RL_GC_NEW_UNADMITTED, /* a new key found no new-source token: judged by the shared bucket */
 	RL_GC_REPORTS_SHED,   /* reports over RL_REPORTS_PER_SEC, not written */
+	RL_GC_SYNCOOKIE_SENT, /* SYNs answered with a SYN-ACK carrying a cookie (XDP_TX) */
+	RL_GC_SYNCOOKIE_ACCEPTED, /* ACKs without a connection whose cookie was valid: passed */
+	RL_GC_SYNCOOKIE_REJECTED, /* packets without a connection or a valid cookie: dropped */
 	RL_GC_MAX,
 };
 
@@ -354,6 +373,8 @@ enum rl_reason {
 	RL_REASON_BLOCKED,
 	RL_REASON_CAS_EXHAUSTED,
 	RL_REASON_CLUSTER_LIMITED,
+	RL_REASON_SYNCOOKIE_SENT,     /* answered with a SYN-ACK carrying a cookie */
+	RL_REASON_SYNCOOKIE_REJECTED, /* no connection and no valid cookie */
 };
 
 struct rl_decision {
@@ -364,6 +385,8 @@ struct rl_decision {
 	__u64 key_hash;
 	__u32 overflow;	  /* judged by the overflow bucket */
 	__u32 unadmitted; /* a new key without a new-source token: judged by the shared bucket */
+	__u32 limit;	  /* the limit that decided: the refusing one, or the last one admitting */
+	__u32 pad;
 };
 
 /* ---- Layout checks -----------------------------------------------------------------------------
@@ -394,7 +417,7 @@ RL_STATIC_ASSERT(sizeof(struct rl_rule_counters) == 64, "rl_rule_counters layout
 RL_STATIC_ASSERT(sizeof(struct rl_counter) == 16, "rl_counter layout");
 RL_STATIC_ASSERT(sizeof(struct rl_event) == 48, "rl_event layout");
 RL_STATIC_ASSERT(sizeof(struct rl_offender) == 8, "rl_offender layout");
-RL_STATIC_ASSERT(sizeof(struct rl_decision) == 32, "rl_decision layout");
+RL_STATIC_ASSERT(sizeof(struct rl_decision) == 40, "rl_decision layout");
 RL_STATIC_ASSERT(sizeof(struct rl_cluster_over) == 8, "rl_cluster_over layout");
 
 #endif /* RL_ABI_H */

@@ -6,12 +6,14 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config clang llvm lld
   libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
-  libcli11-dev libyaml-cpp-dev libhiredis-dev prometheus-cpp-dev
+  libcli11-dev libyaml-cpp-dev libhiredis-dev prometheus-cpp-dev libnftables-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   nlohmann-json3-dev
   redis-server prometheus
   iproute2 nftables iptables ethtool curl python3 python3-yaml util-linux
   clang-format
+  libsystemd-dev systemd libcap2-bin
+  dpkg-dev help2man debootstrap python3-kubernetes
 )
 
 missing=()

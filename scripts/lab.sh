@@ -34,8 +34,10 @@ fi
 
 cli=$name-cli
 srv=$name-srv
-cif=rlc0
-sif=rls0
+# The ends' names. A benchmark that must tell its own NAPI thread ("napi/<ifname>-<id>") from
+# other labs' gives them names of its own.
+cif=${RL_LAB_CLIENT_IF:-rlc0}
+sif=${RL_LAB_SERVER_IF:-rls0}
 
 ns_exists() { [ -e "/run/netns/$1" ]; }
 

@@ -297,14 +297,18 @@ static __always_inline struct rl_slot *rl_key_slot(__u64 h, __u64 now, int claim
 	return &set->way[*found & (RL_WAYS - 1)];
 }
 
+/* A packet's facts for rl_limit, and what it tells back. Scalars only: a global function may
+ * take a pointer to such a struct (and at most five arguments). */
 struct rl_limit_info {
-	struct rl_key key;    /* the packet's key (rl_key_build) */
+	struct rl_key key;    /* in: the packet's key (rl_key_build) */
 	struct rl_key shared; /* RL_KEY_UNADMITTED: the key that judged an unadmitted packet */
-	__u64 hash;	      /* of the key whose state judged the packet */
-	struct rl_slot *slot;
-	int inserted;
-	int overflow;
-	int unadmitted;
+	__u64 now;	      /* in */
+	__u64 bytes;	      /* in */
+	__u32 ridx;	      /* in: the rule's index in rl_rules */
+	__u32 inserted;
+	__u64 hash; /* of the key whose state judged the packet */
+	__u32 overflow;
+	__u32 unadmitted;
 };
 
 /* A global (non-inlined) function: the verifier checks it once, on its own, instead of once per
@@ -328,6 +332,42 @@ __attribute__((noinline)) int rl_judge(struct rl_slot *s, const struct rl_rule *
 		rl_slot_idle_raise(s, until);
 	}
 	return res;
+}
+
+/* Give back what an admitted packet of `bytes` took from a key's state, because a later limit of
+ * its rule refused the packet (stacked.h). GCRA moves the arrival time back by the packet's cost,
+ * a window takes its cost off the current count; a state another packet has since moved on is
+ * still right after it (the refund removes exactly this packet's share). A block in force, or a
+ * window that has passed, holds nothing to return. CPUs racing on the word retry the CAS; one
+ * that runs out of retries leaves the token spent (strict). */
+__attribute__((noinline)) int rl_refund(struct rl_slot *s, const struct rl_rule *r, __u64 now,
+					__u64 bytes)
+{
+	if (!s || !r)
+		return 0;
+	__u64 units = rl_cost_units(r, bytes);
+	for (int i = 0; i < RL_CAS_RETRIES; i++) {
+		__u64 old = RL_READ_ONCE(s->state), next;
+		if (old & RL_STATE_BLOCKED)
+			return 0;
+		if (r->algo == RL_ALGO_TOKEN_BUCKET) {
+			__u64 cost = (units * r->interval_fp) >> 16;
+			next = old > cost ? old - cost : 0;
+		} else if (r->algo == RL_ALGO_FIXED_WINDOW) {
+			__u64 widx = (now / r->window_ns) & RL_FW_IDX_MASK;
+			if ((old >> 32) != widx || (__u32)old < units)
+				return 0;
+			next = old - units;
+		} else {
+			__u64 widx = (now / r->window_ns) & RL_SW_IDX_MASK;
+			if ((old >> 40) != widx || (old & RL_SW_CNT_MASK) < units)
+				return 0;
+			next = old - units;
+		}
+		if (__sync_val_compare_and_swap(&s->state, old, next) == old)
+			return 1;
+	}
+	return 0;
 }
 
 /* The overflow bucket for key k of rule r when k's set is full: the rule and the source's
@@ -364,17 +404,22 @@ static __always_inline int rl_new_source_token(const struct rl_rule *nb, const s
 	return s && rl_judge(s, nb, now, 0) == RL_LIMIT_ADMIT;
 }
 
-/* Judge one packet of `bytes` against rule r at rl_rules[ridx]; info->key holds the packet's key
- * (rl_key_build). */
-static __always_inline int rl_limit(const struct rl_rule *r, __u32 ridx, const struct rl_pkt *p,
-				    __u64 now, __u64 bytes, struct rl_limit_info *info)
+/* Judge one packet against rule r's own limit; info holds the packet's key (rl_key_build) and
+ * its facts. A global function: verified once rather than on every path through the parser and
+ * the classifier. */
+__attribute__((noinline)) int rl_limit(const struct rl_rule *r, const struct rl_pkt *p,
+				       struct rl_limit_info *info)
 {
+	if (!r || !p || !info)
+		return RL_LIMIT_EXHAUSTED;
+	__u64 now = info->now;
 	__u64 h = rl_key_hash(&info->key, rl_hash_seed);
 	info->hash = h;
 	int budgeted = r->flags & RL_RULE_F_NEW_SOURCES;
 	int found;
 	struct rl_slot *s = rl_key_slot(h, now, !budgeted, &found);
 	if (!s && budgeted) {
+		__u32 ridx = info->ridx;
 		const struct rl_rule *nb = bpf_map_lookup_elem(&rl_new_sources, &ridx);
 		if (nb && found == RL_SET_ROOM && rl_new_source_token(nb, p, now))
 			s = rl_key_slot(h, now, 1, &found);
@@ -403,8 +448,19 @@ static __always_inline int rl_limit(const struct rl_rule *r, __u32 ridx, const s
 		info->overflow = 1;
 	}
 	info->inserted = found >= RL_WAYS;
-	info->slot = s;
-	return rl_judge(s, r, now, bytes);
+	return rl_judge(s, r, now, info->bytes);
+}
+
+/* Give rule r's own limit back what it took for a packet that a stacked limit refused: the key
+ * that judged it (info->hash) is found again. One judged by an overflow bucket is not given back
+ * (strict). */
+__attribute__((noinline)) int rl_limit_refund(const struct rl_rule *r, struct rl_limit_info *info)
+{
+	if (!r || !info || info->overflow)
+		return 0;
+	int found;
+	struct rl_slot *s = rl_key_slot(info->hash, info->now, 0, &found);
+	return s ? rl_refund(s, r, info->now, info->bytes) : 0;
 }
 
 #endif /* RL_BPF_LIMITER_H */

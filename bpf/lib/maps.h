@@ -34,6 +34,15 @@ struct {
 	__type(value, struct rl_rule);
 } rl_rules SEC(".maps");
 
+/* Stacked limits: limits 1.. of each rule (rl_abi.h). Read only for packets that their rule's
+ * own limit admitted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_GENERATIONS *RL_MAX_RULES *(RL_MAX_LIMITS - 1));
+	__type(key, __u32);
+	__type(value, struct rl_rule);
+} rl_limits SEC(".maps");
+
 /* The new-source budgets of rules with RL_RULE_F_NEW_SOURCES, at the rule's own index. Read only
  * for packets whose key is not in the table. */
 struct {
@@ -154,6 +163,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct rl_rule_counters);
 } rl_rule_stats SEC(".maps");
+
+/* rl_limit_stats[stats_slot * RL_MAX_LIMITS + limit]: packets of a rule with stacked limits
+ * that this limit dropped (or would have, under monitor). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, RL_MAX_RULE_IDS *RL_MAX_LIMITS);
+	__type(key, __u32);
+	__type(value, struct rl_counter);
+} rl_limit_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

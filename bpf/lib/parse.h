@@ -43,6 +43,11 @@ struct rl_pkt {
 	__u8 tcp_new;	/* SYN without ACK */
 	__u8 fragment;	/* non-first fragment */
 	__u8 flags;	/* RL_PKT_F_* */
+	__u8 tcp_flags; /* TCP: the flags byte (FIN 0x01 ... ACK 0x10) */
+	/* From the frame's start: the IP header and the transport header (0 when there is none).
+	 * SYN cookies read and rewrite the headers there. */
+	__u16 l3_off;
+	__u16 l4_off;
 };
 
 /* The transport header could not be parsed (a malformed packet whose source is known). */
@@ -201,6 +206,7 @@ static __always_inline int rl_parse_l4(struct rl_cursor *c, void *data_end, stru
 		p->port_kind = RL_PORT_KIND_TCP;
 		p->l4_index = bpf_ntohs(th->dest);
 		p->tcp_new = th->syn && !th->ack;
+		p->tcp_flags = ((__u8 *)th)[13];
 		return 0;
 	}
 	case IPPROTO_UDP: {
@@ -241,6 +247,7 @@ __noinline int rl_parse_frame(struct xdp_md *ctx, struct rl_pkt *p)
 	int proto = rl_parse_eth(&c, data_end);
 	if (proto < 0)
 		return proto;
+	p->l3_off = c.pos - data;
 	if (proto == ETH_P_IP)
 		proto = rl_parse_ipv4(&c, data_end, p);
 	else if (proto == ETH_P_IPV6)
@@ -254,8 +261,12 @@ __noinline int rl_parse_frame(struct xdp_md *ctx, struct rl_pkt *p)
 	}
 	if (proto < 0)
 		return proto;
-	if (rl_parse_l4(&c, data_end, p) == RL_PARSE_NO_L4)
+	if (!p->fragment)
+		p->l4_off = c.pos - data;
+	if (rl_parse_l4(&c, data_end, p) == RL_PARSE_NO_L4) {
 		p->flags |= RL_PKT_F_NO_L4;
+		p->l4_off = 0; /* no transport header SYN cookies could rewrite */
+	}
 	return 0;
 }
 

@@ -18,6 +18,8 @@
 #include "limiter.h"
 #include "cluster.h"
 #include "stats.h"
+#include "stacked.h"
+#include "syncookie.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -27,12 +29,14 @@ const volatile __u32 rl_trace_decisions = 0; /* tests: record each decision in r
  * counting packets, so one BPF_PROG_TEST_RUN repeat loop sees a stream of distinct sources
  * (2001:db8::/96 + n for the benchmark's frames). Zero, and compiled out, in production. */
 const volatile __u32 rl_bench_src_spread = 0;
+/* The kernel has the conntrack lookup SYN cookies need (bpf/lib/syncookie.h). */
+const volatile __u32 rl_syncookies_available = 0;
 
 struct rl_decision rl_trace = {};
 __u32 rl_bench_counter = 0;
 
 static __always_inline int rl_finish(__u32 verdict, __u32 reason, int pos, __u32 rule_id,
-				     __u64 hash, int overflow, int unadmitted)
+				     __u64 hash, int overflow, int unadmitted, __u32 limit)
 {
 	if (rl_trace_decisions) {
 		rl_trace.verdict = verdict;
@@ -42,6 +46,7 @@ static __always_inline int rl_finish(__u32 verdict, __u32 reason, int pos, __u32
 		rl_trace.key_hash = hash;
 		rl_trace.overflow = overflow;
 		rl_trace.unadmitted = unadmitted;
+		rl_trace.limit = limit;
 	}
 	return verdict;
 }
@@ -58,9 +63,9 @@ static __always_inline int rl_undecided(const struct rl_gen_config *gc, const st
 					__u64 bytes)
 {
 	if (p->flags & RL_PKT_F_NO_L4)
-		return rl_finish(rl_malformed_verdict(gc), RL_REASON_MALFORMED, -1, 0, 0, 0, 0);
+		return rl_finish(rl_malformed_verdict(gc), RL_REASON_MALFORMED, -1, 0, 0, 0, 0, 0);
 	rl_count(RL_GC_UNMATCHED, bytes);
-	return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0, 0);
+	return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0, 0, 0);
 }
 
 SEC("xdp")
@@ -85,11 +90,11 @@ int rl_xdp(struct xdp_md *ctx)
 	int rc = rl_parse_frame(ctx, &pkt);
 	if (rc == RL_PARSE_NON_IP) {
 		rl_count(RL_GC_NON_IP, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_NON_IP, -1, 0, 0, 0, 0);
+		return rl_finish(XDP_PASS, RL_REASON_NON_IP, -1, 0, 0, 0, 0, 0);
 	}
 	if (rc < 0) {
 		rl_count(RL_GC_MALFORMED, bytes);
-		return rl_finish(rl_malformed_verdict(gc), RL_REASON_MALFORMED, -1, 0, 0, 0, 0);
+		return rl_finish(rl_malformed_verdict(gc), RL_REASON_MALFORMED, -1, 0, 0, 0, 0, 0);
 	}
 	/* The source is known: the lists and the rules that need no port judge it first. */
 	if (pkt.flags & RL_PKT_F_NO_L4)
@@ -108,22 +113,22 @@ int rl_xdp(struct xdp_md *ctx)
 		__u32 f = rl_lookup_runtime(ctl, &pkt, rl_now_coarse());
 		if (f & RL_SRC_F_ALLOW) {
 			rl_count(RL_GC_RUNTIME_ALLOWED, bytes);
-			return rl_finish(XDP_PASS, RL_REASON_RUNTIME_ALLOW, -1, 0, 0, 0, 0);
+			return rl_finish(XDP_PASS, RL_REASON_RUNTIME_ALLOW, -1, 0, 0, 0, 0, 0);
 		}
 		if (f & RL_SRC_F_DENY) {
 			rl_count(RL_GC_RUNTIME_DENIED, bytes);
-			return rl_finish(XDP_DROP, RL_REASON_RUNTIME_DENY, -1, 0, 0, 0, 0);
+			return rl_finish(XDP_DROP, RL_REASON_RUNTIME_DENY, -1, 0, 0, 0, 0, 0);
 		}
 	}
 
 	const struct rl_src_entry *src = rl_lookup_source(gen, gc, &pkt);
 	if (src && (src->flags & RL_SRC_F_ALLOW)) {
 		rl_count(RL_GC_ALLOWLISTED, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_ALLOWLIST, -1, 0, 0, 0, 0);
+		return rl_finish(XDP_PASS, RL_REASON_ALLOWLIST, -1, 0, 0, 0, 0, 0);
 	}
 	if (src && (src->flags & RL_SRC_F_DENY)) {
 		rl_count(RL_GC_DENYLISTED, bytes);
-		return rl_finish(XDP_DROP, RL_REASON_DENYLIST, -1, 0, 0, 0, 0);
+		return rl_finish(XDP_DROP, RL_REASON_DENYLIST, -1, 0, 0, 0, 0, 0);
 	}
 
 	int pos = -1;
@@ -141,9 +146,29 @@ int rl_xdp(struct xdp_md *ctx)
 		rc_->matched_pkts++;
 		rc_->matched_bytes += bytes;
 	}
+	/* A syn_cookies rule answers SYNs itself and lets through only packets of connections
+	 * conntrack knows and ACKs with a valid cookie; what it lets through meets the limit as
+	 * usual, and a SYN's admission is the SYN-ACK's (so rl cannot be made a reflector). */
+	int sc = RL_SC_FLOW;
+	if (rl_syncookies_available && (r->flags & RL_RULE_F_SYN_COOKIES) &&
+	    pkt.port_kind == RL_PORT_KIND_TCP) {
+		sc = rl_syncookie_classify(ctx, &pkt);
+		if (sc == RL_SC_REJECT) {
+			rl_count(RL_GC_SYNCOOKIE_REJECTED, bytes);
+			if (rc_) {
+				rc_->dropped_pkts++;
+				rc_->dropped_bytes += bytes;
+			}
+			return rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED, pos, r->id, 0, 0,
+					 0, 0);
+		}
+		if (sc == RL_SC_COOKIE_OK)
+			rl_count(RL_GC_SYNCOOKIE_ACCEPTED, bytes);
+	}
+
 	__u64 now = (r->flags & RL_RULE_F_PRECISE_CLOCK) ? rl_now_precise() : rl_now_coarse();
 
-	struct rl_limit_info info = {};
+	struct rl_limit_info info = {.now = now, .bytes = bytes, .ridx = ridx};
 	rl_key_build(&info.key, r, &pkt);
 	int res;
 	if ((r->flags & RL_RULE_F_CLUSTER) && rl_cluster_over_limit(&info.key, now)) {
@@ -161,25 +186,60 @@ int rl_xdp(struct xdp_md *ctx)
 			}
 		}
 		__u32 v = r->action == RL_ACTION_MONITOR ? XDP_PASS : XDP_DROP;
-		return rl_finish(v, RL_REASON_CLUSTER_LIMITED, pos, r->id, 0, 0, 0);
+		return rl_finish(v, RL_REASON_CLUSTER_LIMITED, pos, r->id, 0, 0, 0, 0);
 	}
-	res = rl_limit(r, ridx, &pkt, now, bytes, &info);
+	res = rl_limit(r, &pkt, &info);
 	if (info.inserted)
 		rl_count(RL_GC_KEY_INSERTED, 0);
-	if (info.overflow)
-		rl_count(RL_GC_KEY_OVERFLOW, bytes);
 	if (info.unadmitted)
 		rl_count(RL_GC_NEW_UNADMITTED, bytes);
+	__u32 by = 0; /* the limit that refused the packet */
+	if (res == RL_LIMIT_ADMIT && r->more_limits) {
+		struct rl_stack_ctx stk = {.now = now, .bytes = bytes, .ridx = ridx};
+		res = rl_more_limits(r, &pkt, &stk);
+		if (stk.inserted)
+			rl_count(RL_GC_KEY_INSERTED, 0);
+		if (res != RL_LIMIT_ADMIT) {
+			rl_limit_refund(r, &info);
+			by = stk.by;
+			info.hash = stk.hash;
+			info.overflow = stk.overflow;
+		}
+	}
+	if (info.overflow)
+		rl_count(RL_GC_KEY_OVERFLOW, bytes);
 
 	if (res == RL_LIMIT_ADMIT) {
 		if (r->flags & RL_RULE_F_CLUSTER)
 			rl_cluster_admitted_add(r, &info.key, rl_cost_units(r, bytes));
+		if (sc == RL_SC_SYN) {
+			int v = rl_syncookie_answer(ctx, &pkt);
+			if (v == XDP_DROP) {
+				rl_count(RL_GC_SYNCOOKIE_REJECTED, bytes);
+				if (rc_) {
+					rc_->dropped_pkts++;
+					rc_->dropped_bytes += bytes;
+				}
+				return rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED, pos, r->id,
+						 info.hash, info.overflow, info.unadmitted,
+						 r->more_limits);
+			}
+			if (v == XDP_TX)
+				rl_count(RL_GC_SYNCOOKIE_SENT, bytes);
+			if (rc_) {
+				rc_->passed_pkts++;
+				rc_->passed_bytes += bytes;
+			}
+			return rl_finish(
+			    v, v == XDP_TX ? RL_REASON_SYNCOOKIE_SENT : RL_REASON_ADMITTED, pos,
+			    r->id, info.hash, info.overflow, info.unadmitted, r->more_limits);
+		}
 		if (rc_) {
 			rc_->passed_pkts++;
 			rc_->passed_bytes += bytes;
 		}
 		return rl_finish(XDP_PASS, RL_REASON_ADMITTED, pos, r->id, info.hash, info.overflow,
-				 info.unadmitted);
+				 info.unadmitted, r->more_limits);
 	}
 
 	__u32 reason = RL_REASON_LIMITED;
@@ -190,9 +250,13 @@ int rl_xdp(struct xdp_md *ctx)
 		reason = RL_REASON_CAS_EXHAUSTED;
 		rl_count(RL_GC_CAS_EXHAUSTED, bytes);
 	}
-	/* An unadmitted packet is reported as its shared key: one report for a whole flood. */
-	rl_offender(r, info.unadmitted ? &info.shared : &info.key, info.hash, now,
-		    res == RL_LIMIT_BLOCKED);
+	/* An unadmitted packet is reported as its shared key: one report for a whole flood. A
+	 * stacked limit that refused has reported its own key. */
+	if (!by)
+		rl_offender(r, info.unadmitted ? &info.shared : &info.key, info.hash, now,
+			    res == RL_LIMIT_BLOCKED);
+	if (r->more_limits)
+		rl_count_limit(r->stats_slot, by, bytes);
 
 	if (r->action == RL_ACTION_MONITOR) {
 		if (rc_) {
@@ -202,13 +266,14 @@ int rl_xdp(struct xdp_md *ctx)
 			rc_->passed_bytes += bytes;
 		}
 		return rl_finish(XDP_PASS, reason, pos, r->id, info.hash, info.overflow,
-				 info.unadmitted);
+				 info.unadmitted, by);
 	}
 	if (rc_) {
 		rc_->dropped_pkts++;
 		rc_->dropped_bytes += bytes;
 	}
-	return rl_finish(XDP_DROP, reason, pos, r->id, info.hash, info.overflow, info.unadmitted);
+	return rl_finish(XDP_DROP, reason, pos, r->id, info.hash, info.overflow, info.unadmitted,
+			 by);
 }
 
 /* The data path's clock, for the controller: expiries it writes (runtime entries, cluster

@@ -3,8 +3,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
+
+#include <sys/stat.h>
 
 namespace rl::log {
 namespace {
@@ -30,18 +33,28 @@ std::string quote(const std::string& v) {
   return out + "\"";
 }
 
-const char* name(Level l) {
-  switch (l) {
-    case Level::kDebug:
-      return "debug";
-    case Level::kInfo:
-      return "info";
-    case Level::kWarn:
-      return "warn";
-    case Level::kError:
-      return "error";
-  }
-  return "info";
+// By Level: the name in log lines, and the syslog priority prefix (err, warning, info, debug).
+struct LevelNames {
+  const char* name;
+  const char* journal;
+};
+constexpr LevelNames kLevels[] = {
+    {"debug", "<7>"}, {"info", "<6>"}, {"warn", "<4>"}, {"error", "<3>"}};
+
+const char* name(Level l) { return kLevels[static_cast<int>(l)].name; }
+const char* journal_prefix(Level l) { return kLevels[static_cast<int>(l)].journal; }
+
+// systemd sets JOURNAL_STREAM to the device and inode of the stream it connected to stdout and
+// stderr. When stderr is still that stream, a "<N>" prefix gives each line its syslog priority
+// (journalctl -p, colours); anywhere else the prefix would only be noise.
+bool stderr_is_journal() {
+  const char* env = std::getenv("JOURNAL_STREAM");
+  if (!env) return false;
+  unsigned long long dev = 0, ino = 0;
+  if (std::sscanf(env, "%llu:%llu", &dev, &ino) != 2) return false;
+  struct stat st {};
+  if (fstat(fileno(stderr), &st) != 0) return false;
+  return st.st_dev == dev && st.st_ino == ino;
 }
 
 }  // namespace
@@ -68,8 +81,10 @@ void write(Level l, const std::string& msg, std::initializer_list<Field> fields)
   gmtime_r(&t, &tm);
   char ts[32];
   std::strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::string line = std::string("ts=") + ts + "." + (ms < 100 ? (ms < 10 ? "00" : "0") : "") +
-                     std::to_string(ms) + "Z level=" + name(l) + " msg=" + quote(msg);
+  static const bool journal = stderr_is_journal();
+  std::string line = std::string(journal ? journal_prefix(l) : "") + "ts=" + ts + "." +
+                     (ms < 100 ? (ms < 10 ? "00" : "0") : "") + std::to_string(ms) +
+                     "Z level=" + name(l) + " msg=" + quote(msg);
   for (const auto& [k, v] : fields) line += " " + k + "=" + quote(v);
   line += "\n";
   std::lock_guard<std::mutex> lock(g_mu);

@@ -45,8 +45,11 @@ struct CompiledRuleSet {
   rl_gen_config config{};
   std::vector<rl_rule> rules;        // by position (priority order)
   std::vector<rl_rule> new_sources;  // by position: budgets of rules with RL_RULE_F_NEW_SOURCES
-  std::vector<std::string> names;    // by position
-  std::vector<rl_bitmap> classes;    // by class id; at least RL_CLASS_FIRST_DYNAMIC entries
+  // Stacked limits at position * (RL_MAX_LIMITS - 1) + i - 1 for limit i (1..more_limits);
+  // zero elsewhere.
+  std::vector<rl_rule> more_limits;
+  std::vector<std::string> names;  // by position
+  std::vector<rl_bitmap> classes;  // by class id; at least RL_CLASS_FIRST_DYNAMIC entries
   std::array<std::vector<uint16_t>, RL_PORT_KINDS> port_classes;  // 65536 class ids per kind
   std::vector<SourceEntry> sources;                    // flattened LPM entries, both families
   std::array<std::vector<uint64_t>, 2> source_filter;  // [fam6]: RL_FILTER_WORDS words

@@ -11,15 +11,19 @@ namespace {
 
 // FNV-1a over the fields that define a key's state: when any of them changes, the old state
 // means something else and the rule starts fresh.
-uint64_t signature(const rl_rule& r) {
-  const uint64_t fields[] = {r.algo,       r.key_kind,    r.cost_unit, r.v4_prefix, r.v6_prefix,
-                             r.cost_shift, r.interval_fp, r.burst_ns,  r.window_ns, r.limit};
+// Stacked limits count too: a rule's limits share its identity (ids id, id + 1, ...).
+uint64_t signature(const rl_rule& r, const rl_rule* more) {
   uint64_t h = 1469598103934665603ULL;
-  for (uint64_t f : fields)
-    for (int i = 0; i < 8; i++) {
-      h ^= (f >> (8 * i)) & 0xff;
-      h *= 1099511628211ULL;
-    }
+  for (uint32_t l = 0; l <= r.more_limits; l++) {
+    const rl_rule& x = l == 0 ? r : more[l - 1];
+    const uint64_t fields[] = {x.algo,       x.key_kind,    x.cost_unit, x.v4_prefix, x.v6_prefix,
+                               x.cost_shift, x.interval_fp, x.burst_ns,  x.window_ns, x.limit};
+    for (uint64_t f : fields)
+      for (int i = 0; i < 8; i++) {
+        h ^= (f >> (8 * i)) & 0xff;
+        h *= 1099511628211ULL;
+      }
+  }
   return h;
 }
 
@@ -29,7 +33,8 @@ Status assign_identities(const RuleIds& previous, CompiledRuleSet& out) {
   out.ids.next_id = std::max<uint32_t>(previous.next_id, 1);
   for (size_t pos = 0; pos < out.rules.size(); pos++) {
     rl_rule& r = out.rules[pos];
-    uint64_t sig = signature(r);
+    rl_rule* more = &out.more_limits[pos * (RL_MAX_LIMITS - 1)];
+    uint64_t sig = signature(r, more);
     RuleIdentity ident;
     auto it = previous.by_name.find(out.names[pos]);
     if (it != previous.by_name.end() && it->second.signature == sig) {
@@ -37,7 +42,8 @@ Status assign_identities(const RuleIds& previous, CompiledRuleSet& out) {
     } else {
       // A new incarnation: new id (fresh keys), and a stats slot that neither the rule set
       // in force nor this one uses, so no counter is shared between two live rules.
-      ident.id = out.ids.next_id++;
+      ident.id = out.ids.next_id;
+      out.ids.next_id += 1 + r.more_limits;
       if (it != previous.by_name.end()) {
         ident.stats_slot = it->second.stats_slot;  // same rule name: counters continue
       } else {
@@ -52,6 +58,10 @@ Status assign_identities(const RuleIds& previous, CompiledRuleSet& out) {
     used_slots.insert(ident.stats_slot);
     r.id = ident.id;
     r.stats_slot = ident.stats_slot;
+    for (uint32_t l = 1; l <= r.more_limits; l++) {
+      more[l - 1].id = ident.id + l;
+      more[l - 1].stats_slot = ident.stats_slot;
+    }
     out.ids.by_name[out.names[pos]] = ident;
   }
   return {};
@@ -80,6 +90,18 @@ Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& pre
       // The budget is judged with the rule's clock: the precise one if either needs it.
       r->flags |= budget->flags & RL_RULE_F_PRECISE_CLOCK;
     }
+    if (rule->more.size() > RL_MAX_LIMITS - 1)
+      return Error{EINVAL, "rule '" + rule->name + "': at most " + std::to_string(RL_MAX_LIMITS) +
+                               " limits"};
+    out.more_limits.resize(out.more_limits.size() + RL_MAX_LIMITS - 1);
+    rl_rule* more = &out.more_limits[out.rules.size() * (RL_MAX_LIMITS - 1)];
+    for (size_t i = 0; i < rule->more.size(); i++) {
+      auto m = compile_stacked_limit(*rule, i, options);
+      if (!m) return m.error();
+      more[i] = *m;
+      r->flags |= m->flags & RL_RULE_F_PRECISE_CLOCK;  // one clock per packet
+    }
+    r->more_limits = static_cast<uint8_t>(rule->more.size());
     out.rules.push_back(*r);
     out.new_sources.push_back(*budget);
     out.names.push_back(rule->name);

@@ -15,6 +15,11 @@ Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& pre
 // Limiter parameters of one rule as the data path wants them (exposed for tests and rlctl).
 Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& options = {});
 
+// Limit i + 1 of a rule (rule.more[i]) as the data path wants it: its own key and algorithm, the
+// rule's action, block and report. Its id and stats_slot are set with the rule's identity.
+Result<rl_rule> compile_stacked_limit(const policy::Rule& rule, size_t i,
+                                      const CompileOptions& options = {});
+
 // A rule's new-source budget as the token bucket the data path keeps in rl_new_sources (zero
 // when the rule has none). Its id and stats_slot are the rule's, set once identities are known.
 Result<rl_rule> compile_new_sources(const policy::Rule& rule, const CompileOptions& options = {});

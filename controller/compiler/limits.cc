@@ -47,6 +47,7 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
   r.v4_prefix = rule.v4_prefix;
   r.v6_prefix = rule.v6_prefix;
   r.flags = rule.report ? RL_RULE_F_REPORT : 0;
+  if (rule.syn_cookies) r.flags |= RL_RULE_F_SYN_COOKIES;
   r.block_ns = rule.block_ns;
 
   switch (lim.algorithm) {
@@ -97,6 +98,22 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
     r.flags |= RL_RULE_F_CLUSTER;
     r.cluster_share_mask = cluster_share_mask(rule.cluster->rate.amount, options);
   }
+  return r;
+}
+
+Result<rl_rule> compile_stacked_limit(const policy::Rule& rule, size_t i,
+                                      const CompileOptions& options) {
+  const policy::StackedLimit& l = rule.more.at(i);
+  policy::Rule one = rule;
+  one.limit = l.limit;
+  one.key = l.key;
+  one.v4_prefix = l.v4_prefix;
+  one.v6_prefix = l.v6_prefix;
+  one.cluster.reset();  // fleet-wide counting follows the rule's own limit
+  one.more.clear();
+  auto r = compile_limit(one, options);
+  if (!r) return r.error().wrap("limit '" + l.name + "'");
+  r->limit_index = static_cast<uint8_t>(i + 1);
   return r;
 }
 

@@ -28,7 +28,7 @@ Result<Json> call(const std::string& path, const Json& req, int timeout_ms) {
     if (e == EACCES) return Error{e, "permission denied on " + path + "; rlctl needs root"};
     return errno_error("connect to " + path, e);
   }
-  std::string out = req.dump() + "\n";
+  std::string out = to_text(req) + "\n";
   for (size_t off = 0; off < out.size();) {
     ssize_t n = ::send(fd.get(), out.data() + off, out.size() - off, MSG_NOSIGNAL);
     if (n < 0) return errno_error("send to rld");

@@ -15,6 +15,12 @@ constexpr size_t kMaxMessageBytes = 16 << 20;  // policy files travel in request
 
 using Json = nlohmann::json;
 
+// The one way rl turns JSON into text: bytes that are not UTF-8 (a policy file's contents in an
+// error, a file name) become U+FFFD instead of making nlohmann throw and the process abort.
+inline std::string to_text(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 inline Json request(const std::string& cmd, Json args = Json::object()) {
   return Json{{"v", kProtocolVersion}, {"cmd", cmd}, {"args", std::move(args)}};
 }

@@ -2,14 +2,88 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "datapath/xdp_link.h"
+#include "daemon/config_options.h"
+#include "policy/suggest.h"
 
 namespace rl::daemon {
 namespace {
 
-std::string where(const std::string& file, const YAML::Node& n) {
-  const auto& m = n.Mark();
+std::string where(const std::string& file, const YAML::Mark& m) {
   return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+}
+
+Error at(const std::string& file, const YAML::Node& n, const std::string& what) {
+  return Error{EINVAL, where(file, n.Mark()) + ": error: " + what};
+}
+
+std::string kind(const YAML::Node& n) {
+  if (n.IsSequence()) return "a list";
+  if (n.IsMap()) return "a mapping";
+  return "a value";
+}
+
+// What a string option's misspelt value was probably meant to be.
+std::string value_hint(const ConfigOption& o, const std::string& text) {
+  return o.choices.empty() ? "" : policy::detail::did_you_mean(text, o.choices);
+}
+
+Status set_from_yaml(const std::string& file, const ConfigOption& o, const YAML::Node& v,
+                     Config& cfg) {
+  std::string name = o.path();
+  bool is_list = std::holds_alternative<std::vector<std::string> Config::*>(o.field);
+  if (is_list) {
+    if (!v.IsSequence()) return at(file, v, name + ": expected a list, e.g. [eth0]");
+    std::vector<std::string> items;
+    for (const auto& i : v) {
+      if (!i.IsScalar()) return at(file, i, name + ": expected a name, got " + kind(i));
+      items.push_back(i.Scalar());
+    }
+    if (auto s = set_option_list(o, items, cfg); !s)
+      return at(file, v, name + ": " + s.error().message);
+    return {};
+  }
+  if (!v.IsScalar() && !v.IsNull())
+    return at(file, v, name + ": expected a single value, got " + kind(v));
+  bool is_string = std::holds_alternative<std::string Config::*>(o.field);
+  if (v.IsNull() && !is_string) return at(file, v, name + ": a value is missing");
+  std::string text = v.IsNull() ? "" : v.Scalar();
+  if (auto s = set_option(o, text, cfg); !s)
+    return at(file, v, name + ": " + s.error().message + value_hint(o, text));
+  return {};
+}
+
+Status load_section(const std::string& file, const YAML::Node& map, const std::string& section,
+                    Config& cfg) {
+  std::vector<std::string> known;
+  if (section.empty())
+    for (const auto& s : config_sections()) known.push_back(s);
+  for (const auto& o : config_options())
+    if (o.section == section) known.emplace_back(o.key);
+  const auto sections = config_sections();
+  for (const auto& kv : map) {
+    if (!kv.first.IsScalar()) return at(file, kv.first, "a setting's name must be a word");
+    std::string key = kv.first.Scalar();
+    if (section.empty() && std::find(sections.begin(), sections.end(), key) != sections.end()) {
+      if (!kv.second.IsMap()) return at(file, kv.second, key + ": expected a mapping of settings");
+      if (auto s = load_section(file, kv.second, key, cfg); !s) return s;
+      continue;
+    }
+    const ConfigOption* opt = nullptr;
+    for (const auto& o : config_options())
+      if (o.section == section && o.key == key) opt = &o;
+    if (!opt) {
+      std::string in = section.empty() ? "" : " in " + section;
+      std::string hint = policy::detail::did_you_mean(key, known);
+      // A setting outside its section is a common slip: say where it goes.
+      for (const auto& o : config_options())
+        if (hint.empty() && o.key == key && o.section != section)
+          hint = o.section.empty() ? " (it belongs at the top level)"
+                                   : " (it belongs in the " + std::string(o.section) + ": section)";
+      return at(file, kv.first, "unknown key '" + key + "'" + in + hint);
+    }
+    if (auto s = set_from_yaml(file, *opt, kv.second, cfg); !s) return s;
+  }
+  return {};
 }
 
 }  // namespace
@@ -21,93 +95,22 @@ Status load_config_file(const std::string& path, Config& cfg) {
   } catch (const YAML::BadFile&) {
     return Error{ENOENT, path + ": error: cannot read configuration file"};
   } catch (const YAML::ParserException& e) {
-    return Error{EINVAL, path + ":" + std::to_string(e.mark.line + 1) + ":" +
-                             std::to_string(e.mark.column + 1) + ": error: " + e.msg};
+    return Error{EINVAL, where(path, e.mark) + ": error: " + e.msg};
   }
   if (root.IsNull()) return {};
-  if (!root.IsMap())
-    return Error{EINVAL, where(path, root) + ": error: configuration must be a mapping"};
-  for (const auto& kv : root) {
-    std::string key = kv.first.as<std::string>();
-    const YAML::Node& v = kv.second;
-    auto bad = [&](const std::string& what) {
-      return Error{EINVAL, where(path, v) + ": error: " + key + " " + what};
-    };
-    try {
-      if (key == "interfaces") {
-        if (!v.IsSequence()) return bad("must be a list of interface names");
-        cfg.interfaces.clear();
-        for (const auto& i : v) cfg.interfaces.push_back(i.as<std::string>());
-      } else if (key == "xdp_mode") {
-        cfg.xdp_mode = v.as<std::string>();
-      } else if (key == "policy_dir") {
-        cfg.policy_dir = v.as<std::string>();
-      } else if (key == "metrics_listen") {
-        cfg.metrics_listen = v.IsNull() ? "" : v.as<std::string>();
-      } else if (key == "control_socket") {
-        cfg.control_socket = v.as<std::string>();
-      } else if (key == "pin_root") {
-        cfg.pin_root = v.as<std::string>();
-      } else if (key == "key_capacity") {
-        cfg.key_capacity = v.as<uint32_t>();
-      } else if (key == "log_level") {
-        cfg.log_level = v.as<std::string>();
-      } else if (key == "reload_debounce_ms") {
-        cfg.reload_debounce_ms = v.as<uint32_t>();
-      } else if (key == "detach_on_exit") {
-        cfg.detach_on_exit = v.as<bool>();
-      } else if (key == "cluster") {
-        if (!v.IsMap()) return bad("must be a mapping");
-        for (const auto& ckv : v) {
-          std::string ck = ckv.first.as<std::string>();
-          const YAML::Node& cv = ckv.second;
-          if (ck == "redis_host")
-            cfg.redis_host = cv.as<std::string>();
-          else if (ck == "redis_port")
-            cfg.redis_port = cv.as<int>();
-          else if (ck == "redis_socket")
-            cfg.redis_socket = cv.as<std::string>();
-          else if (ck == "redis_password")
-            cfg.redis_password = cv.as<std::string>();
-          else if (ck == "redis_db")
-            cfg.redis_db = cv.as<int>();
-          else if (ck == "connect_timeout_ms")
-            cfg.redis_connect_timeout_ms = cv.as<uint32_t>();
-          else if (ck == "command_timeout_ms")
-            cfg.redis_command_timeout_ms = cv.as<uint32_t>();
-          else if (ck == "key_prefix")
-            cfg.redis_key_prefix = cv.as<std::string>();
-          else if (ck == "node_name")
-            cfg.node_name = cv.as<std::string>();
-          else if (ck == "sync_interval_ms")
-            cfg.sync_interval_ms = cv.as<uint32_t>();
-          else if (ck == "nodes")
-            cfg.cluster_nodes = cv.as<uint32_t>();
-          else
-            return Error{EINVAL,
-                         where(path, ckv.first) + ": error: unknown key '" + ck + "' in cluster"};
-        }
-      } else {
-        return Error{EINVAL, where(path, kv.first) + ": error: unknown key '" + key + "'"};
-      }
-    } catch (const YAML::Exception&) {
-      return bad("has the wrong type");
-    }
-  }
-  return validate_config(cfg);
+  if (!root.IsMap()) return at(path, root, "configuration must be a mapping of settings");
+  Config out = cfg;  // bad input changes nothing
+  if (auto s = load_section(path, root, "", out); !s) return s;
+  if (auto s = validate_config(out); !s)
+    return Error{s.error().err, path + ": error: " + s.error().message};
+  cfg = std::move(out);
+  return {};
 }
 
 Status validate_config(const Config& cfg) {
-  if (!parse_xdp_mode(cfg.xdp_mode)) return parse_xdp_mode(cfg.xdp_mode).error();
-  if (cfg.key_capacity < 64 || cfg.key_capacity > (1u << 28))
-    return Error{EINVAL, "key_capacity must be between 64 and 268435456"};
-  if (cfg.pin_root.empty() || cfg.pin_root[0] != '/')
-    return Error{EINVAL, "pin_root must be an absolute path"};
-  if (cfg.policy_dir.empty()) return Error{EINVAL, "policy_dir must be set"};
-  if (cfg.sync_interval_ms < 10 || cfg.sync_interval_ms > 60000)
-    return Error{EINVAL, "sync_interval_ms must be between 10 and 60000"};
-  if (cfg.redis_port <= 0 || cfg.redis_port > 65535)
-    return Error{EINVAL, "redis_port must be 1-65535"};
+  for (const auto& o : config_options())
+    if (auto s = check_option(o, cfg); !s)
+      return Error{s.error().err, o.path() + " (" + o.long_flag() + "): " + s.error().message};
   return {};
 }
 

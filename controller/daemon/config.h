@@ -18,8 +18,10 @@ struct Config {
   std::string control_socket = "/run/rl/rld.sock";
   std::string pin_root = "/sys/fs/bpf/rl";
   uint32_t key_capacity = 1048576;
+  uint32_t offender_capacity = 65536;  // offenders kept for `rlctl top`, least recent evicted
   std::string log_level = "info";
   uint32_t reload_debounce_ms = 200;
+  uint32_t reload_timeout_ms = 10000;
   bool detach_on_exit = false;
 
   // Cluster-wide limits: enabled when a Redis address is set (redis_host or redis_socket).

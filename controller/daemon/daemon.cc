@@ -1,5 +1,6 @@
 #include "daemon/daemon.h"
 
+#include <net/if.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
@@ -17,6 +18,11 @@
 #include "cluster/redis_store.h"
 #include "cluster/sync_memory.h"
 #include "common/log.h"
+#include "daemon/key_show.h"
+#include "daemon/key_state.h"
+#include "daemon/notify.h"
+#include "datapath/pin_lock.h"
+#include "datapath/pin_scope.h"
 #include "datapath/pins.h"
 #include "metrics/exporter.h"
 #include "policy/describe.h"
@@ -42,28 +48,29 @@ Json counters_json(const rl_rule_counters& c) {
 }
 
 const char* global_name(int i) {
-  static const char* names[] = {
-      "received",        "malformed",      "non_ip",      "allowlisted",   "denylisted",
-      "runtime_allowed", "runtime_denied", "unmatched",   "keys_inserted", "key_overflow",
-      "cas_exhausted",   "blocked",        "reports",     "reports_lost",  "fragments",
-      "cluster_limited", "new_unadmitted", "reports_shed"};
+  static const char* names[] = {"received",
+                                "malformed",
+                                "non_ip",
+                                "allowlisted",
+                                "denylisted",
+                                "runtime_allowed",
+                                "runtime_denied",
+                                "unmatched",
+                                "keys_inserted",
+                                "key_overflow",
+                                "cas_exhausted",
+                                "blocked",
+                                "reports",
+                                "reports_lost",
+                                "fragments",
+                                "cluster_limited",
+                                "new_unadmitted",
+                                "reports_shed",
+                                "syn_cookies_sent",
+                                "syn_cookies_accepted",
+                                "syn_cookies_rejected"};
   static_assert(std::size(names) == RL_GC_MAX, "every global counter needs a name");
   return names[i];
-}
-
-// The key the data path builds for `addr` under rule `r` (see rl_key_build in limiter.h).
-rl_key key_for(const rl_rule& r, const Address& addr, uint16_t dport) {
-  rl_key k{};
-  k.rule_id = r.id;
-  k.kind = r.key_kind;
-  if (r.key_kind == RL_KEY_RULE) return k;
-  k.family = addr.family;
-  Address a = addr;
-  if (r.key_kind == RL_KEY_SRC_PREFIX)
-    a = Prefix::of(addr, addr.family == 4 ? r.v4_prefix : r.v6_prefix).addr;
-  std::memcpy(k.addr, a.bytes.data(), sizeof(k.addr));
-  if (r.key_kind == RL_KEY_SRC_ADDR_DPORT) k.dport = dport;
-  return k;
 }
 
 }  // namespace
@@ -89,6 +96,14 @@ Status Daemon::init() {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
   if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return errno_error("block signals");
   if (auto s = prepare_pin_root(cfg_.pin_root); !s) return s;
+  if (auto scope = pin_scope(cfg_.pin_root); scope && scope->private_pins()) {
+    pin_warning_ = scope->warning(cfg_.pin_root);
+    log::warn(pin_warning_, {{"pin_root", cfg_.pin_root}});
+  }
+  // Before anything is loaded, pinned or bound: a second rld must leave the first one alone.
+  auto lock = lock_pin_root(cfg_.pin_root);
+  if (!lock) return lock.error();
+  pin_lock_ = std::move(*lock);
   LoadOptions lo;
   lo.key_capacity = cfg_.key_capacity;
   lo.pin_root = cfg_.pin_root;
@@ -111,8 +126,29 @@ Status Daemon::init() {
   co.cpus = static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1));
   co.cluster_nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
   policies_ = std::make_unique<PolicyManager>(*dp_, cfg_.policy_dir, co, ids);
-  auto first = policies_->reload("startup");
-  if (!first.ok && !dp_->adopted())
+  synproxy_.enable(!cfg_.interfaces.empty() || !pinned_links(cfg_.pin_root).empty());
+  policies_->set_hooks(&synproxy_);
+  if (dp_->adopted()) {
+    auto in_force = dp_->active_rules();
+    if (!in_force) return in_force.error().wrap("read the rule set in force");
+    std::vector<RuleView> views;
+    for (const auto& [name, r] : *in_force) {
+      RuleView v{name, r, {}};
+      v.rule.name = name;
+      v.rule.action =
+          r.action == RL_ACTION_MONITOR ? policy::Action::kMonitor : policy::Action::kDrop;
+      views.push_back(std::move(v));
+    }
+    policies_->adopt(std::move(views));
+  }
+  // On the worker like every load, so that its time limit holds; nothing else runs yet.
+  ReloadReport first;
+  request_reload("startup", true, [&first](const ReloadReport& r) { first = r; });
+  loads_->drain();
+  if (!first.ok && dp_->adopted())
+    log::warn("no valid policy: the rule set in force stays until one replaces it",
+              {{"dir", cfg_.policy_dir}, {"rules", std::to_string(policies_->rules().size())}});
+  else if (!first.ok)
     log::warn("starting without rules: no valid policy", {{"dir", cfg_.policy_dir}});
 
   // Attach after the first policy is in place, so the program never runs a half-set state.
@@ -131,6 +167,14 @@ Status Daemon::init() {
   for (const auto& ifname : pinned_links(cfg_.pin_root)) {
     if (interfaces_.count(ifname)) continue;
     auto a = attach_xdp(dp_->prog_fd(), ifname, *mode, cfg_.pin_root);
+    if (!a && a.error().err == ENODEV) {
+      // The interface is gone: its link is severed and the pin protects nothing.
+      auto s = detach_xdp(ifname, cfg_.pin_root);
+      log::warn(s ? "dropped the pinned link of a missing interface" : "stale link not removed",
+                {{"interface", ifname}, {"error", s ? a.error().str() : s.error().str()}});
+      continue;
+    }
+    if (a && !a->warning.empty()) log::warn(a->warning, {{"interface", ifname}});
     std::lock_guard<std::mutex> lock(mu_);
     if (a) interfaces_[ifname] = *a;
   }
@@ -146,12 +190,19 @@ Status Daemon::init() {
   offenders_ = std::make_unique<OffenderLog>(
       dp_->events_fd(),
       [this](uint32_t id) {
+        // A rule's stacked limits carry the ids after its own (compiler.cc).
         for (const auto& v : policies_->rules())
-          if (v.compiled.id == id)
-            return RuleRef{v.name, v.compiled.v4_prefix, v.compiled.v6_prefix};
+          if (id >= v.compiled.id && id <= v.compiled.id + v.compiled.more_limits) {
+            if (id == v.compiled.id)
+              return RuleRef{v.name, v.compiled.v4_prefix, v.compiled.v6_prefix};
+            uint32_t l = id - v.compiled.id;
+            if (l > v.rule.more.size()) return RuleRef{v.name, 32, 128};
+            return RuleRef{v.name, v.rule.more[l - 1].v4_prefix, v.rule.more[l - 1].v6_prefix};
+          }
         return RuleRef{};
       },
-      [this](uint64_t h) { return dp_->offender_drops(h); });
+      [this](uint64_t h) { return dp_->offender_drops(h); }, /*max_log_lines_per_second=*/50,
+      cfg_.offender_capacity);
 
   if (cfg_.cluster_enabled()) {
     cluster::RedisOptions ro;
@@ -210,7 +261,8 @@ Status Daemon::init() {
     ev.data.fd = fd;
     return ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev);
   };
-  for (int fd : {signals_.get(), listen_.get(), offenders_->epoll_fd(), inotify_.get()})
+  for (int fd :
+       {signals_.get(), listen_.get(), offenders_->epoll_fd(), inotify_.get(), loads_->fd()})
     if (fd >= 0 && add(fd) != 0) return errno_error("epoll_ctl");
   sample_rates();
   return {};
@@ -230,7 +282,15 @@ Status Daemon::watch_policy_dir() {
 Status Daemon::open_control_socket() {
   std::error_code ec;
   fs::create_directories(fs::path(cfg_.control_socket).parent_path(), ec);
-  ::unlink(cfg_.control_socket.c_str());
+  // A stale socket from an earlier rld is replaced; anything else at the path is not rld's to
+  // remove (one rld per pin root is already ensured, so no live rld owns a socket here).
+  struct stat st {};
+  if (::lstat(cfg_.control_socket.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode))
+      return Error{EEXIST, "control socket " + cfg_.control_socket +
+                               " exists and is not a socket: refusing to remove it"};
+    ::unlink(cfg_.control_socket.c_str());
+  }
   listen_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!listen_) return errno_error("control socket");
   sockaddr_un addr{};
@@ -249,12 +309,18 @@ Status Daemon::open_control_socket() {
 int Daemon::run() {
   log::info("rld running",
             {{"policy_dir", cfg_.policy_dir}, {"control_socket", cfg_.control_socket}});
+  notify::ready("enforcing on " + std::to_string(attachments().size()) + " interfaces, " +
+                std::to_string(policies_->rules().size()) + " rules");
   epoll_event events[16];
+  bool drain = false;  // the offender ring held more than a batch at the last poll
   while (!stop_) {
-    int timeout = 1000;
-    if (reload_pending_) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          reload_at_ - std::chrono::steady_clock::now());
+    notify::loop_tick();
+    int timeout = drain ? 0 : 1000;
+    for (auto at :
+         {reload_pending_ ? std::optional(reload_at_) : std::nullopt, loads_->deadline()}) {
+      if (!at) continue;
+      auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(*at - std::chrono::steady_clock::now());
       timeout = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(left.count(), timeout)));
     }
     int n = ::epoll_wait(epoll_.get(), events, 16, timeout);
@@ -262,15 +328,17 @@ int Daemon::run() {
       log::error("epoll_wait failed", {{"error", std::strerror(errno)}});
       return 1;
     }
+    bool reports = drain;
     for (int i = 0; i < n; i++) {
       int fd = events[i].data.fd;
       if (fd == signals_.get()) {
         signalfd_siginfo si{};
         while (::read(signals_.get(), &si, sizeof(si)) == sizeof(si)) {
           if (si.ssi_signo == SIGHUP) {
-            policies_->reload("SIGHUP");
+            request_reload("SIGHUP", true);
           } else {
             log::info("stopping", {{"signal", std::to_string(si.ssi_signo)}});
+            notify::stopping();
             stop_ = true;
           }
         }
@@ -278,22 +346,30 @@ int Daemon::run() {
         on_control_connection();
       } else if (fd == inotify_.get()) {
         on_inotify();
+      } else if (fd == loads_->fd()) {
+        loads_->on_ready();
       } else if (offenders_ && fd == offenders_->epoll_fd()) {
-        offenders_->poll();
+        reports = true;
       }
     }
+    // One bounded batch per turn, after signals and the control socket: a flood of reports
+    // delays them by one batch at most.
+    drain = reports && !stop_ && offenders_->poll();
     if (reload_pending_ && std::chrono::steady_clock::now() >= reload_at_) {
       reload_pending_ = false;
-      policies_->reload("inotify", /*force=*/false);
+      request_reload("inotify", /*force=*/false);
     }
+    loads_->check_deadline();
     if (std::chrono::steady_clock::now() - last_housekeeping_ >= std::chrono::seconds(1))
       housekeeping();
   }
-  if (cfg_.detach_on_exit)
+  if (cfg_.detach_on_exit) {
     for (const auto& [ifname, a] : attachments()) {
       auto s = detach_xdp(ifname, cfg_.pin_root);
       log::info(s ? "detached" : "detach failed", {{"interface", ifname}});
     }
+    if (auto s = SynProxy::remove(); !s) log::error(s.error().str());
+  }
   return 0;
 }
 
@@ -350,14 +426,24 @@ void Daemon::on_control_connection() {
       if (in.size() > control::kMaxMessageBytes) break;
     }
     Json req = Json::parse(in, nullptr, false);
-    Json resp = req.is_discarded() ? control::fail("request is not JSON") : handle(req);
-    std::string out = resp.dump() + "\n";
-    for (size_t off = 0; off < out.size();) {
-      ssize_t n = ::send(conn.get(), out.data() + off, out.size() - off, MSG_NOSIGNAL);
-      if (n <= 0) break;
-      off += static_cast<size_t>(n);
-    }
+    if (!req.is_discarded() && defer_policy_request(conn, req)) continue;
+    send_reply(conn.get(), req.is_discarded() ? control::fail("request is not JSON") : handle(req));
   }
+}
+
+void send_reply(int fd, const Json& resp) {
+  std::string out = control::to_text(resp) + "\n";
+  for (size_t off = 0; off < out.size();) {
+    ssize_t n = ::send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+}
+
+bool Daemon::is_attached(const std::string& ifname) const {
+  if (attachments().count(ifname)) return true;
+  auto pinned = pinned_links(cfg_.pin_root);
+  return std::find(pinned.begin(), pinned.end(), ifname) != pinned.end();
 }
 
 std::map<std::string, Attachment> Daemon::attachments() const {
@@ -378,18 +464,13 @@ Json Daemon::handle(const Json& req) {
     if (cmd == "detach") return cmd_detach(args);
     if (cmd == "policy.list") return cmd_policy_list();
     if (cmd == "policy.show") return cmd_policy_show(args);
-    if (cmd == "policy.reload") {
-      auto r = policies_->reload("rlctl");
-      return r.ok ? control::ok({{"generation", r.generation}, {"rules", r.rules}})
-                  : control::fail("policy rejected; the policy in force stays", r.errors);
-    }
-    if (cmd == "policy.diff") return cmd_policy_candidate(args, false);
-    if (cmd == "policy.apply") return cmd_policy_candidate(args, true);
+    // policy.reload, .diff and .apply load on the worker: defer_policy_request.
     if (cmd == "acl.add") return cmd_acl_add(args);
     if (cmd == "acl.del") return cmd_acl_del(args);
     if (cmd == "acl.list") return cmd_acl_list();
     if (cmd == "unblock") return cmd_unblock(args);
     if (cmd == "top") return cmd_top(args);
+    if (cmd == "key.show") return key_show(*dp_, policies_->rules(), *offenders_, args);
     if (cmd == "stats") return cmd_stats();
     if (cmd == "cluster.status") return cmd_cluster_status();
   } catch (const Json::exception& e) {
@@ -417,6 +498,8 @@ Json Daemon::cmd_status() {
        {"interfaces", ifs},
        {"policy_dir", cfg_.policy_dir},
        {"pin_root", cfg_.pin_root},
+       {"pins_outlive_rld", pin_warning_.empty()},
+       {"pin_warning", pin_warning_},
        {"adopted", dp_->adopted()},
        {"generation", last.generation},
        {"data_path_generation", dp_->active_generation()},
@@ -428,6 +511,7 @@ Json Daemon::cmd_status() {
          {"errors", last.errors}}},
        {"last_good_reload", age(policies_->last_success())},
        {"reloads", {{"ok", policies_->reloads_ok()}, {"failed", policies_->reloads_failed()}}},
+       {"reload_running", loads_->running()},
        {"keys", {{"tracked", used}, {"blocked", blocked}, {"capacity", dp_->key_sets() * RL_WAYS}}},
        {"uptime_seconds", std::chrono::duration_cast<std::chrono::seconds>(
                               std::chrono::steady_clock::now() - started_)
@@ -445,6 +529,8 @@ Json Daemon::cmd_attach(const Json& args) {
     interfaces_[ifname] = *a;
   }
   log::info("attached", {{"interface", ifname}, {"mode", a->mode}});
+  synproxy_.enable(true);
+  synproxy_.settle(policies_->policy());
   return control::ok({{"interface", ifname},
                       {"mode", a->mode},
                       {"replaced", a->replaced},
@@ -453,12 +539,20 @@ Json Daemon::cmd_attach(const Json& args) {
 
 Json Daemon::cmd_detach(const Json& args) {
   std::string ifname = args.at("interface");
+  if (!is_attached(ifname))
+    return control::fail(if_nametoindex(ifname.c_str())
+                             ? "rl is not attached to " + ifname + "; nothing changed"
+                             : "no interface named '" + ifname + "'; nothing changed");
   if (auto s = detach_xdp(ifname, cfg_.pin_root); !s) return control::fail(s.error().str());
+  bool none_left;
   {
     std::lock_guard<std::mutex> lock(mu_);
     interfaces_.erase(ifname);
+    none_left = interfaces_.empty();
   }
   log::info("detached", {{"interface", ifname}});
+  synproxy_.enable(!none_left);
+  synproxy_.settle(policies_->policy());
   return control::ok({{"interface", ifname}});
 }
 
@@ -494,65 +588,6 @@ Json Daemon::cmd_policy_show(const Json& args) {
                         {"counters", c ? counters_json(*c) : Json(nullptr)}});
   }
   return control::fail("no rule named '" + name + "' in force");
-}
-
-// The candidate policy: the directory's files with the request's files put in (by file name).
-Json Daemon::cmd_policy_candidate(const Json& args, bool apply) {
-  char tmpl[] = "/tmp/rl-policy-XXXXXX";
-  if (!::mkdtemp(tmpl))
-    return control::fail(std::string("temporary directory: ") + std::strerror(errno));
-  fs::path tmp(tmpl);
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(p, ec);
-    }
-  } cleanup{tmp};
-
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(cfg_.policy_dir, ec)) {
-    auto ext = e.path().extension();
-    if (ext == ".yaml" || ext == ".yml") fs::copy_file(e.path(), tmp / e.path().filename(), ec);
-  }
-  std::map<std::string, std::string> shown;  // temp path -> the name the operator knows
-  for (const auto& f : args.at("files")) {
-    std::string name = fs::path(f.at("path").get<std::string>()).filename();
-    if (name.empty() || name[0] == '.') return control::fail("bad policy file name '" + name + "'");
-    std::ofstream(tmp / name) << f.at("content").get<std::string>();
-    shown[(tmp / name).string()] = f.at("path");
-  }
-  auto loaded = policy::load_directory(tmp);
-  Json errors = Json::array();
-  for (auto d : loaded.errors) {
-    auto it = shown.find(d.where.file);
-    if (it != shown.end())
-      d.where.file = it->second;
-    else if (d.where.file.rfind(tmp.string(), 0) == 0)
-      d.where.file = (fs::path(cfg_.policy_dir) / fs::path(d.where.file).filename()).string();
-    errors.push_back(d.str());
-  }
-  if (!loaded.ok()) return control::fail("policy rejected; nothing changed", errors);
-  Json changes = diff_policies(policies_->policy(), loaded.policy);
-  if (!apply) return control::ok({{"changes", changes}});
-
-  // Write into the directory (rename: readers never see half a file), then apply now.
-  for (const auto& f : args.at("files")) {
-    fs::path dst = fs::path(cfg_.policy_dir) / fs::path(f.at("path").get<std::string>()).filename();
-    fs::path part = dst;
-    part += ".part";
-    {
-      std::ofstream out(part);
-      out << f.at("content").get<std::string>();
-      if (!out) return control::fail("write " + part.string() + " failed");
-    }
-    fs::rename(part, dst, ec);
-    if (ec) return control::fail("rename to " + dst.string() + ": " + ec.message());
-  }
-  // Applied from the directory, so the inotify events of these writes find nothing new.
-  auto r = policies_->reload("rlctl");
-  if (!r.ok) return control::fail("policy rejected; the policy in force stays", r.errors);
-  return control::ok({{"changes", changes}, {"generation", r.generation}, {"rules", r.rules}});
 }
 
 Json Daemon::cmd_acl_add(const Json& args) {
@@ -625,6 +660,13 @@ Json Daemon::cmd_unblock(const Json& args) {
 }
 
 Json Daemon::cmd_top(const Json& args) {
+  if (std::string by = args.value("by", "drops"); by != "drops")
+    return control::fail(
+        by != "traffic"
+            ? "top ranks by drops or traffic, not '" + by + "'"
+            : "rl counts drops per key, not traffic: the key table keeps one limiter state word "
+              "per key and the offender table hears only of refused packets; per-rule traffic "
+              "is in rlctl stats, one key's state in rlctl key show");
   auto list = offenders_->top(args.value("n", 10), args.value("rule", ""),
                               std::chrono::seconds(args.value("window_seconds", 300)));
   Json out = Json::array();
@@ -649,6 +691,16 @@ Json Daemon::cmd_stats() {
     Json j = {{"name", v.name},
               {"action", policy::action_name(v.rule.action)},
               {"counters", counters_json(*c)}};
+    // Stacked limits: what each one refused (dropped, or monitored under monitor).
+    if (v.compiled.more_limits)
+      if (auto by = dp_->limit_counters(v.compiled.stats_slot)) {
+        Json limits = Json::array();
+        for (uint32_t l = 0; l <= v.compiled.more_limits && l < RL_MAX_LIMITS; l++)
+          limits.push_back({{"name", limit_name(v, l)},
+                            {"refused_packets", (*by)[l].pkts},
+                            {"refused_bytes", (*by)[l].bytes}});
+        j["limits"] = limits;
+      }
     auto prev = previous_.rules.find(v.name);
     if (prev != previous_.rules.end() && secs > 0) {
       const auto& p = prev->second;
@@ -704,10 +756,19 @@ Result<metrics::Snapshot> Daemon::snapshot() const {
   for (int i = 0; i < RL_GC_MAX; i++) s.global[i] = (*g)[i];
   auto rules = dp_->active_rules();
   if (!rules) return rules.error();
+  std::vector<RuleView> views;
   for (const auto& [name, r] : *rules) {
     auto c = dp_->rule_counters(r.stats_slot);
     if (!c) return c.error();
-    s.rules.push_back({name, r.action == RL_ACTION_MONITOR ? "monitor" : "drop", *c});
+    s.rules.push_back({name, r.action == RL_ACTION_MONITOR ? "monitor" : "drop", *c, {}});
+    if (!r.more_limits) continue;
+    auto by = dp_->limit_counters(r.stats_slot);
+    if (!by) return by.error();
+    if (views.empty()) views = policies_->rules();
+    for (const auto& v : views)
+      if (v.name == name && v.compiled.more_limits == r.more_limits)
+        for (uint32_t l = 0; l <= r.more_limits && l < RL_MAX_LIMITS; l++)
+          s.rules.back().limits.emplace_back(limit_name(v, l), (*by)[l]);
   }
   auto [used, blocked] = dp_->key_table_usage(dp_->now_ns());
   s.keys_tracked = used;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -13,14 +14,20 @@
 #include "control/protocol.h"
 #include "daemon/cluster_sync.h"
 #include "daemon/config.h"
+#include "daemon/load_worker.h"
 #include "daemon/offenders.h"
 #include "daemon/policy_manager.h"
+#include "daemon/synproxy.h"
 #include "datapath/bpf_datapath.h"
 #include "datapath/fd.h"
 #include "datapath/xdp_link.h"
 #include "metrics/snapshot.h"
 
 namespace rl::daemon {
+
+// Writes one control reply (a line of JSON) to a connection; a peer gone or stuck for the
+// connection's send timeout loses it.
+void send_reply(int fd, const control::Json& resp);
 
 class Daemon {
  public:
@@ -52,7 +59,14 @@ class Daemon {
   control::Json cmd_detach(const control::Json& args);
   control::Json cmd_policy_list();
   control::Json cmd_policy_show(const control::Json& args);
-  control::Json cmd_policy_candidate(const control::Json& args, bool apply);
+  // Policy loads, on loads_ (policy_requests.cc). `then` runs on the loop with the outcome.
+  struct ReloadRequest;
+  void request_reload(const std::string& trigger, bool force,
+                      std::function<void(const ReloadReport&)> then = {});
+  // policy.reload, .diff and .apply: answered on `conn` once their load is done. False for
+  // every other request.
+  bool defer_policy_request(UniqueFd& conn, const control::Json& req);
+  policy::LoadLimits load_limits() const;
   control::Json cmd_acl_add(const control::Json& args);
   control::Json cmd_acl_del(const control::Json& args);
   control::Json cmd_acl_list();
@@ -64,14 +78,21 @@ class Daemon {
   Config cfg_;
   std::unique_ptr<BpfDatapath> dp_;
   std::unique_ptr<PolicyManager> policies_;
+  SynProxy synproxy_;  // the stack side of syn_cookies rules
   std::unique_ptr<OffenderLog> offenders_;
   std::unique_ptr<ClusterSync> cluster_;
   std::shared_ptr<void> exporter_;  // metrics::Exporter, type-erased to keep this header light
   std::map<std::string, Attachment> attachments() const;
+  bool is_attached(const std::string& ifname) const;  // by this rld or a pin it adopts
 
   mutable std::mutex mu_;  // interfaces_: the metrics endpoint reads it from its own threads
   std::map<std::string, Attachment> interfaces_;
+  std::string pin_warning_;  // the pins will not outlive rld (a private bpffs), and why
+  UniqueFd pin_lock_;        // held for rld's life: one rld per pin root
   UniqueFd epoll_, signals_, inotify_, listen_;
+  // Declared after what its jobs' `done` uses; its destructor joins a running load.
+  std::unique_ptr<LoadWorker> loads_ = std::make_unique<LoadWorker>();
+  std::shared_ptr<ReloadRequest> queued_reload_;  // submitted, not started: merged into
   bool reload_pending_ = false;
   std::chrono::steady_clock::time_point reload_at_{};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

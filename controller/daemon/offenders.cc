@@ -8,9 +8,22 @@
 
 namespace rl::daemon {
 
+namespace {
+
+int64_t wall_ns(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+// Returned by the sample callback to end ring_buffer__consume early. libbpf (1.1 and later)
+// stores the consumer position past the sample first, so nothing is read twice or lost.
+constexpr int kBatchFull = -EAGAIN;
+
+}  // namespace
+
 OffenderLog::OffenderLog(int events_fd, std::function<RuleRef(uint32_t)> rule,
-                         std::function<uint64_t(uint64_t)> drops, uint32_t max_lines)
-    : rule_(std::move(rule)), drops_(std::move(drops)), max_lines_(max_lines) {
+                         std::function<uint64_t(uint64_t)> drops, uint32_t max_lines,
+                         uint32_t capacity)
+    : rule_(std::move(rule)), drops_(std::move(drops)), max_lines_(max_lines), table_(capacity) {
   rb_ = ring_buffer__new(events_fd, &OffenderLog::on_event, this, nullptr);
 }
 
@@ -20,16 +33,34 @@ OffenderLog::~OffenderLog() {
 
 int OffenderLog::epoll_fd() const { return rb_ ? ring_buffer__epoll_fd(rb_) : -1; }
 
-void OffenderLog::poll() {
-  if (rb_) ring_buffer__consume(rb_);
+bool OffenderLog::poll() {
+  if (!rb_) return false;
+  batch_ = 0;
+  // Without a bound, consume keeps going for as long as the producer keeps up with it, which a
+  // flood does.
+  return ring_buffer__consume(rb_) == kBatchFull;
 }
 
 int OffenderLog::on_event(void* ctx, void* data, size_t size) {
-  if (size < sizeof(rl_event)) return 0;
-  rl_event ev;
-  std::memcpy(&ev, data, sizeof(ev));
-  static_cast<OffenderLog*>(ctx)->handle(ev);
-  return 0;
+  auto* self = static_cast<OffenderLog*>(ctx);
+  if (size >= sizeof(rl_event)) {
+    rl_event ev;
+    std::memcpy(&ev, data, sizeof(ev));
+    self->handle(ev);
+  }
+  return ++self->batch_ >= kBatch ? kBatchFull : 0;
+}
+
+RuleRef OffenderLog::rule_ref(uint32_t id) {
+  auto it = rules_.find(id);
+  if (it != rules_.end()) return it->second;
+  RuleRef ref = rule_(id);
+  // Ids of rules not in force are asked again: an adopted rule set may gain its names later.
+  if (!ref.name.empty()) {
+    if (rules_.size() >= 4096) rules_.clear();  // ids of many reloads ago; rebuilt on demand
+    rules_.emplace(id, ref);
+  }
+  return ref;
 }
 
 void OffenderLog::handle(const rl_event& ev) {
@@ -37,24 +68,20 @@ void OffenderLog::handle(const rl_event& ev) {
     if (on_cluster_sync_) on_cluster_sync_();
     return;
   }
-  RuleRef ref = rule_(ev.rule_id);
-  const std::string& rule = ref.name;
-  std::string key =
-      key_text(ev.key_kind, ev.family, ev.addr, ev.dport, ref.v4_prefix, ref.v6_prefix);
-  auto now = std::chrono::system_clock::now();
+  OffenderEntry e;
+  e.key_hash = ev.key_hash;
+  e.last_seen_ns = wall_ns(std::chrono::system_clock::now());
+  e.rule_id = ev.rule_id;
+  std::memcpy(e.addr, ev.addr, sizeof(e.addr));
+  e.dport = ev.dport;
+  e.family = ev.family;
+  e.key_kind = ev.key_kind;
+  e.blocked = ev.blocked;
+  RuleRef ref;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto& o = table_[{ev.rule_id, ev.key_hash}];
-    o.rule = rule;
-    o.key = key;
-    o.key_hash = ev.key_hash;
-    o.rule_id = ev.rule_id;
-    o.blocked = ev.blocked;
-    o.last_seen = now;
-    // Forget offenders not seen for an hour, so the table stays small under floods.
-    if (table_.size() > 100000)
-      for (auto it = table_.begin(); it != table_.end();)
-        it = now - it->second.last_seen > std::chrono::hours(1) ? table_.erase(it) : std::next(it);
+    table_.record(e);
+    ref = rule_ref(ev.rule_id);
   }
   auto t = std::chrono::steady_clock::now();
   if (t - second_ >= std::chrono::seconds(1)) {
@@ -68,24 +95,48 @@ void OffenderLog::handle(const rl_event& ev) {
     suppressed_++;
     return;
   }
-  log::info("offender", {{"rule", rule},
-                         {"key", key},
-                         {"action", ev.action == RL_ACTION_MONITOR ? "monitor" : "drop"},
-                         {"blocked", ev.blocked ? "true" : "false"}});
+  log::info(
+      "offender",
+      {{"rule", ref.name},
+       {"key", key_text(ev.key_kind, ev.family, ev.addr, ev.dport, ref.v4_prefix, ref.v6_prefix)},
+       {"action", ev.action == RL_ACTION_MONITOR ? "monitor" : "drop"},
+       {"blocked", ev.blocked ? "true" : "false"}});
 }
 
 std::vector<Offender> OffenderLog::top(size_t n, const std::string& rule,
-                                       std::chrono::seconds window) const {
+                                       std::chrono::seconds window) {
+  struct Hit {
+    OffenderEntry e;
+    uint64_t drops;
+  };
+  std::vector<Hit> hits;
   std::vector<Offender> out;
-  auto now = std::chrono::system_clock::now();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [k, o] : table_)
-      if ((rule.empty() || o.rule == rule) && now - o.last_seen <= window) out.push_back(o);
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t since = wall_ns(std::chrono::system_clock::now() - window);
+  // Most recent first, so the walk ends at the first entry older than the window.
+  table_.for_each_recent([&](const OffenderEntry& e) {
+    if (e.last_seen_ns < since) return false;
+    if (rule.empty() || rule_ref(e.rule_id).name == rule) hits.push_back({e, drops_(e.key_hash)});
+    return true;
+  });
+  size_t k = std::min(n, hits.size());
+  std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(k), hits.end(),
+                    [](const Hit& a, const Hit& b) { return a.drops > b.drops; });
+  for (size_t i = 0; i < k; i++) {
+    const OffenderEntry& e = hits[i].e;
+    RuleRef ref = rule_ref(e.rule_id);
+    Offender o;
+    o.rule = ref.name;
+    o.key = key_text(e.key_kind, e.family, e.addr, e.dport, ref.v4_prefix, ref.v6_prefix);
+    o.key_hash = e.key_hash;
+    o.rule_id = e.rule_id;
+    o.drops = hits[i].drops;
+    o.blocked = e.blocked;
+    o.last_seen = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::nanoseconds(e.last_seen_ns)));
+    out.push_back(std::move(o));
   }
-  for (auto& o : out) o.drops = drops_(o.key_hash);
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.drops > b.drops; });
-  if (out.size() > n) out.resize(n);
   return out;
 }
 

@@ -1,17 +1,20 @@
 // Offenders reported by the data path (rl_events): logged, rate-limited, one structured line
-// each, and kept as a table for `rlctl top`.
+// each, and kept in a bounded table for `rlctl top`. Under a spoofed flood every report may be
+// a new key: each costs O(1), and poll() consumes a bounded batch so that the event loop gets
+// back to signals and the control socket.
 #pragma once
 
 #include <bpf/libbpf.h>
 
 #include <chrono>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/result.h"
+#include "daemon/offender_table.h"
 #include "rl_abi.h"
 
 namespace rl::daemon {
@@ -35,9 +38,13 @@ struct RuleRef {
 
 class OffenderLog {
  public:
+  // Reports consumed per poll() at most: about a millisecond of work.
+  static constexpr uint32_t kBatch = 1024;
+
   // rule maps a rule id to its name and prefix lengths; drops reads a key's drop count.
   OffenderLog(int events_fd, std::function<RuleRef(uint32_t)> rule,
-              std::function<uint64_t(uint64_t)> drops, uint32_t max_log_lines_per_second = 50);
+              std::function<uint64_t(uint64_t)> drops, uint32_t max_log_lines_per_second = 50,
+              uint32_t capacity = OffenderTable::kDefaultCapacity);
   ~OffenderLog();
   OffenderLog(const OffenderLog&) = delete;
   OffenderLog& operator=(const OffenderLog&) = delete;
@@ -46,14 +53,17 @@ class OffenderLog {
   void on_cluster_sync(std::function<void()> fn) { on_cluster_sync_ = std::move(fn); }
 
   int epoll_fd() const;
-  void poll();  // consume what the ring buffer holds
+  // Consumes at most kBatch reports; true when it stopped there (more may be waiting).
+  bool poll();
 
   // Offenders seen in the last `window`, most drops first.
-  std::vector<Offender> top(size_t n, const std::string& rule, std::chrono::seconds window) const;
+  std::vector<Offender> top(size_t n, const std::string& rule, std::chrono::seconds window);
 
  private:
   static int on_event(void* ctx, void* data, size_t size);
   void handle(const rl_event& ev);
+  // Rule ids are never reused (the compiler only counts up), so a name once found stays right.
+  RuleRef rule_ref(uint32_t id);
 
   ring_buffer* rb_ = nullptr;
   std::function<RuleRef(uint32_t)> rule_;
@@ -63,8 +73,10 @@ class OffenderLog {
   std::chrono::steady_clock::time_point second_{};
   uint32_t lines_this_second_ = 0;
   uint64_t suppressed_ = 0;
-  mutable std::mutex mu_;
-  std::map<std::pair<uint32_t, uint64_t>, Offender> table_;
+  uint32_t batch_ = 0;
+  std::unordered_map<uint32_t, RuleRef> rules_;
+  mutable std::mutex mu_;  // table_ and rules_
+  OffenderTable table_;
 };
 
 }  // namespace rl::daemon

@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "daemon/notify.h"
+#include "policy/loader.h"
 
 namespace rl::daemon {
 
@@ -47,39 +49,64 @@ uint64_t directory_fingerprint(const std::string& dir) {
     h = (h ^ 0xff) * 1099511628211ULL;
   };
   for (const auto& f : files) {
-    std::ifstream in(f);
-    std::stringstream ss;
-    ss << in.rdbuf();
+    // Read as the loader reads: a FIFO or a device must not hang or flood the fingerprint.
+    std::string why;
+    auto text = policy::read_policy_file(f.string(), &why);
     mix(f.filename().string());
-    mix(ss.str());
+    mix(text ? *text : "\xff" + why);
   }
   return h;
 }
 
 }  // namespace
 
+Candidate load_candidate(const std::string& dir, const policy::LoadLimits& limits,
+                         std::optional<uint64_t> skip_if) {
+  Candidate c;
+  c.fingerprint = directory_fingerprint(dir);
+  if (skip_if && *skip_if == c.fingerprint) {
+    c.unchanged = true;
+    return c;
+  }
+  c.loaded = policy::load_directory(dir, limits);
+  return c;
+}
+
+std::optional<uint64_t> PolicyManager::applied_fingerprint() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!last_.ok) return std::nullopt;
+  return applied_fingerprint_;
+}
+
 ReloadReport PolicyManager::reload(const std::string& trigger, bool force) {
-  uint64_t fp = directory_fingerprint(dir_);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!force && fp == applied_fingerprint_ && last_.ok) return last_;
+  return commit(load_candidate(dir_, {}, force ? std::nullopt : applied_fingerprint()), trigger);
+}
+
+ReloadReport PolicyManager::reject(const std::string& trigger, std::vector<std::string> errors) {
+  notify::Reloading reloading;  // systemctl reload waits for RELOADING=1 and READY=1
+  ReloadReport r;
+  r.trigger = trigger;
+  r.errors = std::move(errors);
+  log::error("policy rejected; the policy in force stays",
+             {{"trigger", trigger},
+              {"dir", dir_},
+              {"errors", std::to_string(r.errors.size())},
+              {"first", r.errors.empty() ? "" : r.errors.front()}});
+  return record(r);
+}
+
+ReloadReport PolicyManager::commit(const Candidate& c, const std::string& trigger) {
+  if (c.unchanged) return last();
+  if (!c.loaded.ok()) {
+    std::vector<std::string> errors;
+    for (const auto& d : c.loaded.errors) errors.push_back(d.str());
+    return reject(trigger, std::move(errors));
   }
-  auto loaded = policy::load_directory(dir_);
-  if (!loaded.ok()) {
-    ReloadReport r;
-    r.trigger = trigger;
-    for (const auto& d : loaded.errors) r.errors.push_back(d.str());
-    log::error("policy rejected; the policy in force stays",
-               {{"trigger", trigger},
-                {"dir", dir_},
-                {"errors", std::to_string(r.errors.size())},
-                {"first", r.errors.empty() ? "" : r.errors.front()}});
-    return record(r);
-  }
-  auto out = apply(loaded.policy, trigger);
+  notify::Reloading reloading;
+  auto out = apply(c.loaded.policy, trigger);
   if (out.ok) {
     std::lock_guard<std::mutex> lock(mu_);
-    applied_fingerprint_ = fp;
+    applied_fingerprint_ = c.fingerprint;
   }
   return out;
 }
@@ -99,7 +126,16 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
                {{"trigger", trigger}, {"error", compiled.error().message}});
     return record(r);
   }
+  if (hooks_) {
+    if (auto s = hooks_->prepare(p); !s) {
+      r.errors.push_back(s.error().str());
+      log::error("policy needs what could not be set up; the policy in force stays",
+                 {{"trigger", trigger}, {"error", s.error().str()}});
+      return record(r);
+    }
+  }
   if (auto s = dp_.apply(*compiled); !s) {
+    if (hooks_) hooks_->settle(policy());
     r.errors.push_back(s.error().str());
     log::error("policy could not be written to the data path; the policy in force stays",
                {{"trigger", trigger}, {"error", s.error().str()}});
@@ -117,6 +153,7 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
     rules_ = std::move(views);
     generation_++;
   }
+  if (hooks_) hooks_->settle(p);
   r.ok = true;
   r.rules = compiled->rules.size();
   auto out = record(r);
@@ -125,6 +162,17 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
                                {"rules", std::to_string(out.rules)},
                                {"data_path_generation", std::to_string(dp_.active_generation())}});
   return out;
+}
+
+void PolicyManager::adopt(std::vector<RuleView> in_force) {
+  std::lock_guard<std::mutex> lock(mu_);
+  rules_ = std::move(in_force);
+}
+
+std::string limit_name(const RuleView& v, uint32_t l) {
+  if (l == 0 && !v.rule.limit_name.empty()) return v.rule.limit_name;
+  if (l > 0 && l <= v.rule.more.size()) return v.rule.more[l - 1].name;
+  return "limit" + std::to_string(l);
 }
 
 ReloadReport PolicyManager::last() const {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,32 @@ struct ReloadReport {
 struct RuleView {
   std::string name;
   rl_rule compiled{};
-  policy::Rule rule;
+  policy::Rule rule;  // only name and action when the rule was adopted from pinned maps
+};
+
+// A policy directory as loaded, not yet applied.
+struct Candidate {
+  uint64_t fingerprint = 0;  // of the directory's files, as read
+  bool unchanged = false;    // the files applied last, byte for byte: nothing to do
+  policy::LoadResult loaded;
+};
+
+// Loads `dir` within `limits`. Pure: reads files, touches no data path, so it runs on any
+// thread. When the directory's fingerprint is `skip_if`, nothing is parsed (unchanged).
+Candidate load_candidate(const std::string& dir, const policy::LoadLimits& limits,
+                         std::optional<uint64_t> skip_if);
+
+// The name of limit l of a rule (0: its own), or "limit<l>" when the policy text is not known.
+std::string limit_name(const RuleView& v, uint32_t l);
+
+// What a policy needs outside the data path (the stack side of SYN cookies). prepare() runs
+// before the data path switches to `next` and refuses it with an error; settle() runs after a
+// switch, with the policy now in force.
+class PolicyHooks {
+ public:
+  virtual ~PolicyHooks() = default;
+  virtual Status prepare(const policy::Policy& next) = 0;
+  virtual void settle(const policy::Policy& in_force) = 0;
 };
 
 class PolicyManager {
@@ -38,8 +64,22 @@ class PolicyManager {
   // those of the policy in force is not applied again (editors and rlctl apply touch files
   // that did not change).
   ReloadReport reload(const std::string& trigger, bool force = true);
+  // The two halves of reload() for a load done elsewhere: the fingerprint a candidate may skip
+  // when not forced (none while the last reload failed), and the candidate's outcome.
+  std::optional<uint64_t> applied_fingerprint() const;
+  ReloadReport commit(const Candidate& c, const std::string& trigger);
+  // A reload that failed before a candidate was loaded (its time limit): counted and shown as
+  // failed; the policy in force stays.
+  ReloadReport reject(const std::string& trigger, std::vector<std::string> errors);
   // Apply an already loaded policy (rlctl policy apply validates and writes files first).
   ReloadReport apply(const policy::Policy& p, const std::string& trigger);
+
+  // The rule set a restarted rld found enforcing in the pinned maps: in force, and shown, until
+  // a valid policy replaces it.
+  void adopt(std::vector<RuleView> in_force);
+
+  // Not owned; must outlive the manager. Set before the first reload.
+  void set_hooks(PolicyHooks* hooks) { hooks_ = hooks; }
 
   ReloadReport last() const;
   uint64_t reloads_ok() const;
@@ -53,6 +93,7 @@ class PolicyManager {
   ReloadReport record(ReloadReport r);
 
   Datapath& dp_;
+  PolicyHooks* hooks_ = nullptr;
   std::string dir_;
   compiler::CompileOptions options_;
   mutable std::mutex mu_;

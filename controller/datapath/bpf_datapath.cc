@@ -1,5 +1,6 @@
 #include "datapath/bpf_datapath.h"
 
+#include <bpf/btf.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -36,11 +37,30 @@ struct PinnedLayout {
   uint32_t abi = 0;
   uint32_t key_sets = 0;
   uint64_t hash_seed = 0;
+  std::string mismatch;  // why the maps of the same ABI cannot be adopted
 };
 
+// Why a pinned map cannot be reused as `m` (libbpf would refuse to load), or "". The key
+// table's size is the pinned one's when adopting, so only its shape is compared.
+std::string pinned_map_mismatch(const std::string& root, const bpf_map* m) {
+  std::string name = bpf_map__name(m);
+  UniqueFd fd(bpf_obj_get(pinned_map_path(root, name).c_str()));
+  if (!fd) return errno == ENOENT && name != "rl_keys" ? "" : name + " missing or unreadable";
+  bpf_map_info info{};
+  uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) != 0) return name + " unreadable";
+  bool sized_here = name == "rl_keys";
+  if (info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
+      info.value_size != bpf_map__value_size(m) || info.map_flags != bpf_map__map_flags(m) ||
+      (!sized_here && info.max_entries != bpf_map__max_entries(m)))
+    return name + " has another shape";
+  return "";
+}
+
 // What a previous rld left pinned: the ABI must match to be adopted, and the key table's size
-// is taken over (re-sizing would drop every key's state).
-Result<PinnedLayout> pinned_layout(const std::string& root) {
+// is taken over (re-sizing would drop every key's state). Pins that cannot be adopted, another
+// ABI or a map of another shape under the same ABI, are replaced rather than refused.
+Result<PinnedLayout> pinned_layout(const std::string& root, const bpf_object* obj) {
   PinnedLayout out;
   UniqueFd control(bpf_obj_get(pinned_map_path(root, "rl_control").c_str()));
   if (!control) {
@@ -55,6 +75,15 @@ Result<PinnedLayout> pinned_layout(const std::string& root) {
   if (c.abi_version != RL_ABI_VERSION) {
     out.other_abi = true;
     return out;
+  }
+  const bpf_map* m;
+  bpf_object__for_each_map(m, obj) {
+    if (bpf_map__is_internal(m)) continue;
+    out.mismatch = pinned_map_mismatch(root, m);
+    if (!out.mismatch.empty()) {
+      out.other_abi = true;
+      return out;
+    }
   }
   UniqueFd keys(bpf_obj_get(pinned_map_path(root, "rl_keys").c_str()));
   if (!keys) return errno_error("open pinned rl_keys under " + root);
@@ -74,6 +103,29 @@ void SkeletonDeleter::operator()(rl_xdp* s) const { rl_xdp__destroy(s); }
 
 BpfDatapath::BpfDatapath(rl_xdp* skel) : skel_(skel) {}
 
+namespace {
+
+// Whether XDP programs can look up conntrack here (bpf_xdp_ct_lookup in the kernel's BTF, or in
+// the nf_conntrack module's while it is loaded): SYN cookies need it. Read once per process.
+bool kernel_has_ct_lookup() {
+  static const bool found = [] {
+    btf* vmlinux = btf__load_vmlinux_btf();
+    if (!vmlinux) return false;
+    bool f = btf__find_by_name_kind(vmlinux, "bpf_xdp_ct_lookup", BTF_KIND_FUNC) > 0;
+    if (!f) {
+      if (btf* mod = btf__load_module_btf("nf_conntrack", vmlinux)) {
+        f = btf__find_by_name_kind(mod, "bpf_xdp_ct_lookup", BTF_KIND_FUNC) > 0;
+        btf__free(mod);
+      }
+    }
+    btf__free(vmlinux);
+    return f;
+  }();
+  return found;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) {
   rl_xdp* skel = rl_xdp__open();
   if (!skel) return errno_error("open rl_xdp skeleton");
@@ -83,7 +135,7 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   uint64_t seed = 0;
   if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) return errno_error("key hash seed");
   if (!opts.pin_root.empty()) {
-    auto pinned = pinned_layout(opts.pin_root);
+    auto pinned = pinned_layout(opts.pin_root, skel->obj);
     if (!pinned) return pinned.error();
     if (pinned->other_abi) {
       // Fresh maps, pinned only once the interfaces run the new program (take_over_pins):
@@ -110,6 +162,8 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   skel->rodata->rl_hash_seed = seed;
   skel->rodata->rl_trace_decisions = opts.trace_decisions ? 1 : 0;
   skel->rodata->rl_bench_src_spread = opts.bench_src_spread;
+  dp->syn_cookies_ = opts.syn_cookies && kernel_has_ct_lookup();
+  skel->rodata->rl_syncookies_available = dp->syn_cookies_ ? 1 : 0;
   if (int err = bpf_map__set_max_entries(skel->maps.rl_keys, sets); err)
     return errno_error("size rl_keys", err);
   if (!dp->adopted_)
@@ -205,7 +259,7 @@ Result<compiler::RuleIds> BpfDatapath::rule_ids() const {
     auto m = meta.lookup(r.stats_slot);
     if (!m) return m.error();
     ids.by_name[name] = {r.id, r.stats_slot, m->signature};
-    ids.next_id = std::max(ids.next_id, r.id + 1);
+    ids.next_id = std::max(ids.next_id, r.id + 1 + r.more_limits);
   }
   ids.next_id = std::max(ids.next_id,
                          std::atomic_ref<uint32_t>(control_.as<rl_control>()->next_rule_id).load());
@@ -231,6 +285,13 @@ Status BpfDatapath::clear_generation(uint32_t gen) {
 Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
   if (rs.rules.size() > RL_MAX_RULES || rs.classes.size() > RL_MAX_CLASSES)
     return Error{E2BIG, "rule set exceeds the data path's limits"};
+  if (!syn_cookies_)
+    for (size_t pos = 0; pos < rs.rules.size(); pos++)
+      if (rs.rules[pos].flags & RL_RULE_F_SYN_COOKIES)
+        return Error{ENOTSUP, "rule '" + rs.names[pos] +
+                                  "': syn_cookies needs XDP's conntrack lookup, which this "
+                                  "kernel does not offer (bpf_xdp_ct_lookup; with nf_conntrack "
+                                  "as a module, load it before rld starts)"};
   const uint32_t next = active_generation() ^ 1;
 
   auto since = std::chrono::steady_clock::now() - last_switch_;
@@ -240,15 +301,25 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
 
   MapRef<uint32_t, rl_rule> rules(bpf_map__fd(skel_->maps.rl_rules), "rl_rules");
   MapRef<uint32_t, rl_rule> budgets(bpf_map__fd(skel_->maps.rl_new_sources), "rl_new_sources");
+  MapRef<uint32_t, rl_rule> stacked(bpf_map__fd(skel_->maps.rl_limits), "rl_limits");
   MapRef<uint32_t, rl_rule_meta> meta(bpf_map__fd(skel_->maps.rl_rule_meta), "rl_rule_meta");
   PerCpuArrayRef<rl_rule_counters> stats(bpf_map__fd(skel_->maps.rl_rule_stats), "rl_rule_stats");
-  for (uint32_t slot : rs.new_slots)
+  PerCpuArrayRef<rl_counter> limit_stats(bpf_map__fd(skel_->maps.rl_limit_stats), "rl_limit_stats");
+  for (uint32_t slot : rs.new_slots) {
     if (auto s = stats.reset(slot); !s) return s;
+    for (uint32_t l = 0; l < RL_MAX_LIMITS; l++)
+      if (auto s = limit_stats.reset(slot * RL_MAX_LIMITS + l); !s) return s;
+  }
   for (size_t pos = 0; pos < rs.rules.size(); pos++) {
     const rl_rule& r = rs.rules[pos];
     const uint32_t idx = next * RL_MAX_RULES + static_cast<uint32_t>(pos);
     if (pos < rs.new_sources.size())
       if (auto s = budgets.update(idx, rs.new_sources[pos]); !s) return s;
+    for (uint32_t l = 1; l <= r.more_limits; l++) {
+      const uint32_t at = idx * (RL_MAX_LIMITS - 1) + l - 1;
+      if (auto s = stacked.update(at, rs.more_limits.at(pos * (RL_MAX_LIMITS - 1) + l - 1)); !s)
+        return s;
+    }
     if (auto s = rules.update(idx, r); !s) return s;
     rl_rule_meta m{};
     std::strncpy(m.name, rs.names[pos].c_str(), sizeof(m.name) - 1);
@@ -451,6 +522,23 @@ size_t BpfDatapath::reset_key(const rl_key& key) {
   return n;
 }
 
+std::optional<rl_slot> BpfDatapath::read_key(const rl_key& key) const {
+  const uint64_t hash = key_hash(key);
+  const rl_set* set = keys_.as<const rl_set>() + (static_cast<uint32_t>(hash) & (key_sets_ - 1));
+  const uint32_t tag = rl_key_tag(hash);
+  for (const auto& slot : set->way) {
+    rl_slot copy;
+    copy.tag = std::atomic_ref<__u32>(const_cast<__u32&>(slot.tag)).load();
+    if (copy.tag != tag) continue;
+    copy.idle = std::atomic_ref<__u32>(const_cast<__u32&>(slot.idle)).load();
+    copy.state = std::atomic_ref<__u64>(const_cast<__u64&>(slot.state)).load();
+    return copy;
+  }
+  return std::nullopt;
+}
+
+uint64_t BpfDatapath::key_hash(const rl_key& key) const { return rl_key_hash(&key, hash_seed_); }
+
 uint64_t BpfDatapath::offender_drops(uint64_t hash) const {
   const rl_offender* o = offenders_.as<const rl_offender>() +
                          (static_cast<uint32_t>(hash >> 32) & (RL_REPORT_FILTER_SLOTS - 1));
@@ -460,7 +548,10 @@ uint64_t BpfDatapath::offender_drops(uint64_t hash) const {
 std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) const {
   uint64_t used = 0, blocked = 0;
   const rl_set* sets = keys_.as<const rl_set>();
-  for (uint32_t i = 0; i < key_sets_; i++)
+  // Both are powers of two. A key's set comes from its seeded hash, so every stride-th set is
+  // an unbiased sample.
+  uint32_t stride = key_sets_ > kUsageScanSets ? key_sets_ / kUsageScanSets : 1;
+  for (uint32_t i = 0; i < key_sets_; i += stride)
     for (const auto& slot : sets[i].way) {
       if (slot.tag == RL_TAG_FREE) continue;
       // A slot whose state is fresh again holds no information: it does not count as tracked.
@@ -468,7 +559,7 @@ std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) cons
       if (is_blocked || !rl_idle_passed(slot.idle, now_ns)) used++;
       if (is_blocked) blocked++;
     }
-  return {used, blocked};
+  return {used * stride, blocked * stride};
 }
 
 // The counts let packets skip the runtime tries while they are empty (the common case).
@@ -519,12 +610,34 @@ Result<rl_rule_counters> BpfDatapath::rule_counters(uint32_t stats_slot) const {
   return sum;
 }
 
-Result<BpfDatapath::RunResult> BpfDatapath::run(const std::vector<uint8_t>& frame,
-                                                uint32_t repeat) const {
-  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame.data(),
-              .data_size_in = static_cast<uint32_t>(frame.size()),
-              .repeat = static_cast<int>(repeat));
+Result<std::array<rl_counter, RL_MAX_LIMITS>> BpfDatapath::limit_counters(
+    uint32_t stats_slot) const {
+  PerCpuArrayRef<rl_counter> m(bpf_map__fd(skel_->maps.rl_limit_stats), "rl_limit_stats");
+  std::array<rl_counter, RL_MAX_LIMITS> out{};
+  for (uint32_t l = 0; l < RL_MAX_LIMITS; l++) {
+    auto v = m.lookup(stats_slot * RL_MAX_LIMITS + l);
+    if (!v) return v.error();
+    for (const auto& c : *v) {
+      out[l].pkts += c.pkts;
+      out[l].bytes += c.bytes;
+    }
+  }
+  return out;
+}
+
+Result<BpfDatapath::RunResult> BpfDatapath::run(const std::vector<uint8_t>& frame, uint32_t repeat,
+                                                std::vector<uint8_t>* out) const {
+  // Room for what the program may grow the frame to (a SYN-ACK's options).
+  std::vector<uint8_t> buf(out ? frame.size() + 256 : 0);
+  LIBBPF_OPTS(
+      bpf_test_run_opts, opts, .data_in = frame.data(), .data_out = out ? buf.data() : nullptr,
+      .data_size_in = static_cast<uint32_t>(frame.size()),
+      .data_size_out = static_cast<uint32_t>(buf.size()), .repeat = static_cast<int>(repeat));
   if (bpf_prog_test_run_opts(prog_fd(), &opts) != 0) return errno_error("BPF_PROG_TEST_RUN");
+  if (out) {
+    buf.resize(opts.data_size_out);
+    *out = std::move(buf);
+  }
   return RunResult{opts.retval, opts.duration};
 }
 

@@ -2,10 +2,13 @@
 // sets into it with a generation switch.
 #pragma once
 
+#include <array>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +28,9 @@ struct LoadOptions {
   uint32_t cluster_keys = RL_CLUSTER_KEYS;  // keys of cluster rules counted between syncs
   bool trace_decisions = false;             // tests: record every decision (see last_decision)
   uint32_t bench_src_spread = 0;  // benchmarks: vary IPv6 sources over this many addresses
+  // SYN cookies when the kernel offers what they need; false loads the program as on a kernel
+  // without it (tests).
+  bool syn_cookies = true;
 };
 
 struct SkeletonDeleter {
@@ -41,6 +47,8 @@ class BpfDatapath final : public Datapath {
   uint32_t active_generation() const override;
   Result<GlobalCounters> global_counters() const override;
   Result<rl_rule_counters> rule_counters(uint32_t stats_slot) const override;
+  // Packets of a rule with stacked limits that each of its limits dropped (or monitored).
+  Result<std::array<rl_counter, RL_MAX_LIMITS>> limit_counters(uint32_t stats_slot) const;
 
   // Runtime allow/deny entries (flags RL_SRC_F_ALLOW or RL_SRC_F_DENY), outside the policy and
   // its generations; expires_ns is CLOCK_MONOTONIC, 0 for never.
@@ -70,11 +78,23 @@ class BpfDatapath final : public Datapath {
 
   // Resets the key's slot in the key table, a block included (rlctl unblock). Returns how many.
   size_t reset_key(const rl_key& key);
+  // The slot holding the key (a copy), if any. A slot is found by the key's set and 32-bit tag,
+  // as the data path finds it, so another key with the same set and tag would be read too.
+  std::optional<rl_slot> read_key(const rl_key& key) const;
+  // The key's seeded hash, as the data path and the offender reports have it.
+  uint64_t key_hash(const rl_key& key) const;
   // Drop count of the rl_offenders slot of a key hash.
   uint64_t offender_drops(uint64_t hash) const;
-  // Slots holding a key and keys inside a block period, at `now_ns` (CLOCK_MONOTONIC).
+  // Slots holding a key and keys inside a block period, at `now_ns` (CLOCK_MONOTONIC). Exact up
+  // to kUsageScanSets sets (the default table, 16 MiB, a few ms to read); a larger table is
+  // sampled evenly over that many sets and scaled up, so `rlctl status` and a scrape stay
+  // cheap whatever the capacity.
+  static constexpr uint32_t kUsageScanSets = 1u << 18;
   std::pair<uint64_t, uint64_t> key_table_usage(uint64_t now_ns) const;
 
+  // Whether this kernel lets the program answer SYN cookies (see bpf/lib/syncookie.h); without
+  // it apply() refuses syn_cookies rules.
+  bool syn_cookies() const { return syn_cookies_; }
   // Whether load() found pinned maps and took them over (rules, keys and counters intact).
   bool adopted() const { return adopted_; }
   // Non-zero when load() found maps pinned by another data path ABI: this data path then has
@@ -102,7 +122,9 @@ class BpfDatapath final : public Datapath {
     uint32_t action = 0;
     uint32_t duration_ns = 0;  // mean per run
   };
-  Result<RunResult> run(const std::vector<uint8_t>& frame, uint32_t repeat = 1) const;
+  // With `out`, also the frame as the program left it (rewritten, for XDP_TX).
+  Result<RunResult> run(const std::vector<uint8_t>& frame, uint32_t repeat = 1,
+                        std::vector<uint8_t>* out = nullptr) const;
 
   // Test hooks (meaningful only with LoadOptions::trace_decisions).
   void set_clock(uint64_t ns);
@@ -127,6 +149,7 @@ class BpfDatapath final : public Datapath {
   uint32_t key_sets_ = 0;
   uint64_t hash_seed_ = 0;  // the key hash's secret, kept in rl_control with the key table
   bool adopted_ = false;
+  bool syn_cookies_ = false;
   uint32_t replaced_abi_ = 0;
   std::string pin_root_;
   std::chrono::steady_clock::time_point last_switch_{};

@@ -6,8 +6,10 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include <algorithm>
+#include <fcntl.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 namespace rl {
@@ -15,25 +17,70 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr char kConventionalMount[] = "/sys/fs/bpf";
+
 bool is_bpffs(const std::string& path) {
   struct statfs st {};
   return statfs(path.c_str(), &st) == 0 && st.f_type == BPF_FS_MAGIC;
 }
 
+std::string fs_name(const std::string& path) {
+  struct statfs st {};
+  if (statfs(path.c_str(), &st) != 0) return "unreadable";
+  switch (st.f_type) {
+    case SYSFS_MAGIC:
+      return "sysfs";
+    case TMPFS_MAGIC:
+      return "tmpfs";
+    case EXT4_SUPER_MAGIC:
+      return "ext4";
+    case BTRFS_SUPER_MAGIC:
+      return "btrfs";
+    case XFS_SUPER_MAGIC:
+      return "xfs";
+    case OVERLAYFS_SUPER_MAGIC:
+      return "overlayfs";
+  }
+  char hex[32];
+  std::snprintf(hex, sizeof(hex), "type 0x%lx", static_cast<unsigned long>(st.f_type));
+  return hex;
+}
+
+// Whether something (anything) is mounted at path.
+Result<bool> is_mount_point(const std::string& path) {
+  struct statx stx {};
+  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &stx) != 0)
+    return errno_error("statx " + path);
+  if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+    return Error{ENOTSUP, "the kernel does not report mount points (statx)"};
+  return (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+}
+
 }  // namespace
 
+// A bpffs mount hides whatever the directory held, so rld mounts one only where bpffs belongs
+// and only if that place is bare: /sys/fs/bpf with nothing mounted on it.
 Status prepare_pin_root(const std::string& root) {
   std::error_code ec;
-  fs::path mount_point = fs::path(root).parent_path();
-  if (mount_point.empty()) return Error{EINVAL, "pin root '" + root + "' needs a parent directory"};
-  if (!is_bpffs(mount_point)) {
-    fs::create_directories(mount_point, ec);
-    if (::mount("bpf", mount_point.c_str(), "bpf", 0, "mode=0700") != 0)
-      return errno_error("mount bpffs on " + mount_point.string());
+  fs::path path = fs::path(root).lexically_normal();
+  if (!path.is_absolute()) return Error{EINVAL, "pin root '" + root + "' must be absolute"};
+  fs::path existing = path;
+  while (!fs::exists(existing, ec) && existing.has_relative_path())
+    existing = existing.parent_path();
+  if (!is_bpffs(existing)) {
+    auto mounted = is_mount_point(kConventionalMount);
+    bool conventional = existing == kConventionalMount && mounted && !*mounted;
+    if (!conventional)
+      return Error{ENOTSUP, "pin root " + root + " is not on a bpf filesystem (" +
+                                existing.string() + " is on " + fs_name(existing) +
+                                "); choose a directory under a bpffs mount such as " +
+                                kConventionalMount + "/rl"};
+    if (::mount("bpf", kConventionalMount, "bpf", 0, "mode=0700") != 0)
+      return errno_error(std::string("mount bpffs on ") + kConventionalMount);
   }
   for (const char* sub : {"maps", "links"}) {
-    fs::create_directories(fs::path(root) / sub, ec);
-    if (ec) return Error{ec.value(), "create " + (fs::path(root) / sub).string()};
+    fs::create_directories(path / sub, ec);
+    if (ec) return Error{ec.value(), "create " + (path / sub).string()};
   }
   ::chmod(root.c_str(), 0700);
   return {};

@@ -12,8 +12,9 @@
 
 namespace rl {
 
-// Mounts a bpf filesystem at `root`'s mount point (/sys/fs/bpf) if none is there, and creates
-// root/maps and root/links.
+// Checks that root is (or will be created) on a bpf filesystem, and creates root/maps and
+// root/links. The one mount it makes: bpffs on /sys/fs/bpf when root lies under it and nothing
+// is mounted there. Any other place off bpffs is an error; rld never mounts over a directory.
 Status prepare_pin_root(const std::string& root);
 
 std::string pinned_map_path(const std::string& root, const std::string& map);

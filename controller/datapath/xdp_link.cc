@@ -52,6 +52,25 @@ Result<std::string> attached_mode(const std::string& ifname) {
   }
 }
 
+namespace {
+
+// Why a pinned link cannot serve interface `ifindex` any more, or "" if it can. A link whose
+// interface was deleted keeps its pin but has no interface (0); a recreated interface of the
+// same name has another index.
+std::string stale_link(int link_fd, unsigned ifindex) {
+  bpf_link_info info{};
+  uint32_t len = sizeof(info);
+  if (bpf_obj_get_info_by_fd(link_fd, &info, &len) != 0) return "";  // let the update decide
+  if (info.type != BPF_LINK_TYPE_XDP) return "not an XDP link";
+  if (info.xdp.ifindex == 0) return "its interface went away";
+  if (info.xdp.ifindex != ifindex)
+    return "it belongs to interface index " + std::to_string(info.xdp.ifindex) + ", not " +
+           std::to_string(ifindex);
+  return "";
+}
+
+}  // namespace
+
 Result<Attachment> attach_xdp(int prog_fd, const std::string& ifname, XdpMode mode,
                               const std::string& pin_root) {
   unsigned idx = if_nametoindex(ifname.c_str());
@@ -61,12 +80,25 @@ Result<Attachment> attach_xdp(int prog_fd, const std::string& ifname, XdpMode mo
   std::string pin = pinned_link_path(pin_root, ifname);
 
   UniqueFd existing(bpf_obj_get(pin.c_str()));
+  std::string stale;
   if (existing) {
+    stale = stale_link(existing.get(), idx);
     // Same interface, same link: swap the program atomically; packets never see none.
-    if (bpf_link_update(existing.get(), prog_fd, nullptr) != 0)
+    if (stale.empty() && bpf_link_update(existing.get(), prog_fd, nullptr) == 0)
+      out.replaced = true;
+    else if (stale.empty() && errno != ENOLINK)
       return errno_error("replace the program on " + ifname);
-    out.replaced = true;
-  } else {
+    else if (stale.empty())
+      stale = "its interface went away (link severed)";
+  }
+  if (!stale.empty()) {
+    // The pin is all that holds a severed link, and it protects nothing: drop it.
+    existing.reset();
+    if (::unlink(pin.c_str()) != 0 && errno != ENOENT) return errno_error("unpin stale " + pin);
+    out.warning =
+        "dropped the stale pinned link of " + ifname + " (" + stale + ") and attached afresh";
+  }
+  if (!out.replaced) {
     auto create = [&](uint32_t flags) {
       LIBBPF_OPTS(bpf_link_create_opts, o, .flags = flags);
       return UniqueFd(bpf_link_create(prog_fd, static_cast<int>(idx), BPF_XDP, &o));
@@ -77,9 +109,10 @@ Result<Attachment> attach_xdp(int prog_fd, const std::string& ifname, XdpMode mo
     } else {
       link = create(XDP_FLAGS_DRV_MODE);
       if (!link && mode == XdpMode::kAuto && errno != EBUSY && errno != EEXIST) {
-        out.warning = std::string("native XDP unavailable on ") + ifname + " (" +
-                      std::strerror(errno) +
-                      "); using generic mode, which runs after the kernel allocates each packet";
+        if (!out.warning.empty()) out.warning += "; ";
+        out.warning += std::string("native XDP unavailable on ") + ifname + " (" +
+                       std::strerror(errno) +
+                       "); using generic mode, which runs after the kernel allocates each packet";
         link = create(XDP_FLAGS_SKB_MODE);
       }
     }

@@ -1,5 +1,6 @@
 #include "metrics/collector.h"
 
+#include <exception>
 #include <utility>
 
 #include "metrics/families.h"
@@ -8,13 +9,22 @@ namespace rl::metrics {
 
 Collector::Collector(SnapshotFn snapshot) : snapshot_(std::move(snapshot)) {}
 
-std::vector<prometheus::MetricFamily> Collector::Collect() const {
+Result<Snapshot> Collector::snapshot() const {
   try {
     std::lock_guard lock(mu_);
-    if (snapshot_) {
-      Result<Snapshot> s = snapshot_();
-      if (s.ok()) return snapshot_families(*s);
-    }
+    if (!snapshot_) return Error{EINVAL, "no snapshot function"};
+    return snapshot_();
+  } catch (const std::exception& e) {
+    return Error{0, std::string("snapshot: ") + e.what()};
+  } catch (...) {
+    return Error{0, "snapshot: unknown exception"};
+  }
+}
+
+std::vector<prometheus::MetricFamily> Collector::Collect() const {
+  try {
+    Result<Snapshot> s = snapshot();
+    if (s.ok()) return snapshot_families(*s);
   } catch (...) {
     // Falls through to a failed scrape: see the header.
   }

@@ -21,6 +21,9 @@ class Collector : public prometheus::Collectable {
   // with rl_up 0 and rl_build_info only.
   std::vector<prometheus::MetricFamily> Collect() const override;
 
+  // One SnapshotFn call, serialised with scrapes; an exception becomes an error.
+  Result<Snapshot> snapshot() const;
+
  private:
   SnapshotFn snapshot_;
   // Scrapes can arrive on several HTTP threads at once; serialising them here means the

@@ -11,12 +11,16 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <map>
+#include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "metrics/collector.h"
+#include "metrics/health.h"
 
 namespace rl::metrics {
 namespace {
@@ -33,11 +37,37 @@ int capture_start_log(const mg_connection*, const char* message) {
   return 1;
 }
 
+// /healthz is not prometheus-cpp's to serve: civetweb hands every request to begin_request
+// first, which answers that one path and leaves the rest to prometheus-cpp. The callbacks are
+// shared by every Exporter, so the collector is found by the port the request came in on.
+std::mutex g_health_mu;
+std::map<int, std::weak_ptr<Collector>> g_health_by_port;
+
+int serve_healthz(mg_connection* conn) {
+  const mg_request_info* req = mg_get_request_info(conn);
+  if (!req || !req->local_uri || std::string_view(req->local_uri) != "/healthz") return 0;
+  std::shared_ptr<Collector> collector;
+  {
+    std::lock_guard lock(g_health_mu);
+    auto it = g_health_by_port.find(req->server_port);
+    if (it != g_health_by_port.end()) collector = it->second.lock();
+  }
+  if (!collector) return 0;
+  Health h = health_of(collector->snapshot());
+  mg_printf(conn,
+            "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            "Cache-Control: no-store\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+            h.ok ? "200 OK" : "503 Service Unavailable", h.text.size());
+  if (std::string_view(req->request_method) != "HEAD") mg_write(conn, h.text.data(), h.text.size());
+  return 200;  // non-zero: answered; civetweb logs it as this status
+}
+
 // civetweb copies the callbacks at start, so one instance serves every Exporter.
 const CivetCallbacks& callbacks() {
   static const CivetCallbacks cb = [] {
     CivetCallbacks c;
     c.log_message = capture_start_log;
+    c.begin_request = serve_healthz;
     return c;
   }();
   return cb;
@@ -90,6 +120,10 @@ Exporter::~Exporter() { stop(); }
 
 void Exporter::stop() noexcept {
   if (!exposer_) return;
+  {
+    std::lock_guard lock(g_health_mu);
+    g_health_by_port.erase(port());
+  }
   // civetweb's accept loop (1.15) polls the listening socket with a 2 s timeout and looks at
   // the stop request only between polls, so stopping would take up to 2 s, and every rld stop
   // or restart with it. While the server stops, connections wake the poll; refused ones once
@@ -124,6 +158,10 @@ Result<Exporter> Exporter::start(const std::string& address, SnapshotFn snapshot
     if (exposer->GetListeningPorts().empty())
       return Error{EINVAL, "metrics: no port to listen on in \"" + address + "\""};
     exposer->RegisterCollectable(collector);
+    {
+      std::lock_guard lock(g_health_mu);
+      for (int port : exposer->GetListeningPorts()) g_health_by_port[port] = collector;
+    }
     return Exporter(std::move(collector), std::move(exposer), wake_address(address));
   } catch (const std::exception& e) {
     start_log = nullptr;

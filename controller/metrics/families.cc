@@ -105,6 +105,15 @@ constexpr GlobalCounter kGlobalCounters[] = {
      "Offender events not written because all keys together reached the report cap (1,000 per "
      "second).",
      nullptr, nullptr, nullptr},
+    {RL_GC_SYNCOOKIE_SENT, "rl_syn_cookies_sent_total",
+     "SYNs of syn_cookies rules answered from XDP with a SYN-ACK carrying a cookie.", nullptr,
+     nullptr, nullptr},
+    {RL_GC_SYNCOOKIE_ACCEPTED, "rl_syn_cookies_accepted_total",
+     "ACKs without a connection whose SYN cookie was valid: passed on to the stack's SYNPROXY.",
+     nullptr, nullptr, nullptr},
+    {RL_GC_SYNCOOKIE_REJECTED, "rl_syn_cookies_rejected_packets_total",
+     "Packets of syn_cookies rules with neither a connection nor a valid cookie; dropped.",
+     "rl_syn_cookies_rejected_bytes_total", "Bytes of packets rejected by SYN cookies.", nullptr},
 };
 
 // A counter added to the ABI must get a name here, not vanish from the exposition.
@@ -170,7 +179,13 @@ void add_rules(std::vector<MetricFamily>& out, const Snapshot& s) {
   auto bytes = family("rl_rule_bytes_total",
                       std::string("Bytes matched by a rule, by verdict.") + kVerdictNote,
                       MetricType::Counter);
+  auto refused = family("rl_rule_limit_refused_packets_total",
+                        "Packets of a rule with stacked limits that one of its limits refused "
+                        "(dropped, or monitored under a monitor rule), by limit.",
+                        MetricType::Counter);
   for (const auto& r : s.rules) {
+    for (const auto& [limit, c] : r.limits)
+      add_sample(refused, double(c.pkts), {{"rule", r.name}, {"limit", limit}});
     add_sample(info, 1, {{"rule", r.name}, {"action", r.action}});
     for (const auto& v : kVerdicts) {
       add_sample(packets, double(r.counters.*v.packets), {{"rule", r.name}, {"verdict", v.name}});
@@ -180,6 +195,7 @@ void add_rules(std::vector<MetricFamily>& out, const Snapshot& s) {
   out.push_back(std::move(info));
   out.push_back(std::move(packets));
   out.push_back(std::move(bytes));
+  out.push_back(std::move(refused));
 }
 
 // ---- State gauges

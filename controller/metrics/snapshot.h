@@ -17,6 +17,8 @@ struct RuleSnapshot {
   std::string name;
   std::string action;  // "drop" or "monitor"
   rl_rule_counters counters{};
+  // Rules with stacked limits: what each limit refused, by the limit's name.
+  std::vector<std::pair<std::string, rl_counter>> limits;
 };
 
 struct InterfaceSnapshot {

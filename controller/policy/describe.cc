@@ -56,15 +56,25 @@ std::string describe_match(const Match& m) {
   return out;
 }
 
+namespace {
+
+// "token_bucket 3/s burst 5 per source", "sliding_window 50/s per source_prefix /24 /48".
+std::string describe_one(const Limit& l, KeyKind key, uint8_t v4_prefix, uint8_t v6_prefix) {
+  std::string out = std::string(algorithm_name(l.algorithm)) + " " + format_rate(l.rate);
+  if (l.algorithm == Algorithm::kTokenBucket && l.burst)
+    out += " burst " + std::to_string(l.burst) + (l.rate.unit == Unit::kBytes ? "B" : "");
+  out += std::string(" per ") + key_name(key);
+  if (key == KeyKind::kSourcePrefix)
+    out += " /" + std::to_string(v4_prefix) + " /" + std::to_string(v6_prefix);
+  return out;
+}
+
+}  // namespace
+
 std::string describe_limit(const Rule& r) {
-  std::string out =
-      std::string(algorithm_name(r.limit.algorithm)) + " " + format_rate(r.limit.rate);
-  if (r.limit.algorithm == Algorithm::kTokenBucket && r.limit.burst)
-    out +=
-        " burst " + std::to_string(r.limit.burst) + (r.limit.rate.unit == Unit::kBytes ? "B" : "");
-  out += std::string(" per ") + key_name(r.key);
-  if (r.key == KeyKind::kSourcePrefix)
-    out += " /" + std::to_string(r.v4_prefix) + " /" + std::to_string(r.v6_prefix);
+  std::string out = describe_one(r.limit, r.key, r.v4_prefix, r.v6_prefix);
+  for (const auto& l : r.more)
+    out += ", and " + l.name + ": " + describe_one(l.limit, l.key, l.v4_prefix, l.v6_prefix);
   if (r.cluster) out += ", cluster " + format_rate(r.cluster->rate);
   if (const auto& ns = r.new_sources) {
     out += ", new sources " + format_rate(ns->rate) + " burst " + std::to_string(ns->burst) +
@@ -79,6 +89,7 @@ std::string describe_rule(const Rule& r) {
   std::string out =
       describe_match(r.match) + "; " + describe_limit(r) + "; " + action_name(r.action);
   if (r.block_ns) out += " block " + format_duration(r.block_ns);
+  if (r.syn_cookies) out += "; syn cookies";
   return out;
 }
 

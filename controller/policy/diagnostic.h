@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "policy/model.h"
 
@@ -18,5 +19,28 @@ struct Diagnostic {
     return at + ": error: " + message;
   }
 };
+
+// Text from a policy file (or a path) made safe to show: control characters and every byte
+// outside printable ASCII become \xNN, so a message is valid UTF-8 and one line whatever the
+// file holds, and it is cut at `max` characters. A file that is not a policy at all (a binary,
+// another program's secrets behind a symlink) cannot fill a log through its errors.
+inline std::string printable(std::string_view text, size_t max = 240) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    if (out.size() >= max) {
+      out += "...";
+      break;
+    }
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
 
 }  // namespace rl::policy

@@ -1,5 +1,9 @@
 #include "policy/loader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -12,29 +16,90 @@
 
 #include "policy/fragment.h"
 #include "policy/merge.h"
+#include "policy/yaml_scan.h"
 
 namespace rl::policy {
 namespace {
 
-std::optional<std::string> read_file(const std::string& path, std::string* why) {
+// The largest policy file read. Policies are rules and prefixes, a few hundred KiB at most; the
+// bound keeps a stray dump or a device from filling memory.
+constexpr off_t kMaxPolicyBytes = 16 << 20;
+
+// A file's text, read so that no file can hang, flood or leak into the errors:
+// - A symbolic link is followed only when it resolves to a file inside the directory that holds
+//   the link (Kubernetes ConfigMap volumes link each file into a hidden subdirectory). A link out
+//   of it (to /etc/shadow, /dev/zero, /proc/kcore) is refused before anything is opened.
+// - Only a regular file is read: it is opened non-blocking and without following a link, and
+//   checked with fstat, so a FIFO, socket or device is refused instead of blocking or streaming.
+// - At most kMaxPolicyBytes, and a read error is an error, never an empty policy.
+}  // namespace
+
+std::optional<std::string> read_policy_file(const std::string& path, std::string* why) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  fs::path target = path;
+  if (fs::is_symlink(fs::symlink_status(target, ec))) {
+    fs::path dir = fs::canonical(target.parent_path().empty() ? "." : target.parent_path(), ec);
+    fs::path real = ec ? fs::path() : fs::canonical(target, ec);
+    if (ec) {
+      *why = "is a symbolic link that cannot be followed (" + ec.message() + "): refused";
+      return std::nullopt;
+    }
+    auto rel = real.lexically_relative(dir);
+    if (rel.empty() || *rel.begin() == "..") {
+      *why = "is a symbolic link to a file outside its directory: refused";
+      return std::nullopt;
+    }
+    target = real;
+  }
+  int fd = ::open(target.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    *why = std::string("cannot read: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    *why = std::string("cannot read: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  if (S_ISDIR(st.st_mode)) {
     *why = "is a directory, not a policy file";
     return std::nullopt;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *why = std::string("cannot read: ") + std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) {
+    *why = "is not a regular file (a FIFO, socket or device): refused";
     return std::nullopt;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    *why = std::string("cannot read: ") + std::strerror(errno);
+  if (st.st_size > kMaxPolicyBytes) {
+    *why = "is " + std::to_string(st.st_size) + " bytes, more than the " +
+           std::to_string(kMaxPolicyBytes >> 20) + " MiB a policy file may hold";
     return std::nullopt;
   }
-  return text.str();
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *why = std::string("cannot read: ") + std::strerror(errno);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > static_cast<size_t>(kMaxPolicyBytes)) {
+      *why = "is more than the " + std::to_string(kMaxPolicyBytes >> 20) +
+             " MiB a policy file may hold";
+      return std::nullopt;
+    }
+  }
+  return text;
 }
+
+namespace {
 
 // Files in load order, then line and column; checks that run later (merging) report into
 // earlier files too, and readers expect to fix problems top to bottom.
@@ -65,51 +130,103 @@ bool is_policy_file(const std::filesystem::path& p) {
 
 }  // namespace
 
-LoadResult load_string(const std::string& text, const std::string& filename) {
+namespace {
+
+// One file's text into a fragment, within what is left of the load's node budget: the YAML
+// is scanned first (depth, nodes with aliases expanded, the deadline), so yaml-cpp only ever
+// builds a tree within the bounds.
+void read_text(const std::string& text, const std::string& file, const LoadLimits& limits,
+               size_t& nodes_used, std::vector<detail::Fragment>& fragments,
+               std::vector<Diagnostic>& errors) {
+  detail::ScanLimits scan_limits{limits.max_depth,
+                                 limits.max_nodes - std::min(nodes_used, limits.max_nodes),
+                                 limits.max_nodes, limits.deadline};
+  auto scan = detail::scan_yaml(text, scan_limits);
+  if (scan.problem) {
+    const YAML::Mark& m = scan.problem->mark;
+    SourceLocation at = m.is_null() || m.line < 0 ? SourceLocation{file, 0, 0}
+                                                  : SourceLocation{file, m.line + 1, m.column + 1};
+    errors.push_back({at, printable(scan.problem->message)});
+    return;
+  }
+  nodes_used += scan.nodes;
+  fragments.push_back(detail::read_fragment(text, file, errors));
+}
+
+std::string time_limit_error() {
+  return "loading the policy took longer than its time limit; refused";
+}
+
+}  // namespace
+
+LoadResult load_string(const std::string& text, const std::string& filename,
+                       const LoadLimits& limits) {
   std::vector<Diagnostic> errors;
   std::vector<detail::Fragment> fragments;
-  fragments.push_back(detail::read_fragment(text, filename, errors));
+  size_t nodes = 0;
+  read_text(text, filename, limits, nodes, fragments, errors);
   return finish(std::move(fragments), std::move(errors), {filename});
 }
 
-LoadResult load_files(const std::vector<std::string>& paths) {
+LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& limits,
+                      const std::map<std::string, std::string>& texts) {
   std::vector<Diagnostic> errors;
   std::vector<detail::Fragment> fragments;
+  size_t nodes = 0;
   for (const auto& path : paths) {
+    if (limits.expired()) {
+      errors.push_back({SourceLocation{path, 0, 0}, time_limit_error()});
+      break;
+    }
     std::string why;
-    auto text = read_file(path, &why);
+    auto given = texts.find(path);
+    auto text = given != texts.end() ? std::optional(given->second) : read_policy_file(path, &why);
     if (!text) {
       errors.push_back({SourceLocation{path, 0, 0}, why});
       continue;
     }
-    fragments.push_back(detail::read_fragment(*text, path, errors));
+    read_text(*text, path, limits, nodes, fragments, errors);
   }
+  if (!paths.empty() && limits.expired() &&
+      (errors.empty() || errors.back().message != time_limit_error()))
+    errors.push_back({SourceLocation{paths.back(), 0, 0}, time_limit_error()});
   return finish(std::move(fragments), std::move(errors), paths);
 }
 
-LoadResult load_directory(const std::string& dir) {
+std::vector<std::string> policy_files(const std::string& dir, std::string* why) {
   namespace fs = std::filesystem;
   std::vector<std::string> paths;
   std::error_code ec;
   fs::directory_iterator it(dir, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
-    // is_regular_file follows symlinks: ConfigMap volumes link each file into a hidden dir.
+    // Every other entry with a policy's name is read, and refused there if it is not a regular
+    // file or links out of the directory (read_file): a hostile entry is an error, not skipped.
+    // Subdirectories are not policies, whatever their name.
     std::error_code type_ec;
-    if (is_policy_file(it->path()) && fs::is_regular_file(it->path(), type_ec))
+    if (is_policy_file(it->path()) && !fs::is_directory(it->path(), type_ec))
       paths.push_back(it->path().string());
   }
-  LoadResult result;
   if (ec) {
-    result.errors.push_back(
-        {SourceLocation{dir, 0, 0}, "cannot read policy directory: " + ec.message()});
+    *why = "cannot read policy directory: " + ec.message();
+    return {};
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+LoadResult load_directory(const std::string& dir, const LoadLimits& limits) {
+  std::string why;
+  auto paths = policy_files(dir, &why);
+  LoadResult result;
+  if (!why.empty()) {
+    result.errors.push_back({SourceLocation{dir, 0, 0}, why});
     return result;
   }
   if (paths.empty()) {
     result.errors.push_back({SourceLocation{dir, 0, 0}, "no policy files (*.yaml, *.yml)"});
     return result;
   }
-  std::sort(paths.begin(), paths.end());
-  return load_files(paths);
+  return load_files(paths, limits);
 }
 
 }  // namespace rl::policy

@@ -7,12 +7,12 @@
 namespace rl::policy::detail {
 namespace {
 
-const Schema kMatchSchema{
-    "in match",
-    {"sources", "protocol", "ports", "port", "tcp_flags", "icmp_types"},
-    {{{"name", "priority", "limit", "key", "prefix", "action", "block", "report", "cluster"},
-      "it belongs to the rule, one level up"},
-     {{"algorithm", "rate", "burst"}, "it belongs under limit:"}}};
+const Schema kMatchSchema{"in match",
+                          {"sources", "protocol", "ports", "port", "tcp_flags", "icmp_types"},
+                          {{{"name", "priority", "limit", "key", "prefix", "action", "block",
+                             "report", "cluster", "syn_cookies"},
+                            "it belongs to the rule, one level up"},
+                           {{"algorithm", "rate", "burst"}, "it belongs under limit:"}}};
 
 void read_sources(Reader& r, const Field& f, RuleDraft& d) {
   if (!expect_list(r, f, "sources must be a list of CIDRs or set names")) return;

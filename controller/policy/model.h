@@ -66,6 +66,20 @@ struct ClusterLimit {
   RedisFailure on_redis_failure = RedisFailure::kOpen;
 };
 
+// Limits one rule may stack, its own included (the data path's RL_MAX_LIMITS).
+constexpr size_t kMaxLimits = 4;
+
+// One more limit a rule's packets must also pass (`limits:` beyond the first): its own key and
+// algorithm; the rule's action, block and report apply to it.
+struct StackedLimit {
+  std::string name;  // for counters and rlctl: unique within the rule
+  Limit limit;
+  KeyKind key = KeyKind::kSourceAddress;
+  uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix
+  uint8_t v6_prefix = 64;
+  bool operator==(const StackedLimit&) const = default;
+};
+
 // A budget for keys that the data path does not hold yet: a new key needs one of its tokens to
 // get a bucket of its own; without one it is judged by the rule's limit on one bucket shared by
 // all such keys of the rule (key kRule) or of their source prefix (key kSourcePrefix).
@@ -91,6 +105,13 @@ struct Rule {
   bool report = true;     // log offenders
   std::optional<ClusterLimit> cluster;
   std::optional<NewSources> new_sources;
+  // `limits:` in the file: the first item is `limit`, `key` and the prefixes above (named
+  // limit_name), the rest are here. A packet passes the rule only if every limit admits it.
+  std::string limit_name;
+  std::vector<StackedLimit> more;
+  // Answer the rule's SYNs in XDP with SYN cookies; only packets of connections conntrack knows
+  // and ACKs with a valid cookie get through (to the stack's SYNPROXY, which rld installs).
+  bool syn_cookies = false;
   SourceLocation where;
 };
 
@@ -105,7 +126,7 @@ struct Policy {
   std::vector<Prefix> allow;  // never limited
   std::vector<Prefix> deny;   // always dropped
   std::vector<Rule> rules;
-  Verdict malformed = Verdict::kDrop;  // for what no list or rule decides (docs/policies.md)
+  Verdict malformed = Verdict::kDrop;  // safe: an odd packet must not get around the rules
 };
 
 }  // namespace rl::policy

@@ -1,6 +1,8 @@
 // Reading one entry of `rules:`: everything except its match (match_schema.cc).
+#include "policy/describe.h"
 #include "policy/fragment.h"
 #include "policy/limits.h"
+#include "policy/protocols.h"
 #include "policy/rate.h"
 
 namespace rl::policy::detail {
@@ -13,18 +15,26 @@ constexpr int kDefaultPriority = 100;
 constexpr uint64_t kMaxBlockNs = uint64_t{365} * 24 * 3600 * 1'000'000'000;
 
 const Schema kRuleSchema{"in rule",
-                         {"name", "priority", "match", "limit", "key", "prefix", "action", "block",
-                          "report", "cluster", "new_sources"},
+                         {"name", "priority", "match", "limit", "limits", "key", "prefix", "action",
+                          "block", "report", "cluster", "new_sources", "syn_cookies"},
                          {{{"sources", "protocol", "ports", "port", "tcp_flags", "icmp_types"},
                            "it belongs under match:"},
                           {{"algorithm", "rate", "burst"}, "it belongs under limit:"},
                           {{"on_redis_failure"}, "it belongs under cluster:"},
                           {{"ipv4", "ipv6"}, "it belongs under prefix:"}}};
 
-const Schema kLimitSchema{"in limit",
-                          {"algorithm", "rate", "burst"},
-                          {{{"key", "prefix", "action", "block", "report", "cluster"},
-                            "it belongs to the rule, one level up"}}};
+const Schema kLimitSchema{
+    "in limit",
+    {"algorithm", "rate", "burst"},
+    {{{"key", "prefix", "action", "block", "report", "cluster", "syn_cookies"},
+      "it belongs to the rule, one level up"}}};
+
+// An item of `limits:`: a limit with its own key.
+const Schema kLimitsItemSchema{
+    "in limits",
+    {"name", "algorithm", "rate", "burst", "key", "prefix"},
+    {{{"action", "block", "report", "cluster", "new_sources", "syn_cookies"},
+      "it belongs to the rule, one level up"}}};
 
 const Schema kPrefixSchema{"in prefix", {"ipv4", "ipv6"}, {}};
 
@@ -100,10 +110,9 @@ std::optional<uint64_t> read_burst(Reader& r, const Field& f, Unit unit) {
   return burst;
 }
 
-// Returns whether the rate was read, which later checks need.
-bool read_limit(Reader& r, const Field& f, Limit& limit) {
-  if (!expect_map(r, f, "limit")) return false;
-  Fields fields(r, f.value, kLimitSchema);
+// algorithm, rate and burst of the mapping f (a `limit:` or an item of `limits:`). Returns
+// whether the rate was read, which later checks need.
+bool read_limit_fields(Reader& r, const Field& f, const Fields& fields, Limit& limit) {
   bool algorithm_ok = true;
   if (const Field* a = fields.get("algorithm")) {
     auto algorithm = choice<Algorithm>(r, *a, "algorithm",
@@ -141,6 +150,20 @@ bool read_limit(Reader& r, const Field& f, Limit& limit) {
   return true;
 }
 
+bool read_limit(Reader& r, const Field& f, Limit& limit) {
+  if (!expect_map(r, f, "limit")) return false;
+  Fields fields(r, f.value, kLimitSchema);
+  return read_limit_fields(r, f, fields, limit);
+}
+
+std::optional<KeyKind> read_key(Reader& r, const Field& f) {
+  return choice<KeyKind>(r, f, "key",
+                         {{"source", KeyKind::kSourceAddress},
+                          {"source_prefix", KeyKind::kSourcePrefix},
+                          {"source_port", KeyKind::kSourceAddressPort},
+                          {"rule", KeyKind::kRule}});
+}
+
 // `prefix: {ipv4: N, ipv6: M}`, for the rule's key or its new-source budget's.
 void read_prefix(Reader& r, const Field& f, uint8_t& v4_prefix, uint8_t& v6_prefix) {
   if (!expect_map(r, f, "prefix")) return;
@@ -149,6 +172,74 @@ void read_prefix(Reader& r, const Field& f, uint8_t& v4_prefix, uint8_t& v6_pref
     if (auto n = integer(r, *v4, "prefix ipv4", 0, 32)) v4_prefix = static_cast<uint8_t>(*n);
   if (const Field* v6 = fields.get("ipv6"))
     if (auto n = integer(r, *v6, "prefix ipv6", 0, 128)) v6_prefix = static_cast<uint8_t>(*n);
+}
+
+// key: and prefix: of a rule or of an item of `limits:`. Returns whether the key was read.
+bool read_key_and_prefix(Reader& r, const Fields& fields, KeyKind& key, uint8_t& v4_prefix,
+                         uint8_t& v6_prefix) {
+  bool key_ok = true;
+  if (const Field* k = fields.get("key")) {
+    auto kind = read_key(r, *k);
+    if (kind) key = *kind;
+    key_ok = kind.has_value();
+  }
+  if (const Field* prefix = fields.get("prefix")) {
+    if (key_ok && key != KeyKind::kSourcePrefix)
+      r.error(prefix->key_at, "prefix is only valid with key: source_prefix");
+    else
+      read_prefix(r, *prefix, v4_prefix, v6_prefix);
+  }
+  return key_ok;
+}
+
+// `limits:`: the first item is the rule's own limit, the others are stacked on it. Returns
+// whether the first item's rate was read.
+bool read_limits(Reader& r, const Field& f, Rule& rule, bool& key_ok) {
+  if (!expect_list(r, f, "limits must be a list of limits, each like {rate: 100/s, key: source}"))
+    return false;
+  if (f.value.size() == 0 || f.value.size() > kMaxLimits) {
+    r.error(f.at, "limits must hold 1 to " + std::to_string(kMaxLimits) + " limits, not " +
+                      std::to_string(f.value.size()));
+    return false;
+  }
+  bool first_rate_ok = false;
+  std::vector<std::pair<std::string, SourceLocation>> names;
+  size_t i = 0;
+  for (const auto& node : f.value) {
+    Field item{"limits", node, r.at(node), r.at(node)};
+    bool first = i++ == 0;
+    if (!expect_map(r, item, "each item of limits")) continue;
+    Fields fields(r, node, kLimitsItemSchema);
+    StackedLimit l;
+    bool rate_ok = read_limit_fields(r, item, fields, l.limit);
+    bool this_key_ok = read_key_and_prefix(r, fields, l.key, l.v4_prefix, l.v6_prefix);
+    l.name = key_name(l.key);
+    SourceLocation name_at = item.at;
+    if (const Field* name = fields.get("name")) {
+      name_at = name->at;
+      if (auto n = scalar(r, *name, "limit name must be a string")) l.name = *n;
+    }
+    names.emplace_back(l.name, name_at);
+    if (first) {
+      first_rate_ok = rate_ok;
+      key_ok = this_key_ok;
+      rule.limit = l.limit;
+      rule.key = l.key;
+      rule.v4_prefix = l.v4_prefix;
+      rule.v6_prefix = l.v6_prefix;
+      rule.limit_name = l.name;
+    } else {
+      rule.more.push_back(l);
+    }
+  }
+  for (size_t a = 0; a < names.size(); a++)
+    for (size_t b = 0; b < a; b++)
+      if (names[a].first == names[b].first) {
+        r.error(names[a].second, "two limits of the rule are named '" + names[a].first +
+                                     "': give each a name: of its own");
+        break;
+      }
+  return first_rate_ok;
 }
 
 void read_cluster(Reader& r, const Field& f, Rule& rule, bool limit_rate_ok) {
@@ -229,6 +320,24 @@ void read_new_sources(Reader& r, const Field& f, Rule& rule, bool rule_key_ok) {
   if (r.error_count() == errors_before) rule.new_sources = ns;
 }
 
+// Called once the match and action are read: cookies answer TCP handshakes on known ports, and
+// they change what reaches the server, which a dry run must not.
+void read_syn_cookies(Reader& r, const Field& f, Rule& rule) {
+  auto on = boolean(r, f, "syn_cookies");
+  if (!on || !*on) return;
+  const Match& m = rule.match;
+  if (!m.protocol || *m.protocol != kTcp)
+    r.error(f.key_at, "syn_cookies needs match protocol: tcp");
+  else if (m.ports.empty())
+    r.error(f.key_at, "syn_cookies needs match ports (the stack's SYNPROXY is set up per port)");
+  else if (rule.action == Action::kMonitor)
+    r.error(f.key_at,
+            "syn_cookies cannot be combined with action: monitor (cookies answer SYNs instead of "
+            "the server; a dry run must not change that)");
+  else
+    rule.syn_cookies = true;
+}
+
 }  // namespace
 
 std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node) {
@@ -256,28 +365,22 @@ std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node) {
   if (const Field* match = fields.get("match")) read_match(r, *match, d);
 
   bool limit_rate_ok = false;
-  if (const Field* limit = fields.get("limit")) {
-    limit_rate_ok = read_limit(r, *limit, rule.limit);
-  } else {
-    r.error(rule.where, "rule" + (rule.name.empty() ? "" : " '" + rule.name + "'") +
-                            " is missing required key 'limit'");
-  }
-
   bool key_ok = true;
-  if (const Field* key = fields.get("key")) {
-    auto k = choice<KeyKind>(r, *key, "key",
-                             {{"source", KeyKind::kSourceAddress},
-                              {"source_prefix", KeyKind::kSourcePrefix},
-                              {"source_port", KeyKind::kSourceAddressPort},
-                              {"rule", KeyKind::kRule}});
-    if (k) rule.key = *k;
-    key_ok = k.has_value();
-  }
-  if (const Field* prefix = fields.get("prefix")) {
-    if (key_ok && rule.key != KeyKind::kSourcePrefix)
-      r.error(prefix->key_at, "prefix is only valid with key: source_prefix");
-    else
-      read_prefix(r, *prefix, rule.v4_prefix, rule.v6_prefix);
+  if (const Field* limits = fields.get("limits")) {
+    for (const char* single : {"limit", "key", "prefix"})
+      if (const Field* other = fields.get(single))
+        r.error(other->key_at,
+                std::string(single) + " does not go with limits: each item of limits has its own");
+    limit_rate_ok = read_limits(r, *limits, rule, key_ok);
+  } else {
+    if (const Field* limit = fields.get("limit")) {
+      limit_rate_ok = read_limit(r, *limit, rule.limit);
+    } else {
+      r.error(rule.where, "rule" + (rule.name.empty() ? "" : " '" + rule.name + "'") +
+                              " is missing required key 'limit'");
+    }
+    key_ok = read_key_and_prefix(r, fields, rule.key, rule.v4_prefix, rule.v6_prefix);
+    rule.limit_name = key_name(rule.key);
   }
   if (const Field* action = fields.get("action")) {
     auto a = choice<Action>(r, *action, "action",
@@ -300,6 +403,7 @@ std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node) {
   }
   if (const Field* cluster = fields.get("cluster")) read_cluster(r, *cluster, rule, limit_rate_ok);
   if (const Field* ns = fields.get("new_sources")) read_new_sources(r, *ns, rule, key_ok);
+  if (const Field* sc = fields.get("syn_cookies")) read_syn_cookies(r, *sc, rule);
   d.valid = r.error_count() == errors_before;
   return d;
 }

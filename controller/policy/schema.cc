@@ -2,6 +2,7 @@
 // rule_schema.cc; cross-file checks happen in merge.cc.
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "policy/fragment.h"
 
@@ -43,6 +44,7 @@ void read_sets(Reader& r, const Field& f, Fragment& frag) {
       continue;
     }
     SourceSet set{*name, {}, name_at};
+    std::map<Prefix, SourceLocation> seen;  // found in log time: sets hold 100k entries
     SourceLocation value_at = value.IsNull() ? name_at : r.at(value);
     size_t errors_before = r.error_count();
     if (!value.IsSequence()) r.error(value_at, "set '" + *name + "' must be a list of CIDRs");
@@ -59,8 +61,14 @@ void read_sets(Reader& r, const Field& f, Fragment& frag) {
         r.error(at, prefix.error().message);
         continue;
       }
-      if (std::find(set.prefixes.begin(), set.prefixes.end(), *prefix) == set.prefixes.end())
-        set.prefixes.push_back(*prefix);
+      // A repeated entry is most likely a mistake in a generated list (a wrong range, a merge
+      // gone twice), and silently keeping one would hide it.
+      if (auto [first, inserted] = seen.emplace(*prefix, at); !inserted) {
+        r.error(at, "duplicate entry '" + prefix->str() + "' in set '" + *name +
+                        "' (first given at line " + std::to_string(first->second.line) + ")");
+        continue;
+      }
+      set.prefixes.push_back(*prefix);
     }
     if (r.error_count() != errors_before) frag.broken_sets.push_back(*name);
     frag.sets.push_back(std::move(set));
@@ -131,6 +139,22 @@ Fragment read_fragment(const std::string& text, const std::string& file,
             "the top level must be a mapping with keys like sets:, allow:, deny: and rules:");
     return frag;
   }
+  // A file that is not a policy at all (a log, a password file behind a link) gets one error,
+  // not one per line of it.
+  size_t keys = 0, known = 0;
+  std::string first;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    std::string name = it->first.IsScalar() ? it->first.Scalar() : "";
+    if (keys++ == 0) first = name;
+    for (const auto& k : kTopSchema.keys) known += k == name;
+  }
+  if (keys > 1 && known == 0) {
+    r.error(r.at(root), "not an rl policy: none of its " + std::to_string(keys) +
+                            " top-level keys is sets:, allow:, deny:, rules:, malformed: or "
+                            "version: (the first is '" +
+                            printable(first, 40) + "')");
+    return frag;
+  }
   Fields fields(r, root, kTopSchema);
   if (const Field* version = fields.get("version")) {
     auto v = integer(r, *version, "version", INT64_MIN, INT64_MAX);
@@ -146,6 +170,12 @@ Fragment read_fragment(const std::string& text, const std::string& file,
   if (const Field* allow = fields.get("allow")) read_list(r, *allow, frag.allow);
   if (const Field* deny = fields.get("deny")) read_list(r, *deny, frag.deny);
   if (const Field* rules = fields.get("rules")) read_rules(r, *rules, frag);
+  // Right after the last error shown, which is where the reader stops reading.
+  if (size_t more = r.errors_not_shown()) {
+    SourceLocation at = errors.empty() ? SourceLocation{file, 0, 0} : errors.back().where;
+    errors.push_back({at, std::to_string(more) + " more errors not shown; fix the first ones "
+                                                 "and check again"});
+  }
   return frag;
 }
 

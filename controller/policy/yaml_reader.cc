@@ -40,7 +40,7 @@ Fields::Fields(Reader& r, const YAML::Node& map, const Schema& schema) {
           if (hint.empty() && k == name) hint = " (" + where + ")";
       }
       if (hint.empty()) hint = did_you_mean(name, schema.keys);
-      r.error(key_at, "unknown key '" + name + "' " + schema.context + hint);
+      r.error(key_at, "unknown key '" + printable(name, 40) + "' " + schema.context + hint);
       continue;
     }
     if (auto [first, inserted] = seen.emplace(name, key_at); !inserted) {

@@ -25,15 +25,21 @@ class Reader {
   const std::string& file() const { return file_; }
   SourceLocation at(const YAML::Node& node) const;  // 1-based; yaml-cpp marks are 0-based
   SourceLocation at(const YAML::Mark& mark) const;
-  void error(const SourceLocation& where, std::string message) {
-    out_.push_back(Diagnostic{where, std::move(message)});
+  // At most kMaxErrors are kept per file, each made printable (diagnostic.h); the rest are
+  // only counted (errors_not_shown), so a file that is not a policy cannot balloon memory or logs.
+  static constexpr size_t kMaxErrors = 20;
+  void error(const SourceLocation& where, const std::string& message) {
+    if (++errors_ > kMaxErrors) return;
+    out_.push_back(Diagnostic{where, printable(message)});
   }
   // Grows with every error; comparing two readings tells whether a step failed.
-  size_t error_count() const { return out_.size(); }
+  size_t error_count() const { return errors_; }
+  size_t errors_not_shown() const { return errors_ > kMaxErrors ? errors_ - kMaxErrors : 0; }
 
  private:
   std::string file_;
   std::vector<Diagnostic>& out_;
+  size_t errors_ = 0;
 };
 
 // One `key: value` of a mapping.

@@ -1,13 +1,18 @@
 // rlctl: the operator's command line for rld.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "common/cli_exit.h"
 #include "control/client.h"
 #include "policy/describe.h"
 #include "policy/loader.h"
 #include "policy/rate.h"
+#include "rlctl/completion.h"
 #include "rlctl/table.h"
 
 namespace {
@@ -24,7 +29,7 @@ Json call_or_exit(const Globals& g, const std::string& cmd, Json args = Json::ob
   auto r = rl::control::call(g.socket, rl::control::request(cmd, std::move(args)));
   if (!r) {
     std::cerr << "rlctl: " << r.error().message << "\n";
-    std::exit(3);
+    std::exit(rl::kExitUnreachable);
   }
   if (!r->value("ok", false)) {
     if (g.output == "json") {
@@ -34,14 +39,14 @@ Json call_or_exit(const Globals& g, const std::string& cmd, Json args = Json::ob
       for (const auto& e : r->value("errors", Json::array()))
         std::cerr << e.get<std::string>() << "\n";
     }
-    std::exit(1);
+    std::exit(rl::kExitFailure);
   }
   return (*r)["data"];
 }
 
 bool json_out(const Globals& g, const Json& data) {
   if (g.output != "json") return false;
-  std::cout << data.dump(2) << "\n";
+  std::cout << rl::control::to_text(data, 2) << "\n";
   return true;
 }
 
@@ -54,22 +59,54 @@ std::string num(const Json& v) {
     s << v.get<double>();
     return s.str();
   }
-  return v.dump();
+  return rl::control::to_text(v);
 }
 
+// Policy files for rld, read as the loader reads them (a hostile path cannot hang rlctl), and only
+// files rld's policy directory would load: *.yaml or *.yml.
 Json read_files(const std::vector<std::string>& paths) {
   Json files = Json::array();
   for (const auto& p : paths) {
-    std::ifstream in(p);
-    if (!in) {
-      std::cerr << "rlctl: cannot read " << p << "\n";
-      std::exit(2);
+    auto ext = std::filesystem::path(p).extension();
+    if (ext != ".yaml" && ext != ".yml") {
+      std::cerr << "rlctl: " << p << ": a policy file's name ends in .yaml or .yml\n";
+      std::exit(1);
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    files.push_back({{"path", p}, {"content", ss.str()}});
+    std::string why;
+    auto text = rl::policy::read_policy_file(p, &why);
+    if (!text) {
+      std::cerr << "rlctl: " << rl::policy::printable(p) << ": error: " << why << "\n";
+      std::exit(1);
+    }
+    files.push_back({{"path", p}, {"content", *text}});
   }
   return files;
+}
+
+// What `rlctl policy validate` loads: a directory alone is loaded exactly as rld loads its policy
+// directory; otherwise each directory stands for its *.yaml/*.yml files (sorted, not hidden),
+// merged with the files named, so cross-file checks (duplicate rule names) see them all.
+rl::policy::LoadResult load_for_validation(const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (args.size() == 1 && fs::is_directory(args[0], ec)) return rl::policy::load_directory(args[0]);
+  std::vector<std::string> paths;
+  for (const auto& a : args) {
+    if (!fs::is_directory(a, ec)) {
+      paths.push_back(a);
+      continue;
+    }
+    std::vector<std::string> in_dir;
+    for (const auto& e : fs::directory_iterator(a, ec)) {
+      std::string name = e.path().filename();
+      auto ext = e.path().extension();
+      if (!name.empty() && name[0] != '.' && (ext == ".yaml" || ext == ".yml"))
+        in_dir.push_back(e.path());
+    }
+    std::sort(in_dir.begin(), in_dir.end());
+    paths.insert(paths.end(), in_dir.begin(), in_dir.end());
+  }
+  return rl::policy::load_files(paths);
 }
 
 uint64_t parse_ttl(const std::string& ttl) {
@@ -77,31 +114,10 @@ uint64_t parse_ttl(const std::string& ttl) {
   auto d = rl::policy::parse_duration_ns(ttl);
   if (!d) {
     std::cerr << "rlctl: --ttl: " << d.error().message << "\n";
-    std::exit(2);
+    std::exit(rl::kExitUsage);
   }
   return *d / 1'000'000'000ULL;
 }
-
-const char* kBashCompletion =
-    R"BASH(# bash completion for rlctl: source it, or put it in /etc/bash_completion.d/rlctl
-_rlctl() {
-  local cur prev words cword
-  _init_completion 2>/dev/null || { cur="${COMP_WORDS[COMP_CWORD]}"; prev="${COMP_WORDS[COMP_CWORD-1]}"; }
-  local top="status attach detach policy allow deny unblock top stats cluster completion"
-  case "${COMP_WORDS[1]}" in
-    policy)
-      if [ "$COMP_CWORD" -eq 2 ]; then COMPREPLY=($(compgen -W "validate list show diff apply reload" -- "$cur"));
-      else COMPREPLY=($(compgen -f -X '!*.y*ml' -- "$cur")); fi ;;
-    allow|deny)
-      [ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "add del list" -- "$cur")) ;;
-    attach|detach)
-      COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur")) ;;
-    *)
-      if [ "$COMP_CWORD" -eq 1 ]; then COMPREPLY=($(compgen -W "$top -o --output -s --socket --help" -- "$cur")); fi ;;
-  esac
-}
-complete -F _rlctl rlctl
-)BASH";
 
 }  // namespace
 
@@ -115,9 +131,18 @@ int main(int argc, char** argv) {
       "  rlctl policy apply web.yaml       validate, install into the policy directory, apply\n"
       "  rlctl deny add 198.51.100.0/24 --ttl 10m\n"
       "  rlctl top -n 20                   current offenders by dropped packets\n"
-      "  rlctl stats -o json               per-rule counters and rates, for scripts",
+      "  rlctl key show 198.51.100.7       one source's tokens, block and drops in each rule\n"
+      "  rlctl stats -o json               per-rule counters and rates, for scripts\n\n"
+      "Global options (-o, --socket) go before or after the subcommand.",
       "rlctl"};
   app.require_subcommand(1);
+  // Subcommands take the global options too: `rlctl stats -o json`.
+  app.fallthrough();
+  app.footer(
+      "Exit status: 0 ok (policy validate: valid); 1 failure (rld refused the request, an "
+      "invalid policy, no such rule or interface); 2 usage error (unknown command or option, "
+      "bad value); 3 rld's control socket did not answer.");
+  app.set_version_flag("--version", std::string("rlctl ") + RL_VERSION);
   Globals g;
   app.add_option("-s,--socket", g.socket, "rld's control socket")->capture_default_str();
   app.add_option("-o,--output", g.output, "table or json")->check(CLI::IsMember({"table", "json"}));
@@ -135,6 +160,8 @@ int main(int argc, char** argv) {
           std::cout << "interface " << i["name"].get<std::string>() << ": "
                     << i["mode"].get<std::string>() << "\n";
         if (d["interfaces"].empty()) std::cout << "no interface attached\n";
+        if (!d.value("pins_outlive_rld", true))
+          std::cout << "WARNING: " << d.value("pin_warning", std::string()) << "\n";
         const auto& lr = d["last_reload"];
         std::cout << "policy: generation " << d["generation"] << ", " << d["rules"]
                   << " rules from " << d["policy_dir"].get<std::string>() << "\n";
@@ -174,14 +201,17 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   std::string rule_name;
   auto* validate = policy->add_subcommand(
-      "validate", "check policy files (exit 0 valid, 1 invalid); no rld needed");
-  validate->add_option("files", files, "policy files")->required();
+      "validate",
+      "check policy files, or a directory as rld loads it (exit 0 valid, 1 invalid); no rld "
+      "needed");
+  validate->add_option("files", files, "policy files or directories")->required();
   validate->callback([&] {
-    auto r = rl::policy::load_files(files);
+    auto r = load_for_validation(files);
     if (g.output == "json") {
       Json errs = Json::array();
       for (const auto& e : r.errors) errs.push_back(e.str());
-      std::cout << Json{{"valid", r.ok()}, {"errors", errs}, {"rules", r.policy.rules.size()}}.dump(
+      std::cout << rl::control::to_text(
+                       Json{{"valid", r.ok()}, {"errors", errs}, {"rules", r.policy.rules.size()}},
                        2)
                 << "\n";
     } else {
@@ -282,17 +312,62 @@ int main(int argc, char** argv) {
       std::cout << "reset " << d["keys_reset"] << " keys of " << d["address"].get<std::string>()
                 << "\n";
   });
-  std::string top_rule;
+  std::string top_rule, top_by = "drops";
   int top_n = 10;
   auto* top = app.add_subcommand("top", "current offenders with their over-limit packet counts");
   top->add_option("--rule", top_rule, "only this rule");
   top->add_option("-n", top_n, "how many")->capture_default_str();
+  top->add_option("--by", top_by,
+                  "drops (over-limit packets); traffic is refused: the data path counts drops "
+                  "per key, not traffic")
+      ->check(CLI::IsMember({"drops", "traffic"}))
+      ->capture_default_str();
   top->callback([&] {
-    Json d = call_or_exit(g, "top", {{"rule", top_rule}, {"n", top_n}});
+    Json d = call_or_exit(g, "top", {{"rule", top_rule}, {"n", top_n}, {"by", top_by}});
     if (json_out(g, d)) return;
     rlctl::Table t({"RULE", "KEY", "DROPPED", "BLOCKED"});
     for (const auto& o : d["offenders"])
       t.row({o["rule"], o["key"], num(o["drops"]), o["blocked"].get<bool>() ? "yes" : "no"});
+    t.print(std::cout);
+  });
+
+  // key show
+  auto* key = app.add_subcommand("key", "one limiter key's state, read from the data path");
+  key->require_subcommand(1);
+  std::string key_arg, key_rule;
+  auto* key_show = key->add_subcommand(
+      "show", "a source's state in each rule: tokens or window count, block, drops");
+  key_show->add_option("key", key_arg, "ADDRESS, ADDRESS|PORT (per-port rules) or a CIDR")
+      ->required();
+  key_show->add_option("--rule", key_rule, "only this rule");
+  key_show->callback([&] {
+    Json d = call_or_exit(g, "key.show", {{"key", key_arg}, {"rule", key_rule}});
+    if (json_out(g, d)) return;
+    rlctl::Table t({"RULE", "KEY", "STATE", "BLOCKED", "DROPS", "LAST DROP"});
+    for (const auto& r : d["rules"]) {
+      if (r.contains("note")) {
+        t.row({r["rule"], "-", r["note"], "-", "-", "-"});
+        continue;
+      }
+      std::string state = "not tracked (a fresh key)", blocked = "no";
+      if (r["tracked"].get<bool>()) {
+        const auto& s = r["state"];
+        std::string unit = s["unit"].get<std::string>();
+        if (s.contains("tokens"))
+          state = num(s["tokens"]) + " of " + num(s["burst"]) + " " + unit + " left";
+        else if (s.contains("count"))
+          state = num(s["count"]) + " of " + num(s["limit"]) + " " + unit + " in this window";
+        if (s["blocked"].get<bool>()) blocked = "yes, " + num(s["blocked_for_seconds"]) + " s";
+      }
+      std::string last = "-";
+      if (!r["last_drop"].is_null()) {
+        std::time_t at = r["last_drop"].get<std::time_t>();
+        char buf[32];
+        std::strftime(buf, sizeof(buf), "%F %T", std::localtime(&at));
+        last = buf;
+      }
+      t.row({r["rule"], r["key"], state, blocked, num(r["drops"]), last});
+    }
     t.print(std::cout);
   });
   app.add_subcommand("stats", "per-rule counters and rates, and the data path's global counters")
@@ -310,6 +385,18 @@ int main(int argc, char** argv) {
                  num(rates.value("dropped_pps", Json(nullptr)))});
         }
         t.print(std::cout);
+        // Rules with stacked limits: which limit refused what.
+        rlctl::Table lt({"RULE", "LIMIT", "REFUSED", "REFUSED BYTES"});
+        bool stacked = false;
+        for (const auto& r : d["rules"])
+          for (const auto& l : r.value("limits", Json::array())) {
+            lt.row({r["name"], l["name"], num(l["refused_packets"]), num(l["refused_bytes"])});
+            stacked = true;
+          }
+        if (stacked) {
+          std::cout << "\n";
+          lt.print(std::cout);
+        }
         std::cout << "\n";
         rlctl::Table gt({"COUNTER", "PACKETS", "BYTES"});
         for (auto& [k, v] : d["global"].items()) gt.row({k, num(v["packets"]), num(v["bytes"])});
@@ -342,8 +429,8 @@ int main(int argc, char** argv) {
   auto* completion = app.add_subcommand("completion", "print shell completion (bash)");
   std::string shell = "bash";
   completion->add_option("shell", shell, "bash")->check(CLI::IsMember({"bash"}));
-  completion->callback([&] { std::cout << kBashCompletion; });
+  completion->callback([&] { std::cout << rlctl::bash_completion(app); });
 
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  if (auto rc = rl::parse_command_line(app, argc, argv)) return *rc;
+  return rl::kExitOk;
 }

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+
 #include <ostream>
 #include <string>
 #include <vector>
+#include "control/protocol.h"
 
 namespace rlctl {
 
@@ -14,7 +16,8 @@ class Table {
   // Cells may be strings or JSON strings (printed without quotes).
   void row(std::initializer_list<nlohmann::json> cells) {
     std::vector<std::string> r;
-    for (const auto& c : cells) r.push_back(c.is_string() ? c.get<std::string>() : c.dump());
+    for (const auto& c : cells)
+      r.push_back(c.is_string() ? c.get<std::string>() : rl::control::to_text(c));
     rows_.push_back(std::move(r));
   }
   void print(std::ostream& out) const {

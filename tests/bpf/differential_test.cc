@@ -109,6 +109,17 @@ class Gen {
     r.v6_prefix = 32 + u(97);
     r.action = coin(25) ? policy::Action::kMonitor : policy::Action::kDrop;
     if (coin(20)) r.block_ns = (1 + u(3)) * kSec / 2;
+    for (int i = 0, n = coin(30) ? 1 + u(3) : 0; i < n; i++) {
+      policy::StackedLimit l;
+      l.name = "l" + std::to_string(i + 1);
+      l.limit.algorithm = algos[u(3)];
+      l.limit.rate = {1 + u(20), coin() ? kSec : kSec / 10, policy::Unit::kPackets};
+      if (l.limit.algorithm == policy::Algorithm::kTokenBucket) l.limit.burst = 1 + u(8);
+      l.key = keys[u(4)];
+      l.v4_prefix = 16 + u(17);
+      l.v6_prefix = 32 + u(97);
+      r.more.push_back(l);
+    }
     if (r.key != policy::KeyKind::kRule && coin(30)) {
       policy::NewSources ns;
       ns.rate = {1 + u(4), coin() ? kSec : kSec / 10, policy::Unit::kPackets};
@@ -208,7 +219,7 @@ int vlan_tags(const std::vector<uint8_t>& f) {
 }
 
 TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
-  uint64_t decisions = 0, limited = 0, unadmitted = 0;
+  uint64_t decisions = 0, limited = 0, unadmitted = 0, stacked_refusals = 0;
   uint64_t no_l4 = 0, no_l4_judged = 0, proto_unknown = 0, deep_vlan = 0;
   std::map<uint32_t, uint64_t> by_reason;
   for (uint32_t seed = 1; seed <= 60; seed++) {
@@ -229,6 +240,9 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
       ASSERT_EQ(got.verdict, want.verdict) << "seed " << seed << " packet " << i;
       ASSERT_EQ(got.rule_pos, want.rule_pos) << "seed " << seed << " packet " << i;
       ASSERT_EQ(got.unadmitted != 0, want.unadmitted) << "seed " << seed << " packet " << i;
+      if (want.rule_pos >= 0)
+        ASSERT_EQ(got.limit, want.limit) << "seed " << seed << " packet " << i;
+      stacked_refusals += want.limit > 0 && want.reason != RL_REASON_ADMITTED;
       decisions++;
       by_reason[want.reason]++;
       limited += want.reason == RL_REASON_LIMITED || want.reason == RL_REASON_BLOCKED;
@@ -245,12 +259,16 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   // unknown, VLAN stacks beyond the walk.
   EXPECT_GT(limited, decisions / 20);
   EXPECT_GT(unadmitted, decisions / 200);
+  EXPECT_GT(stacked_refusals, decisions / 200);
   EXPECT_GT(no_l4, decisions / 50);
   EXPECT_GT(no_l4_judged, no_l4 / 10);
   EXPECT_GT(proto_unknown, decisions / 200);
   EXPECT_GT(deep_vlan, decisions / 500);
-  std::printf("differential: %lu decisions, %lu limited or blocked, %lu unadmitted\n",
-              (unsigned long)decisions, (unsigned long)limited, (unsigned long)unadmitted);
+  std::printf(
+      "differential: %lu decisions, %lu limited or blocked, %lu unadmitted, %lu refused by a "
+      "stacked limit\n",
+      (unsigned long)decisions, (unsigned long)limited, (unsigned long)unadmitted,
+      (unsigned long)stacked_refusals);
   std::printf(
       "  transport not parsed: %lu (%lu decided by a list or rule), protocol unknown: %lu, "
       "VLAN stack beyond the walk: %lu\n",

@@ -106,5 +106,27 @@ TEST_F(ExactnessTest, NewSourceBudgetGrantsExactlyItsBurst) {
   EXPECT_EQ(global(RL_GC_CAS_EXHAUSTED), 0u);
 }
 
+// Stacked limits on two CPUs: the total admits exactly its burst, and every packet it refused
+// gave the source's own limit its token back, so the source has exactly what it did not pass.
+TEST_F(ExactnessTest, StackedLimitsAdmitExactlyAndGiveBackExactly) {
+  policy::Policy p;
+  auto r = token_bucket("stacked", 1, 5000);  // the source: 5,000, then 1 per second
+  policy::StackedLimit total;
+  total.name = "total";
+  total.key = policy::KeyKind::kRule;
+  total.limit.rate = per_second(3000);
+  total.limit.burst = 3000;
+  r.more = {total};
+  p.rules = {r};
+  apply(p);
+  auto f = udp4("198.18.0.1");
+  contend(f, 10000);
+  EXPECT_EQ(counters("stacked").passed_pkts, 3000u) << "the total's burst";
+  dp_->set_clock(kT0 + kSec);  // the total is full again; the source gained one token
+  contend(f, 10000);
+  EXPECT_EQ(counters("stacked").passed_pkts, 3000u + 2000 + 1) << "what the source had left";
+  EXPECT_EQ(global(RL_GC_CAS_EXHAUSTED), 0u);
+}
+
 }  // namespace
 }  // namespace rl::testing

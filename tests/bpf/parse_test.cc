@@ -267,6 +267,21 @@ TEST_F(ParseTest, NonsenseHeaders) {
   }
 }
 
+// More extension headers than the walk covers leave the transport unparsed, but the source is
+// known: the deny list still drops it, so extension headers cannot carry a denied source around it.
+TEST_F(ParseTest, OverlongExtensionChainsCannotDodgeTheDenyList) {
+  policy::Policy p;  // malformed: not given
+  p.deny = {P("2001:db8:bad::/48")};
+  p.rules = {token_bucket("any", 10, 10)};
+  apply(p);
+  Builder b;
+  b.ipv6("2001:db8:bad::1", "2001:db8::2");
+  for (int i = 0; i <= RL_IPV6_MAX_EXT_HDRS; i++) b.ipv6_ext(60, 0);
+  auto d = send(b.udp(1, 53).build());
+  EXPECT_EQ(d.reason, RL_REASON_DENYLIST);
+  EXPECT_EQ(d.verdict, XDP_DROP);
+}
+
 TEST_F(ParseTest, MalformedVerdictIsConfigurable) {
   policy::Policy p;
   EXPECT_EQ(p.malformed, policy::Verdict::kDrop) << "the safe default";

@@ -196,6 +196,23 @@ Result<Pair> Lab::add_pair(size_t i, size_t server) {
   return p;
 }
 
+Status Lab::recreate_pair(size_t i) {
+  Pair& p = pairs_.at(i);
+  auto del = host({"ip", "-n", p.server.ns, "link", "del", p.server.ifname});
+  if (auto s = check(del, "delete " + p.server.ifname); !s) return s;
+  auto out = host({"ip", "link", "add", p.client.ifname, "netns", p.client.ns, "address",
+                   p.client.mac, "type", "veth", "peer", "name", p.server.ifname, "netns",
+                   p.server.ns, "address", p.server.mac});
+  if (auto s = check(out, "veth " + p.client.ifname + " <-> " + p.server.ifname); !s) return s;
+  for (Endpoint* e : {&p.client, &p.server}) {
+    auto read = read_endpoint(*e);
+    if (!read) return read.error();
+    *e = *read;
+  }
+  if (auto s = configure_pair(p); !s) return s;
+  return settle();
+}
+
 Status Lab::configure_pair(const Pair& p) {
   for (auto [self, peer] : {std::pair{&p.client, &p.server}, std::pair{&p.server, &p.client}}) {
     const std::string& ns = self->ns;

@@ -81,6 +81,10 @@ class Lab {
   // A long-running child inside ns (a sink, a daemon); the Process kills it when dropped.
   Result<Process> spawn_in(const std::string& ns, const std::vector<std::string>& argv) const;
 
+  // Deletes pair i's veth and creates it again with the same names, MAC and IP addresses but new
+  // interface indexes: what programs attached to it see when an interface is recreated.
+  Status recreate_pair(size_t i = 0);
+
   Result<IfStats> stats(const std::string& ns, const std::string& ifname) const;
   Result<IfStats> server_stats(size_t i = 0) const {
     return stats(server_ns(i), pair(i).server.ifname);

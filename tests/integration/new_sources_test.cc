@@ -90,5 +90,81 @@ TEST_F(NewSourcesFlood, FloodReachingTheStackIsBoundedByTheBudget) {
       (unsigned long)unadmitted, (unsigned long)known_got, (unsigned long)(known_count + 1));
 }
 
+// Stacked limits on the lab: a flood spread over one /24, every source new, is held to the /24's
+// cap by the second limit, while a source known before, on its own veth, keeps its own rate.
+TEST_F(NewSourcesFlood, AFloodSpreadOverASlash24IsHeldToItsCap) {
+  constexpr uint64_t kCapRate = 100, kCapBurst = 100;
+  write_policy("stacked.yaml",
+               "rules:\n"
+               "  - name: stacked\n"
+               "    match: {protocol: udp, port: 9}\n"
+               "    limits:\n"
+               "      - {rate: 50/s, burst: 50, key: source}\n"
+               "      - name: per-24\n"
+               "        rate: " +
+                   std::to_string(kCapRate) +
+                   "/s\n"
+                   "        burst: " +
+                   std::to_string(kCapBurst) +
+                   "\n"
+                   "        key: source_prefix\n"
+                   "        prefix: {ipv4: 24}\n");
+  start_rld();
+  auto sink = start_sink(*lab_, 0, {.port = 9, .seconds = 60, .idle_ms = 2000});
+  ASSERT_TRUE(sink.ok()) << sink.error().str();
+  const std::string known = "198.18.9.7";  // its own /24: the flood's cap is not its cap
+  ASSERT_TRUE(rl::testing::send(*lab_, lab_->side_link(), {.src = known, .count = 1}).ok());
+  std::this_thread::sleep_for(200ms);
+
+  const uint64_t known_count = 120;
+  Result<SendSummary> known_sent = Error{0, "not run"};
+  std::thread known_sender([&] {
+    known_sent = rl::testing::send(*lab_, lab_->side_link(),
+                                   {.src = known, .count = known_count, .rate = 40});
+  });
+  // 254 sources of 198.18.7.0/24, 2,000 packets each: each source's own limit alone would pass
+  // 50 of them (12,700 in all); the /24 cap holds the flood, and as its refusals give the
+  // sources' tokens back, it does all the refusing.
+  auto t0 = std::chrono::steady_clock::now();
+  // Paced below what the lab's sender reaches without send errors on a busy machine.
+  SendSummary flood = send({.src = "198.18.7.0/24",
+                            .sources = 254,
+                            .count = 508'000,
+                            .rate = 250'000,
+                            .max_seconds = 20});
+  double flood_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  known_sender.join();
+  ASSERT_TRUE(known_sent.ok()) << known_sent.error().str();
+  ASSERT_EQ(flood.sent, 508'000u);
+  auto got = finish_sink(*sink, std::chrono::seconds(30));
+  ASSERT_TRUE(got.ok()) << got.error().str();
+
+  uint64_t known_got = got->sources.count(known) ? got->sources.at(known) : 0;
+  EXPECT_EQ(known_got, 1 + known_count) << "the known source keeps its own full rate";
+  uint64_t flood_got = got->received - known_got;
+  double bound = kCapBurst + kCapRate * (flood_seconds + 0.2);
+  EXPECT_LE(flood_got, bound) << "over " << flood_seconds << " s";
+  EXPECT_GE(flood_got, kCapBurst) << "the cap's burst passes";
+
+  Json stats = ctl({"stats"});
+  Json limits;
+  for (const auto& r : stats["rules"])
+    if (r["name"] == "stacked") limits = r["limits"];
+  ASSERT_EQ(limits.size(), 2u) << stats.dump();
+  EXPECT_EQ(limits[1]["name"], "per-24");
+  EXPECT_GT(limits[1]["refused_packets"].get<uint64_t>(),
+            limits[0]["refused_packets"].get<uint64_t>())
+      << "the /24 cap does the refusing";
+  std::printf(
+      "stacked: %lu packets from 254 sources of one /24 in %.2f s (%.0f pps); %lu reached "
+      "the socket (bound %.0f); refused by source %lu, by per-24 %lu; known source %lu of "
+      "%lu\n",
+      (unsigned long)flood.sent, flood.seconds, flood.sent / flood.seconds,
+      (unsigned long)flood_got, bound, (unsigned long)limits[0]["refused_packets"].get<uint64_t>(),
+      (unsigned long)limits[1]["refused_packets"].get<uint64_t>(), (unsigned long)known_got,
+      (unsigned long)(known_count + 1));
+}
+
 }  // namespace
 }  // namespace rl::testing

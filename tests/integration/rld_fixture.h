@@ -65,31 +65,28 @@ class RldTest : public ::testing::Test {
     std::filesystem::rename(part, dir_ / "policies" / name);  // rld never sees half a file
   }
 
-  // rld on pair(0)'s server end and on every side link's, with `extra` flags.
-  void start_rld(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {"nsenter",
-                                     "--net=/run/netns/" + lab_->server_ns(),
-                                     RL_RLD_PATH,
-                                     "--interface",
-                                     lab_->pair().server.ifname,
-                                     "--policy-dir",
-                                     (dir_ / "policies").string(),
-                                     "--pin-root",
-                                     pin_root_,
-                                     "--control-socket",
-                                     socket_path(),
-                                     "--metrics-listen",
-                                     "127.0.0.1:" + std::to_string(metrics_port_),
-                                     "--reload-debounce-ms",
-                                     "100",
-                                     "--key-capacity",
-                                     "65536"};
+  // rld's command line in the server namespace (pair(0)'s server end and every side link's),
+  // behind rld_wrapper_ (env, setpriv, ...); tests may change key_capacity_ first.
+  std::vector<std::string> rld_argv() const {
+    std::vector<std::string> argv = {"nsenter", "--net=/run/netns/" + lab_->server_ns()};
+    argv.insert(argv.end(), rld_wrapper_.begin(), rld_wrapper_.end());
+    argv.insert(argv.end(),
+                {RL_RLD_PATH, "--interface", lab_->pair().server.ifname, "--policy-dir",
+                 (dir_ / "policies").string(), "--pin-root", pin_root_, "--control-socket",
+                 socket_path(), "--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port_),
+                 "--reload-debounce-ms", "100", "--key-capacity", key_capacity_});
     for (size_t k = 0; k < lab_options_.side_links; k++) {
       argv.push_back("--interface");
       argv.push_back(lab_->side_link(k).server.ifname);
     }
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    auto p = Process::spawn(argv);
+    argv.insert(argv.end(), rld_extra_args_.begin(), rld_extra_args_.end());
+    return argv;
+  }
+
+  std::vector<std::string> rld_extra_args_;  // more of rld's flags, set before start_rld()
+
+  void start_rld() {
+    auto p = Process::spawn(rld_argv());
     ASSERT_TRUE(p.ok()) << p.error().str();
     rld_ = std::make_unique<Process>(std::move(*p));
     ASSERT_TRUE(rld_->wait_for("rld running", 10s)) << "rld did not start:\n" << rld_->err();
@@ -176,11 +173,14 @@ class RldTest : public ::testing::Test {
   }
 
   LabOptions lab_options_;  // set in a derived fixture's constructor to shape the lab
+  // Runs rld inside the server namespace (env, setpriv): set before start_rld().
+  std::vector<std::string> rld_wrapper_;
   std::unique_ptr<Lab> lab_;
   std::unique_ptr<Process> rld_;
   std::filesystem::path dir_;
   std::string pin_root_;
   uint16_t metrics_port_ = 0;
+  std::string key_capacity_ = "65536";
 };
 
 }  // namespace rl::testing

@@ -175,6 +175,36 @@ TEST_F(RldTest, KillNineKeepsEnforcingAndARestartAdoptsTheState) {
   EXPECT_EQ(c["passed_packets"].get<uint64_t>(), 10u);
 }
 
+// A restart with a broken file in the policy directory (bytes that are not UTF-8 among them)
+// keeps the rule set in force: the pinned maps hold it, and the broken file changes nothing.
+// rld and rlctl stay up and answer.
+TEST_F(RldTest, ARestartWithABrokenFileKeepsTheRulesInForce) {
+  write_policy("a.yaml", rule("1/min", 5));
+  start_rld();
+  auto through = [&](const std::string& src) {
+    return received({.src = src, .count = 20, .rate = 2000});
+  };
+  EXPECT_EQ(through("198.18.7.7"), 5u);
+  rld_->signal(SIGKILL);
+  rld_->wait(5s);
+  write_policy("b.yaml", "rules:\n  - name: broken\xff\xfe\n    limit: {rate: 10/s}\n");
+
+  start_rld();
+  Json st = ctl({"status"});
+  EXPECT_TRUE(st["adopted"].get<bool>());
+  EXPECT_FALSE(st["last_reload"]["ok"].get<bool>()) << st.dump();
+  EXPECT_EQ(st["rules"].get<uint64_t>(), 1u) << "the rule set in force stays";
+  EXPECT_EQ(through("198.18.7.7"), 0u) << "still limited across the restart";
+  EXPECT_EQ(through("198.18.7.9"), 5u) << "by the same rule";
+  auto out = run({RL_RLCTL_PATH, "-s", socket_path(), "status"});
+  EXPECT_EQ(out.code, 0) << out.describe();
+  auto validate =
+      run({RL_RLCTL_PATH, "policy", "validate", (dir_ / "policies" / "b.yaml").string()});
+  EXPECT_EQ(validate.code, 1) << validate.describe();
+  EXPECT_NE(validate.err.find("\\xff"), std::string::npos) << validate.err;
+  ASSERT_TRUE(rld_->running()) << rld_->err();
+}
+
 TEST_F(RldTest, RlctlAndMetricsAgreeWithThePacketsSent) {
   write_policy("a.yaml", rule("1/min", 7));
   start_rld();

@@ -19,6 +19,16 @@ std::string last_line(const std::string& s) {
   return s.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin + 1));
 }
 
+// A tool in server i's namespace that says "listening" on stderr once it can take traffic.
+Result<Process> spawn_listening(const Lab& lab, size_t server, const std::vector<std::string>& argv,
+                                const std::string& what) {
+  auto p = lab.spawn_in(lab.server_ns(server), argv);
+  if (!p) return p.error();
+  if (!p->wait_for("listening", std::chrono::seconds(5)))
+    return Error{0, what + " did not start: " + p->err()};
+  return p;
+}
+
 }  // namespace
 
 std::vector<std::string> rlsend_argv(const Pair& pair, const SendSpec& spec) {
@@ -72,14 +82,11 @@ Result<SendSummary> parse_send_summary(const std::string& text) {
 }
 
 Result<Process> start_sink(const Lab& lab, size_t server, const SinkSpec& spec) {
-  auto sink = lab.spawn_in(
-      lab.server_ns(server),
+  return spawn_listening(
+      lab, server,
       {RL_UDP_SINK_PATH, "--port", std::to_string(spec.port), "--seconds", number(spec.seconds),
-       "--expect", std::to_string(spec.expect), "--idle-ms", std::to_string(spec.idle_ms)});
-  if (!sink) return sink.error();
-  if (!sink->wait_for("listening", std::chrono::seconds(5)))
-    return Error{0, "udp_sink did not start: " + sink->err()};
-  return sink;
+       "--expect", std::to_string(spec.expect), "--idle-ms", std::to_string(spec.idle_ms)},
+      "udp_sink");
 }
 
 Result<SinkSummary> finish_sink(Process& sink, std::chrono::milliseconds timeout) {
@@ -99,6 +106,44 @@ Result<SinkSummary> parse_sink_summary(const std::string& text) {
     return s;
   } catch (const nlohmann::json::exception& e) {
     return Error{0, std::string("udp_sink summary '") + text + "': " + e.what()};
+  }
+}
+
+Result<Process> start_tcp_server(const Lab& lab, size_t server, const TcpServeSpec& spec) {
+  return spawn_listening(
+      lab, server,
+      {RL_TCP_PEER_PATH, "serve", "--port", std::to_string(spec.port), "--expect",
+       std::to_string(spec.expect), "--seconds", number(spec.seconds)},
+      "tcp_peer serve");
+}
+
+Result<TcpServeSummary> finish_tcp_server(Process& p, std::chrono::milliseconds timeout) {
+  Output out = p.wait(timeout);
+  if (!out.ok()) return Error{0, "tcp_peer serve: " + out.describe()};
+  try {
+    auto j = nlohmann::json::parse(last_line(out.out));
+    TcpServeSummary s{j.at("accepted").get<uint64_t>(), {}};
+    for (const auto& [peer, n] : j.at("peers").items()) s.peers[peer] = n.get<uint64_t>();
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    return Error{0, "tcp_peer serve summary '" + out.out + "': " + e.what()};
+  }
+}
+
+Result<TcpConnectSummary> tcp_connect(const Lab& lab, const TcpConnectSpec& spec) {
+  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(spec.seconds * 1000) + 5000);
+  Output out =
+      lab.run(lab.client_ns(),
+              {RL_TCP_PEER_PATH, "connect", "--to", spec.to, "--port", std::to_string(spec.port),
+               "--count", std::to_string(spec.count), "--seconds", number(spec.seconds)},
+              timeout);
+  if (!out.ok()) return Error{0, "tcp_peer connect: " + out.describe()};
+  try {
+    auto j = nlohmann::json::parse(last_line(out.out));
+    return TcpConnectSummary{j.at("completed").get<uint64_t>(), j.at("failed").get<uint64_t>(),
+                             j.at("seconds").get<double>()};
+  } catch (const nlohmann::json::exception& e) {
+    return Error{0, "tcp_peer connect summary '" + out.out + "': " + e.what()};
   }
 }
 

@@ -1,6 +1,7 @@
-// Drives the lab's tools from a test: rlsend in the client namespace, udp_sink in a server
-// namespace, and their JSON summaries as values. The binaries' paths come from the build
-// (RL_RLSEND_PATH, RL_UDP_SINK_PATH, defined for every target that links rl_lab).
+// Drives the lab's tools from a test: rlsend in the client namespace, udp_sink and tcp_peer in
+// a server namespace, and their JSON summaries as values. The binaries' paths come from the
+// build (RL_RLSEND_PATH, RL_UDP_SINK_PATH, RL_TCP_PEER_PATH, defined for every target that links
+// rl_lab).
 #pragma once
 
 #include <chrono>
@@ -62,5 +63,36 @@ Result<Process> start_sink(const Lab& lab, size_t server, const SinkSpec& spec);
 // Waits for the sink to end by itself (expect, idle or seconds), at most timeout.
 Result<SinkSummary> finish_sink(Process& sink, std::chrono::milliseconds timeout);
 Result<SinkSummary> parse_sink_summary(const std::string& json);
+
+// Real TCP: a server in server i's namespace that echoes one message per connection, and a
+// client in the client namespace that opens connections one after another.
+struct TcpServeSpec {
+  uint16_t port = 8080;
+  uint64_t expect = 0;  // stop after this many connections (0: only `seconds`)
+  double seconds = 20;
+};
+
+struct TcpServeSummary {
+  uint64_t accepted = 0;
+  std::map<std::string, uint64_t> peers;  // address -> connections
+};
+
+struct TcpConnectSpec {
+  std::string to;  // the server's address
+  uint16_t port = 8080;
+  uint64_t count = 1;
+  double seconds = 20;
+};
+
+struct TcpConnectSummary {
+  uint64_t completed = 0, failed = 0;
+  double seconds = 0;
+};
+
+// Starts the server and returns once it listens.
+Result<Process> start_tcp_server(const Lab& lab, size_t server, const TcpServeSpec& spec);
+Result<TcpServeSummary> finish_tcp_server(Process& p, std::chrono::milliseconds timeout);
+// Runs the client to the end.
+Result<TcpConnectSummary> tcp_connect(const Lab& lab, const TcpConnectSpec& spec);
 
 }  // namespace rl::testing

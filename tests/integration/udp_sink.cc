@@ -2,12 +2,9 @@
 // a bounded time; the integration tests compare that with what was sent. Prints, when done:
 //   {"received":N,"bytes":B,"seconds":X,"sources":{"198.18.200.1":10,...}}
 // It says "listening" on stderr once bound, so a test knows when to start sending.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -18,7 +15,12 @@
 #include <map>
 #include <string>
 
+#include "sockaddr_text.h"
+
 namespace {
+
+using rl::testing::now_s;
+using rl::testing::source_of;
 
 constexpr double kMaxSeconds = 60;
 constexpr int kRcvBuf = 16 << 20;  // a burst at full speed must not overflow before we read
@@ -26,44 +28,11 @@ constexpr int kRcvBuf = 16 << 20;  // a burst at full speed must not overflow be
 std::atomic<bool> g_stop{false};
 void on_signal(int) { g_stop.store(true); }
 
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
-// IPv4 senders on a dual-stack socket show up as ::ffff:a.b.c.d; report them as a.b.c.d.
-std::string source_of(const sockaddr_storage& ss) {
-  char buf[INET6_ADDRSTRLEN] = {};
-  if (ss.ss_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(ss).sin_addr, buf, sizeof(buf));
-  } else {
-    const auto& a = reinterpret_cast<const sockaddr_in6&>(ss).sin6_addr;
-    if (IN6_IS_ADDR_V4MAPPED(&a))
-      inet_ntop(AF_INET, &a.s6_addr[12], buf, sizeof(buf));
-    else
-      inet_ntop(AF_INET6, &a, buf, sizeof(buf));
-  }
-  return buf;
-}
-
 int open_socket(const std::string& bind_addr, uint16_t port) {
   sockaddr_storage ss{};
   socklen_t len;
-  bool v4 = bind_addr.find(':') == std::string::npos;
-  if (v4) {
-    auto& sin = reinterpret_cast<sockaddr_in&>(ss);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons(port);
-    if (inet_pton(AF_INET, bind_addr.c_str(), &sin.sin_addr) != 1) return -2;
-    len = sizeof(sin);
-  } else {
-    auto& sin6 = reinterpret_cast<sockaddr_in6&>(ss);
-    sin6.sin6_family = AF_INET6;
-    sin6.sin6_port = htons(port);
-    if (inet_pton(AF_INET6, bind_addr.c_str(), &sin6.sin6_addr) != 1) return -2;
-    len = sizeof(sin6);
-  }
+  if (!rl::testing::to_sockaddr(bind_addr, port, ss, len)) return -2;
+  bool v4 = ss.ss_family == AF_INET;
   int fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return -1;
   int zero = 0, buf = kRcvBuf;

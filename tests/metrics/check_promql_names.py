@@ -31,10 +31,18 @@ GRAFANA_INTERVALS = re.compile(r"\$\{?__(rate_interval|interval|range)(_ms|_s)?\
 GRAFANA_VARIABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*(:[a-z]+)?\}?")
 
 
-def exported_names(exporter):
+def exported_names(exporter, series=False):
+    """Metric family names; with `series`, also the _bucket, _sum and _count series of
+    histograms and summaries, which queries select."""
     out = subprocess.run([exporter, "--dump"], check=True, capture_output=True, text=True,
                          timeout=30).stdout
-    names = {line.split()[2] for line in out.splitlines() if line.startswith("# TYPE ")}
+    names = set()
+    for line in out.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split()[:4]
+            names.add(name)
+            if series and kind in ("histogram", "summary"):
+                names.update(name + s for s in ("_bucket", "_sum", "_count"))
     if not names:
         sys.exit(f"{exporter} --dump exported no metric families")
     return names
@@ -169,11 +177,12 @@ def main():
     ap.add_argument("--reference")
     args = ap.parse_args()
     names = exported_names(args.exporter)
+    series = exported_names(args.exporter, series=True)
     problems = []
     if args.dashboard:
-        problems += check_dashboard(args.dashboard, names, args.promtool)
+        problems += check_dashboard(args.dashboard, series, args.promtool)
     if args.rules:
-        problems += check_rules(args.rules, names)
+        problems += check_rules(args.rules, series)
     if args.reference:
         problems += check_reference(args.reference, names)
     for p in problems:

@@ -146,6 +146,12 @@ TEST(Collector, GlobalCountersByName) {
        "rl_new_source_unadmitted_bytes_total",
        {}},
       {RL_GC_REPORTS_SHED, "rl_offender_reports_shed_total", nullptr, {}},
+      {RL_GC_SYNCOOKIE_SENT, "rl_syn_cookies_sent_total", nullptr, {}},
+      {RL_GC_SYNCOOKIE_ACCEPTED, "rl_syn_cookies_accepted_total", nullptr, {}},
+      {RL_GC_SYNCOOKIE_REJECTED,
+       "rl_syn_cookies_rejected_packets_total",
+       "rl_syn_cookies_rejected_bytes_total",
+       {}},
   };
   ASSERT_EQ(std::size(expected), size_t(RL_GC_MAX));
   auto fams = collect_fixture();

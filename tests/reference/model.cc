@@ -72,6 +72,31 @@ bool Model::take(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) 
   return true;
 }
 
+void Model::refund(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) const {
+  const auto& rate = r.limit.rate;
+  bool in_bytes = rate.unit == policy::Unit::kBytes;
+  if (r.limit.algorithm == Algorithm::kTokenBucket) {
+    unsigned __int128 t = (static_cast<unsigned __int128>(rate.period_ns) << 16) / rate.amount;
+    uint64_t cost = static_cast<uint64_t>(((in_bytes ? bytes : 1) * t) >> 16);
+    s.tat = s.tat > cost ? s.tat - cost : 0;
+    return;
+  }
+  uint64_t max = r.limit.algorithm == Algorithm::kSlidingWindow ? (1u << 20) - 1 : 0xffffffffULL;
+  unsigned shift = 0;
+  if (in_bytes)
+    while ((rate.amount >> shift) > max) shift++;
+  uint64_t cost = in_bytes ? (bytes + (1ULL << shift) - 1) >> shift : 1;
+  if (s.window == now / rate.period_ns && s.count >= cost) s.count -= cost;
+}
+
+uint32_t Model::judge(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) const {
+  if (s.block_until > now) return RL_REASON_BLOCKED;
+  if (take(r, s, now, bytes)) return RL_REASON_ADMITTED;
+  // A block replaces the key's state: once it ends, the key starts fresh.
+  if (r.block_ns) s = State{.block_until = now + r.block_ns};
+  return RL_REASON_LIMITED;
+}
+
 Model::Key Model::key_of(int pos, uint8_t kind, policy::KeyKind key, uint8_t v4, uint8_t v6,
                          const Packet& p) const {
   Key k{pos, kind, 0, {}, 0};
@@ -107,7 +132,8 @@ Decision Model::decide(const std::vector<uint8_t>& frame, uint64_t now) {
   for (size_t pos = 0; pos < order_.size(); pos++) {
     const policy::Rule& r = *order_[pos];
     if (!matches(r, p)) continue;
-    Key key = key_of(static_cast<int>(pos), 0, r.key, r.v4_prefix, r.v6_prefix, p);
+    const int base = static_cast<int>(pos * policy::kMaxLimits);
+    Key key = key_of(base, 0, r.key, r.v4_prefix, r.v6_prefix, p);
     // A key the table does not hold needs a token from the rule's new-source budget (a token
     // bucket per rule or per prefix); without one the rule's limit on the shared key decides.
     bool unadmitted = false;
@@ -115,25 +141,37 @@ Decision Model::decide(const std::vector<uint8_t>& frame, uint64_t now) {
       const auto& ns = *r.new_sources;
       policy::Rule budget;
       budget.limit = {Algorithm::kTokenBucket, ns.rate, ns.burst};
-      Key bk =
-          key_of(static_cast<int>(pos), RL_KEY_NEW_BUDGET, ns.key, ns.v4_prefix, ns.v6_prefix, p);
+      Key bk = key_of(base, RL_KEY_NEW_BUDGET, ns.key, ns.v4_prefix, ns.v6_prefix, p);
       if (!take(budget, state_[bk], now, 0)) {
         unadmitted = true;
-        key =
-            key_of(static_cast<int>(pos), RL_KEY_UNADMITTED, ns.key, ns.v4_prefix, ns.v6_prefix, p);
+        key = key_of(base, RL_KEY_UNADMITTED, ns.key, ns.v4_prefix, ns.v6_prefix, p);
       }
     }
     State& s = state_[key];
-    uint32_t reason = RL_REASON_ADMITTED;
-    if (s.block_until > now) {
-      reason = RL_REASON_BLOCKED;
-    } else if (!take(r, s, now, frame.size())) {
-      reason = RL_REASON_LIMITED;
-      // A block replaces the key's state: once it ends, the key starts fresh.
-      if (r.block_ns) s = State{.block_until = now + r.block_ns};
+    uint32_t reason = judge(r, s, now, frame.size());
+    // Stacked limits: every one must admit; a refusal gives back what the others took.
+    uint32_t limit = 0;
+    if (reason == RL_REASON_ADMITTED) {
+      std::vector<std::pair<policy::Rule, State*>> taken = {{r, &s}};
+      for (size_t i = 0; i < r.more.size(); i++) {
+        policy::Rule li = r;
+        li.limit = r.more[i].limit;
+        li.key = r.more[i].key;
+        li.v4_prefix = r.more[i].v4_prefix;
+        li.v6_prefix = r.more[i].v6_prefix;
+        State& si = state_[key_of(base + static_cast<int>(i) + 1, 0, li.key, li.v4_prefix,
+                                  li.v6_prefix, p)];
+        limit = static_cast<uint32_t>(i + 1);
+        reason = judge(li, si, now, frame.size());
+        if (reason != RL_REASON_ADMITTED) {
+          for (auto& [lr, ls] : taken) refund(lr, *ls, now, frame.size());
+          break;
+        }
+        taken.push_back({li, &si});
+      }
     }
     bool pass = reason == RL_REASON_ADMITTED || r.action == policy::Action::kMonitor;
-    return {pass ? XDP_PASS : XDP_DROP, reason, static_cast<int>(pos), unadmitted};
+    return {pass ? XDP_PASS : XDP_DROP, reason, static_cast<int>(pos), unadmitted, limit};
   }
   if (p.no_l4) return malformed;
   return {XDP_PASS, RL_REASON_UNMATCHED, -1};

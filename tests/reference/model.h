@@ -38,6 +38,7 @@ struct Decision {
   uint32_t reason = 0;   // enum rl_reason
   int rule_pos = -1;
   bool unadmitted = false;  // a new key without a new-source token, judged by the shared bucket
+  uint32_t limit = 0;       // the refusing limit, or the last one when all admitted
 };
 
 class Model {
@@ -54,14 +55,18 @@ class Model {
     uint64_t window = UINT64_MAX, count = 0, prev = 0;  // window algorithms
     uint64_t block_until = 0;
   };
-  // Rule position, kind (RL_KEY_* of the rule's own key, or RL_KEY_NEW_BUDGET/UNADMITTED),
-  // family, address (masked), port.
+  // Rule position * kMaxLimits + limit, kind (RL_KEY_* of the rule's own key, or
+  // RL_KEY_NEW_BUDGET/UNADMITTED), family, address (masked), port.
   using Key = std::tuple<int, uint8_t, uint8_t, std::array<uint8_t, 16>, uint16_t>;
   Key key_of(int pos, uint8_t kind, policy::KeyKind key, uint8_t v4, uint8_t v6,
              const Packet& p) const;
 
   bool matches(const policy::Rule& r, const Packet& p) const;
   bool take(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) const;
+  // What take() took from s for an admitted packet, given back (a later limit refused it).
+  void refund(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) const;
+  // RL_REASON_ADMITTED, _LIMITED (blocking the key if the rule blocks) or _BLOCKED.
+  uint32_t judge(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) const;
 
   policy::Policy policy_;
   std::vector<const policy::Rule*> order_;

@@ -69,6 +69,24 @@ TEST(Compiler, NewSourceBudgetAtTheRulesPosition) {
   EXPECT_FALSE(b.flags & RL_RULE_F_REPORT);
 }
 
+// Turning cookies on or off changes what reaches the limit, not what a key's state means: the
+// rule keeps its id and so its keys.
+TEST(Compiler, SynCookiesFlagKeepsTheRulesIdentity) {
+  policy::Policy p;
+  auto web = token_bucket("web", 100, 100);
+  web.match.protocol = 6;
+  web.match.ports = {{80, 80}};
+  p.rules = {web};
+  auto before = compile(p);
+  ASSERT_TRUE(before.ok());
+  EXPECT_FALSE(before->rules[0].flags & RL_RULE_F_SYN_COOKIES);
+  p.rules[0].syn_cookies = true;
+  auto after = compiler::compile(p, before->ids);
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->rules[0].flags & RL_RULE_F_SYN_COOKIES);
+  EXPECT_EQ(after->rules[0].id, before->rules[0].id);
+}
+
 TEST(Compiler, EmptyPolicyHasDefaultsOnly) {
   auto c = compile({});
   ASSERT_TRUE(c.ok());

@@ -125,23 +125,5 @@ TEST(PolicyDiff, NamesWhatChanges) {
   EXPECT_TRUE(has("+ deny 198.18.9.0/24"));
 }
 
-TEST(Config, FileAndErrors) {
-  auto path = fs::temp_directory_path() / ("rl-cfg-" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(path) << "interfaces: [eth0, eth1]\nxdp_mode: generic\nkey_capacity: 4096\n";
-  Config c;
-  ASSERT_TRUE(load_config_file(path, c).ok());
-  EXPECT_EQ(c.interfaces, (std::vector<std::string>{"eth0", "eth1"}));
-  EXPECT_EQ(c.xdp_mode, "generic");
-  EXPECT_EQ(c.key_capacity, 4096u);
-  std::ofstream(path) << "interfaces: [eth0]\nxdp_mod: native\n";
-  auto s = load_config_file(path, c);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find(":2:1: error: unknown key 'xdp_mod'"), std::string::npos)
-      << s.error().message;
-  std::ofstream(path) << "xdp_mode: turbo\n";
-  EXPECT_FALSE(load_config_file(path, c).ok());
-  fs::remove(path);
-}
-
 }  // namespace
 }  // namespace rl::daemon

@@ -1,9 +1,37 @@
-// The shipped policies work as shipped: they load, merge and compile.
+// The shipped policies work as shipped: they load, merge and compile. The example configuration
+// and the docs list exactly the settings of rld's option table.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "compiler/compiler.h"
 #include "daemon/config.h"
+#include "daemon/config_options.h"
 #include "policy/loader.h"
+#include "rl_abi.h"
+
+namespace {
+
+std::set<std::string> table_settings() {
+  std::set<std::string> out;
+  for (const auto& o : rl::daemon::config_options()) out.insert(o.path());
+  return out;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const std::string kExample = std::string(RL_POLICY_EXAMPLES) + "/rld.yaml.example";
+
+}  // namespace
 
 TEST(Examples, PolicyDirectoryLoadsAndCompiles) {
   auto r = rl::policy::load_directory(RL_POLICY_EXAMPLES);
@@ -17,7 +45,55 @@ TEST(Examples, PolicyDirectoryLoadsAndCompiles) {
 
 TEST(Examples, ConfigExampleLoads) {
   rl::daemon::Config cfg;
-  auto s = rl::daemon::load_config_file(std::string(RL_POLICY_EXAMPLES) + "/rld.yaml.example", cfg);
+  auto s = rl::daemon::load_config_file(kExample, cfg);
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(cfg.pin_root, "/sys/fs/bpf/rl");
+  EXPECT_FALSE(cfg.cluster_enabled());  // the cluster: section is there, Redis is not set
+}
+
+TEST(Examples, ConfigExampleListsEverySetting) {
+  YAML::Node root = YAML::LoadFile(kExample);
+  std::set<std::string> listed;
+  for (const auto& kv : root) {
+    std::string k = kv.first.as<std::string>();
+    if (kv.second.IsMap())
+      for (const auto& c : kv.second) listed.insert(k + "." + c.first.as<std::string>());
+    else
+      listed.insert(k);
+  }
+  EXPECT_EQ(listed, table_settings());
+}
+
+TEST(Examples, ConfigExampleStatesTheKeySize) {
+  // What one tracked key costs is the data path's slot, whatever the example says.
+  std::string want = std::to_string(sizeof(struct rl_slot)) + " bytes each";
+  std::regex line("key_capacity: [0-9]+ +#.*");
+  std::smatch m;
+  std::string text = read(kExample);
+  ASSERT_TRUE(std::regex_search(text, m, line));
+  EXPECT_NE(m.str().find(want), std::string::npos) << m.str();
+  for (const auto& o : rl::daemon::config_options())
+    if (o.key == "key_capacity") {
+      EXPECT_NE(o.help.find(want), std::string::npos) << o.help;
+    }
+}
+
+TEST(Examples, DocsListEverySetting) {
+  std::string doc = read(RL_DOCS_DIR "/operations.md");
+  auto from = doc.find("<!-- settings");
+  auto to = doc.find("<!-- /settings -->");
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  std::string table = doc.substr(from, to - from);
+  std::set<std::string> listed;
+  std::regex row("\\n\\| `([a-z_.]+)` \\| `(--[a-z-]+)`");
+  for (auto it = std::sregex_iterator(table.begin(), table.end(), row);
+       it != std::sregex_iterator(); ++it) {
+    listed.insert((*it)[1]);
+    for (const auto& o : rl::daemon::config_options())
+      if (o.path() == (*it)[1].str()) {
+        EXPECT_EQ(o.long_flag(), (*it)[2].str()) << o.path();
+      }
+  }
+  EXPECT_EQ(listed, table_settings());
 }

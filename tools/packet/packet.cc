@@ -93,6 +93,16 @@ Builder& Builder::tcp(uint16_t sport, uint16_t dport, uint8_t flags) {
   tcp_flags_ = flags;
   return *this;
 }
+Builder& Builder::tcp_seq(uint32_t seq, uint32_t ack) {
+  tcp_seq_ = seq;
+  tcp_ack_ = ack;
+  return *this;
+}
+Builder& Builder::tcp_options(std::vector<uint8_t> options) {
+  options.resize((options.size() + 3) / 4 * 4, 0);
+  tcp_options_ = std::move(options);
+  return *this;
+}
 Builder& Builder::udp(uint16_t sport, uint16_t dport) {
   proto_ = kUdp;
   sport_ = sport;
@@ -150,13 +160,14 @@ std::vector<uint8_t> Builder::build() const {
     if (proto_ == kTcp) {
       put16(l4, sport_);
       put16(l4, dport_);
-      put32(l4, 1);  // seq
-      put32(l4, 0);  // ack
-      l4.push_back(5 << 4);
+      put32(l4, tcp_seq_);
+      put32(l4, tcp_ack_);
+      l4.push_back(static_cast<uint8_t>((5 + tcp_options_.size() / 4) << 4));
       l4.push_back(tcp_flags_);
       put16(l4, 65535);  // window
       put16(l4, 0);      // checksum
       put16(l4, 0);      // urgent
+      l4.insert(l4.end(), tcp_options_.begin(), tcp_options_.end());
     } else if (proto_ == kUdp) {
       put16(l4, sport_);
       put16(l4, dport_);

@@ -25,6 +25,8 @@ class Builder {
   Builder& ipv6_ext(uint8_t type, uint8_t len8 = 0);
   Builder& fragment(uint16_t offset8, bool more);  // IPv4 flags or an IPv6 fragment header
   Builder& tcp(uint16_t sport, uint16_t dport, uint8_t flags = kAck);
+  Builder& tcp_seq(uint32_t seq, uint32_t ack);
+  Builder& tcp_options(std::vector<uint8_t> options);  // padded with EOL to whole words
   Builder& udp(uint16_t sport, uint16_t dport);
   Builder& icmp(uint8_t type, uint8_t code = 0);  // ICMPv6 on IPv6
   Builder& l4_protocol(uint8_t proto);            // a protocol without a header here
@@ -53,6 +55,8 @@ class Builder {
   uint8_t proto_ = 0;
   uint16_t sport_ = 0, dport_ = 0;
   uint8_t tcp_flags_ = 0;
+  uint32_t tcp_seq_ = 1, tcp_ack_ = 0;
+  std::vector<uint8_t> tcp_options_;
   uint8_t icmp_type_ = 0, icmp_code_ = 0;
   size_t payload_ = 0;
   std::vector<uint8_t> payload_bytes_;

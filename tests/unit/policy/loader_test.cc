@@ -167,8 +167,26 @@ TEST(LoadString, Defaults) {
   EXPECT_EQ(a.block_ns, 0u);
   EXPECT_TRUE(a.report);
   EXPECT_FALSE(a.cluster.has_value());
+  EXPECT_FALSE(a.syn_cookies);
   EXPECT_EQ(a.where.str(), "d.yaml:2:5");
   EXPECT_EQ(r.policy.malformed, Verdict::kDrop);
+}
+
+TEST(LoadString, SynCookiesOnATcpPortRule) {
+  auto r = load_string(
+      "rules:\n"
+      "  - name: web\n"
+      "    match: {protocol: tcp, ports: [80, 443]}\n"
+      "    limit: {rate: 100/s}\n"
+      "    syn_cookies: true\n"
+      "  - name: off\n"
+      "    match: {protocol: tcp, port: 22}\n"
+      "    limit: {rate: 1/s}\n"
+      "    syn_cookies: false\n",
+      "s.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_TRUE(r.policy.rules[0].syn_cookies);
+  EXPECT_FALSE(r.policy.rules[1].syn_cookies);
 }
 
 TEST(LoadString, SourcePrefixDefaults) {
@@ -177,6 +195,42 @@ TEST(LoadString, SourcePrefixDefaults) {
   ASSERT_TRUE(r.ok()) << all_errors(r);
   EXPECT_EQ(r.policy.rules[0].v4_prefix, 24);
   EXPECT_EQ(r.policy.rules[0].v6_prefix, 64);
+}
+
+TEST(LoadString, StackedLimitsAndNewSources) {
+  auto r = load_string(R"(rules:
+  - name: web
+    limits:
+      - {rate: 3/s, burst: 5, key: source}
+      - name: per-24
+        algorithm: sliding_window
+        rate: 50/s
+        key: source_prefix
+        prefix: {ipv4: 24, ipv6: 48}
+      - {rate: 1000/s, key: rule}
+    new_sources: {rate: 200/s, burst: 400, key: source_prefix, prefix: {ipv4: 16}}
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  const Rule& rule = r.policy.rules.at(0);
+  EXPECT_EQ(rule.limit.rate, (Rate{3, kSec, Unit::kPackets}));
+  EXPECT_EQ(rule.limit.burst, 5u);
+  EXPECT_EQ(rule.key, KeyKind::kSourceAddress);
+  EXPECT_EQ(rule.limit_name, "source");
+  ASSERT_EQ(rule.more.size(), 2u);
+  EXPECT_EQ(rule.more[0].name, "per-24");
+  EXPECT_EQ(rule.more[0].limit.algorithm, Algorithm::kSlidingWindow);
+  EXPECT_EQ(rule.more[0].key, KeyKind::kSourcePrefix);
+  EXPECT_EQ(rule.more[0].v4_prefix, 24);
+  EXPECT_EQ(rule.more[0].v6_prefix, 48);
+  EXPECT_EQ(rule.more[1].name, "rule");
+  EXPECT_EQ(rule.more[1].limit.burst, 1000u);
+  ASSERT_TRUE(rule.new_sources);
+  EXPECT_EQ(rule.new_sources->rate, (Rate{200, kSec, Unit::kPackets}));
+  EXPECT_EQ(rule.new_sources->burst, 400u);
+  EXPECT_EQ(rule.new_sources->key, KeyKind::kSourcePrefix);
+  EXPECT_EQ(rule.new_sources->v4_prefix, 16);
+  EXPECT_EQ(rule.new_sources->v6_prefix, 48);
 }
 
 TEST(LoadString, EmptyDocumentsAndNullSectionsAreEmptyPolicies) {

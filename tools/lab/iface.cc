@@ -7,9 +7,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
-namespace rl::rlsend {
+namespace rl::lab {
+
+Result<Mac> parse_mac(const std::string& text) {
+  Mac m{};
+  unsigned v[6];
+  char tail;
+  if (std::sscanf(text.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4],
+                  &v[5], &tail) != 6 ||
+      text.size() != 17)
+    return Error{0, "'" + text + "' is not a MAC address (aa:bb:cc:dd:ee:ff)"};
+  for (int i = 0; i < 6; i++) m[i] = static_cast<uint8_t>(v[i]);
+  return m;
+}
 
 Result<Iface> lookup_iface(const std::string& name) {
   Iface out;
@@ -36,12 +49,12 @@ Result<Iface> lookup_iface(const std::string& name) {
   return out;
 }
 
-Status require_lab_namespace() {
+Status require_lab_namespace(const std::string& tool) {
   struct stat self {};
   if (stat("/proc/self/ns/net", &self) != 0) return errno_error("stat /proc/self/ns/net");
-  const Error refused{0,
-                      "refusing to send outside a lab namespace; run it as: ip netns exec "
-                      "rl-... rlsend ..."};
+  const Error refused{
+      0,
+      "refusing to send outside a lab namespace; run it as: ip netns exec rl-... " + tool + " ..."};
   DIR* dir = opendir("/run/netns");
   if (dir == nullptr) return refused;
   bool found = false;
@@ -59,4 +72,4 @@ Status require_lab_namespace() {
   return {};
 }
 
-}  // namespace rl::rlsend
+}  // namespace rl::lab

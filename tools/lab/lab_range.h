@@ -1,4 +1,4 @@
-// The only addresses rlsend and the lab's generators put in a frame. Sources: the benchmarking
+// The only addresses the lab's senders (rlsend, rlflood) put in a frame. Sources: the benchmarking
 // range 198.18.0.0/15 and the documentation range 2001:db8::/32, from which spoofed floods are
 // drawn. Destinations: those, or the lab hosts' own documentation ranges 192.0.2.0/24 and
 // 3fff::/20. None of them is routed on the internet, so a frame that escapes the lab by mistake
@@ -7,7 +7,7 @@
 
 #include "common/prefix.h"
 
-namespace rl::rlsend {
+namespace rl::lab {
 
 // May a frame carry this source? (198.18.0.0/15, 2001:db8::/32)
 bool in_lab_range(const Prefix& p);
@@ -16,4 +16,9 @@ bool in_lab_range(const Address& a);
 // May a frame go to this address? (the source ranges, or a lab host in 192.0.2.0/24, 3fff::/20)
 bool is_lab_destination(const Address& a);
 
-}  // namespace rl::rlsend
+// Parses --src (an address or a prefix) and --dst; refuses them unless the source lies in the
+// source ranges, the destination is a lab destination, and both are of one family.
+Status parse_lab_addresses(const std::string& src, const std::string& dst, Prefix& src_out,
+                           Address& dst_out);
+
+}  // namespace rl::lab

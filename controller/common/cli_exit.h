@@ -1,0 +1,27 @@
+// Exit codes rld and rlctl share, and command-line parsing that keeps to them: CLI11 returns
+// its own codes (105 and up) for usage errors, where scripts expect 2.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+
+namespace rl {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitUnreachable = 3;  // rlctl: rld's control socket did not answer
+
+// Parses the command line (running subcommand callbacks). nullopt: go on. Otherwise the
+// process's exit code: 0 after --help or --version, kExitUsage after printing a usage error.
+inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  return std::nullopt;
+}
+
+}  // namespace rl

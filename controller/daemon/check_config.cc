@@ -1,0 +1,35 @@
+#include "daemon/check_config.h"
+
+#include "compiler/compiler.h"
+#include "daemon/config_options.h"
+#include "policy/loader.h"
+
+namespace rl::daemon {
+
+ConfigCheck check_config(const Config& cfg) {
+  ConfigCheck c;
+  std::string s = "rld would run with:\n";
+  for (const auto& o : config_options()) {
+    std::string v = option_text(o, cfg);
+    if (o.secret && !v.empty()) v = "(set)";
+    s += "  " + o.path() + ": " + (v.empty() ? "''" : v) + "\n";
+  }
+  if (!cfg.cluster_enabled()) s += "cluster limits: off (no redis_host or redis_socket)\n";
+
+  auto loaded = policy::load_directory(cfg.policy_dir);
+  for (const auto& e : loaded.errors) c.errors.push_back(e.str());
+  if (loaded.ok()) {
+    compiler::CompileOptions co;
+    co.cluster_nodes = std::max<uint32_t>(cfg.cluster_nodes, 1);
+    auto compiled = compiler::compile(loaded.policy, {}, co);
+    if (!compiled) c.errors.push_back(cfg.policy_dir + ": error: " + compiled.error().message);
+    s += "policy: " + std::to_string(loaded.policy.rules.size()) + " rules, " +
+         std::to_string(loaded.policy.sets.size()) + " sets from " + cfg.policy_dir + "\n";
+    for (const auto& r : loaded.policy.rules)
+      s += "  rule " + r.name + " (" + r.where.str() + ")\n";
+  }
+  c.summary = s;
+  return c;
+}
+
+}  // namespace rl::daemon

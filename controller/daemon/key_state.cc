@@ -1,0 +1,105 @@
+#include "daemon/key_state.h"
+
+#include <charconv>
+#include <cstring>
+
+#include "rl_hash.h"
+
+namespace rl::daemon {
+
+rl_key key_for(const rl_rule& r, const Address& addr, uint16_t dport) {
+  rl_key k{};
+  k.rule_id = r.id;
+  k.kind = r.key_kind;
+  if (r.key_kind == RL_KEY_RULE) return k;
+  k.family = addr.family;
+  Address a = addr;
+  if (r.key_kind == RL_KEY_SRC_PREFIX)
+    a = Prefix::of(addr, addr.family == 4 ? r.v4_prefix : r.v6_prefix).addr;
+  std::memcpy(k.addr, a.bytes.data(), sizeof(k.addr));
+  if (r.key_kind == RL_KEY_SRC_ADDR_DPORT) k.dport = dport;
+  return k;
+}
+
+control::Json describe_key_state(const rl_rule& r, const rl_slot& slot, uint64_t now_ns) {
+  using control::Json;
+  Json j = {{"unit", r.cost_unit == RL_COST_BYTES ? "bytes" : "packets"}};
+  const uint64_t word = slot.state;
+  const bool blocked = rl_state_blocked(word, now_ns);
+  j["blocked"] = blocked;
+  j["blocked_for_seconds"] = blocked ? ((word & ~RL_STATE_BLOCKED) - now_ns) / 1e9 : 0.0;
+  const uint64_t st = (word & RL_STATE_BLOCKED) ? 0 : word;  // an expired block reads as fresh
+  switch (r.algo) {
+    case RL_ALGO_TOKEN_BUCKET: {
+      // GCRA (limiter.h): a packet of cost c passes iff max(tat, now) + c*T - now <= burst_ns.
+      double per_unit_ns = static_cast<double>(r.interval_fp) / 65536.0;
+      uint64_t ahead = st > now_ns ? st - now_ns : 0;
+      double burst = per_unit_ns > 0 ? r.burst_ns / per_unit_ns : 0;
+      double tokens = per_unit_ns > 0 ? (static_cast<double>(r.burst_ns) - ahead) / per_unit_ns : 0;
+      j["algorithm"] = "token_bucket";
+      j["tokens"] = blocked ? 0.0 : std::max(tokens, 0.0);
+      j["burst"] = burst;
+      j["tat_ahead_seconds"] = ahead / 1e9;
+      j["fresh"] = !blocked && ahead == 0;
+      break;
+    }
+    case RL_ALGO_FIXED_WINDOW: {
+      uint64_t win = r.window_ns ? now_ns / r.window_ns : 0;
+      uint64_t count = (st >> 32) == (win & 0x7fffffffULL) ? static_cast<uint32_t>(st) : 0;
+      j["algorithm"] = "fixed_window";
+      j["count"] = count;
+      j["limit"] = r.limit;
+      j["fresh"] = !blocked && count == 0;
+      break;
+    }
+    case RL_ALGO_SLIDING_WINDOW: {
+      uint64_t win = r.window_ns ? now_ns / r.window_ns : 0;
+      uint64_t elapsed = now_ns - win * r.window_ns;
+      uint64_t weight = r.window_ns ? ((r.window_ns - elapsed) << 16) / r.window_ns : 0;
+      uint64_t idx = st >> 40, prev = 0, cur = 0;
+      if (idx == (win & 0x7fffffULL)) {
+        prev = (st >> 20) & 0xfffffULL;
+        cur = st & 0xfffffULL;
+      } else if (idx == ((win - 1) & 0x7fffffULL)) {
+        prev = st & 0xfffffULL;
+      }
+      uint64_t estimate = ((prev * weight) >> 16) + cur;
+      j["algorithm"] = "sliding_window";
+      j["count"] = estimate;
+      j["limit"] = r.limit;
+      j["fresh"] = !blocked && estimate == 0;
+      break;
+    }
+    default:
+      j["algorithm"] = "unknown";
+      j["fresh"] = !blocked && st == 0;
+  }
+  // The shifted cost of byte windows: counts are in units of 2^cost_shift bytes.
+  if (r.cost_unit == RL_COST_BYTES && r.algo != RL_ALGO_TOKEN_BUCKET && r.cost_shift)
+    j["unit"] = std::to_string(1u << r.cost_shift) + " bytes";
+  return j;
+}
+
+Result<std::pair<Address, std::optional<uint16_t>>> parse_key_arg(const std::string& text) {
+  std::string addr = text;
+  std::optional<uint16_t> port;
+  if (auto bar = text.find('|'); bar != std::string::npos) {
+    addr = text.substr(0, bar);
+    std::string p = text.substr(bar + 1);
+    unsigned v = 0;
+    auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
+    if (ec != std::errc() || end != p.data() + p.size() || p.empty() || v > 65535)
+      return Error{EINVAL, "'" + p + "' is not a port (0-65535)"};
+    port = static_cast<uint16_t>(v);
+  }
+  if (addr.find('/') != std::string::npos) {
+    auto pre = Prefix::parse(addr);
+    if (!pre) return pre.error();
+    return std::pair{pre->addr, port};
+  }
+  auto a = Address::parse(addr);
+  if (!a) return a.error();
+  return std::pair{*a, port};
+}
+
+}  // namespace rl::daemon

@@ -1,0 +1,198 @@
+#include "daemon/synproxy.h"
+
+#include <nftables/libnftables.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+
+#include "common/log.h"
+#include "rl_abi.h"
+
+namespace rl::daemon {
+namespace {
+
+constexpr char kRecord[] = "nf_conntrack_tcp_loose was ";
+
+// One libnftables context: a script in, its output or the error nft printed out.
+class Nft {
+ public:
+  Nft() : ctx_(nft_ctx_new(NFT_CTX_DEFAULT)) {
+    if (ctx_) {
+      nft_ctx_buffer_output(ctx_.get());
+      nft_ctx_buffer_error(ctx_.get());
+    }
+  }
+
+  Result<std::string> run(const std::string& script) {
+    if (!ctx_) return Error{ENOMEM, "nftables: no context"};
+    if (nft_run_cmd_from_buffer(ctx_.get(), script.c_str()) != 0) {
+      std::string err = nft_ctx_get_error_buffer(ctx_.get());
+      while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+      return Error{EINVAL, "nftables: " + err};
+    }
+    return std::string(nft_ctx_get_output_buffer(ctx_.get()));
+  }
+
+ private:
+  struct Free {
+    void operator()(nft_ctx* c) const { nft_ctx_free(c); }
+  };
+  std::unique_ptr<nft_ctx, Free> ctx_;
+};
+
+std::string table_name() { return std::string("inet ") + kSynProxyTable; }
+
+// rld's table as nft lists it, or "" when there is none.
+Result<std::string> list_table(Nft& nft) {
+  auto tables = nft.run("list tables inet");
+  if (!tables) return tables.error();
+  if (tables->find("table " + table_name() + "\n") == std::string::npos) return std::string();
+  return nft.run("list table " + table_name());
+}
+
+Result<int> read_tcp_loose() {
+  std::ifstream in(kTcpLooseSysctl);
+  int v = 0;
+  if (!(in >> v)) return errno_error(std::string("read ") + kTcpLooseSysctl);
+  return v;
+}
+
+Status write_tcp_loose(int v) {
+  std::ofstream out(kTcpLooseSysctl);
+  out << v << "\n";
+  out.flush();
+  if (!out) return errno_error(std::string("write ") + kTcpLooseSysctl);
+  return {};
+}
+
+std::string port_list(const std::vector<policy::PortRange>& ports) {
+  std::string out;
+  for (const auto& r : ports) {
+    if (!out.empty()) out += ", ";
+    out += std::to_string(r.first);
+    if (r.last != r.first) out += "-" + std::to_string(r.last);
+  }
+  return out;
+}
+
+std::vector<policy::PortRange> merged(std::vector<policy::PortRange> ports) {
+  std::sort(ports.begin(), ports.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<policy::PortRange> out;
+  for (const auto& r : ports) {
+    if (!out.empty() && uint32_t{r.first} <= uint32_t{out.back().last} + 1)
+      out.back().last = std::max(out.back().last, r.last);
+    else
+      out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<policy::PortRange> syn_cookie_ports(const policy::Policy& p) {
+  std::vector<policy::PortRange> ports;
+  for (const auto& r : p.rules)
+    if (r.syn_cookies) ports.insert(ports.end(), r.match.ports.begin(), r.match.ports.end());
+  return merged(std::move(ports));
+}
+
+std::string synproxy_script(const std::vector<policy::PortRange>& ports, int loose_before) {
+  // Every interface but loopback: an ACK whose SYN the program answered reaches the stack on
+  // the device above the attached one (a VLAN, a bond, a bridge), whatever its name.
+  const std::string iif = "\t\tiifname != \"lo\" ";
+  const std::string dport = "tcp dport { " + port_list(ports) + " } ";
+  auto synproxy = [&](const char* family, int mss) {
+    return iif + "meta nfproto " + family + " " + dport +
+           "ct state invalid,untracked synproxy mss " + std::to_string(mss) + " wscale " +
+           std::to_string(RL_SYNCOOKIE_WSCALE) + " timestamp sack-perm\n";
+  };
+  const std::string t = table_name();
+  std::string s;
+  // Declaring the table first makes the delete valid when there is none: one transaction
+  // replaces the table, or fails and leaves the old one.
+  s += "table " + t + "\ndelete table " + t + "\n";
+  s += "table " + t + " {\n";
+  s += "\tcomment \"rld: stack side of SYN cookies; " + std::string(kRecord) +
+       std::to_string(loose_before) + "\"\n";
+  s += "\tchain prerouting {\n\t\ttype filter hook prerouting priority raw; policy accept;\n";
+  s += iif + dport + "tcp flags & (fin | syn | rst | ack) == syn notrack\n\t}\n";
+  s += "\tchain input {\n\t\ttype filter hook input priority filter; policy accept;\n";
+  s += synproxy("ipv4", RL_SYNCOOKIE_MSS4) + synproxy("ipv6", RL_SYNCOOKIE_MSS6);
+  s += iif + dport + "ct state invalid drop\n\t}\n}\n";
+  return s;
+}
+
+int recorded_tcp_loose(const std::string& listing) {
+  size_t at = listing.find(kRecord);
+  if (at == std::string::npos) return -1;
+  at += sizeof(kRecord) - 1;
+  if (at >= listing.size() || listing[at] < '0' || listing[at] > '9') return -1;
+  return listing[at] - '0';
+}
+
+Status SynProxy::install(const std::vector<policy::PortRange>& ports) {
+  if (known_ && ports == ports_) return {};
+  if (ports.empty()) {
+    if (auto s = remove(); !s) return s;
+    known_ = true;
+    ports_.clear();
+    return {};
+  }
+  Nft nft;
+  auto listing = list_table(nft);
+  if (!listing) return listing.error().wrap("SYN cookies");
+  // The value before any rld changed it: the one recorded when the table was first made.
+  int before = recorded_tcp_loose(*listing);
+  if (before < 0) {
+    auto now = read_tcp_loose();
+    if (!now) return now.error().wrap("SYN cookies");
+    before = *now;
+  }
+  if (auto out = nft.run(synproxy_script(ports, before)); !out)
+    return out.error().wrap("SYN cookies: install the stack's SYNPROXY");
+  if (auto s = write_tcp_loose(0); !s) return s.error().wrap("SYN cookies");
+  known_ = true;
+  ports_ = ports;
+  log::info(
+      "SYN cookies: stack side installed",
+      {{"nftables",
+        "table " + table_name() + ": notrack for SYNs, SYNPROXY for untracked and invalid packets"},
+       {"ports", port_list(ports)},
+       {"sysctl", "net.netfilter.nf_conntrack_tcp_loose=0 (was " + std::to_string(before) + ")"}});
+  return {};
+}
+
+Status SynProxy::prepare(const policy::Policy& next) {
+  if (!enabled_) return {};
+  auto ports = syn_cookie_ports(next);
+  if (ports.empty()) return {};
+  if (known_) ports.insert(ports.end(), ports_.begin(), ports_.end());
+  return install(merged(std::move(ports)));
+}
+
+void SynProxy::settle(const policy::Policy& in_force) {
+  auto ports = enabled_ ? syn_cookie_ports(in_force) : std::vector<policy::PortRange>{};
+  if (auto s = install(ports); !s)
+    log::error("SYN cookies: the stack side does not match the policy",
+               {{"error", s.error().str()}});
+}
+
+Status SynProxy::remove() {
+  Nft nft;
+  auto listing = list_table(nft);
+  if (!listing) return listing.error().wrap("SYN cookies");
+  if (listing->empty()) return {};
+  if (auto out = nft.run("delete table " + table_name()); !out)
+    return out.error().wrap("SYN cookies: remove the stack's SYNPROXY");
+  int before = recorded_tcp_loose(*listing);
+  if (before >= 0)
+    if (auto s = write_tcp_loose(before); !s) return s.error().wrap("SYN cookies");
+  log::info("SYN cookies: stack side removed",
+            {{"nftables", "table " + table_name()},
+             {"sysctl", "net.netfilter.nf_conntrack_tcp_loose=" + std::to_string(before)}});
+  return {};
+}
+
+}  // namespace rl::daemon

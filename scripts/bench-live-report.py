@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Tables for scripts/bench-live.sh: reads its raw measurements and prints markdown.
+
+Raw lines (tab-separated): round, contender, flood, frames sent, seconds, frames received,
+NAPI thread run time (ns), its time runnable but waiting for the CPU (ns), frames the receiving
+ring refused.
+"""
+import statistics
+import sys
+
+TITLES = {
+    "none": "no filter (kernel stack)",
+    "drop": "XDP drop-all",
+    "src": "XDP read source + drop (floor)",
+    "rl": "rl (XDP native)",
+    "rlb": "rl, build B (RL_BENCH_RLD_B)",
+    "nft": "nftables meter (netdev ingress)",
+    "ipt": "iptables hashlimit (raw)",
+}
+# A figure counts as receiver-bound when the ring refused at least this share of the frames
+# offered: the receiver then had frames waiting whenever it ran.
+REFUSED_BOUND = 0.05
+
+
+def spread(values, fmt):
+    m = statistics.median(values)
+    if len(values) == 1:
+        return fmt.format(m)
+    return (fmt + " ({}–{})").format(m, fmt.format(min(values)), fmt.format(max(values)))
+
+
+def main(path):
+    runs = {}  # (flood, who) -> {round: measurement}
+    floods, whos = [], []
+    with open(path) as f:
+        for line in f:
+            rnd, who, flood, sent, secs, rx, rt, wt, dr = line.rstrip("\n").split("\t")
+            sent, secs, rx, rt, wt, dr = int(sent), float(secs), int(rx), int(rt), int(wt), int(dr)
+            if flood not in floods:
+                floods.append(flood)
+            if who not in whos:
+                whos.append(who)
+            runs.setdefault((flood, who), {})[int(rnd)] = {
+                "ns": rt / rx,
+                "offered": sent / secs / 1e6,
+                "received": rx / secs / 1e6,
+                "busy": rt / (secs * 1e9),
+                "waiting": wt / (secs * 1e9),
+                "refused": dr / sent if sent else 0.0,
+                "bound": sent > 0 and dr / sent >= REFUSED_BOUND,
+            }
+    if not runs:
+        sys.exit("bench-live-report: no measurements in " + path)
+
+    def ns(flood, who):
+        return [m["ns"] for m in runs.get((flood, who), {}).values()]
+
+    def ratio(flood, a, b):  # per round a/b, rounds where both ran
+        ra, rb = runs.get((flood, a), {}), runs.get((flood, b), {})
+        return [ra[r]["ns"] / rb[r]["ns"] for r in ra if r in rb]
+
+    print("Receive CPU per packet, ns (median over rounds):\n")
+    print("| contender | " + " | ".join(floods) + " |")
+    print("|---|" + "---:|" * len(floods))
+    for who in whos:
+        cells = []
+        for flood in floods:
+            v = ns(flood, who)
+            cells.append("{:.0f}".format(statistics.median(v)) if v else "")
+        print("| {} | {} |".format(TITLES.get(who, who), " | ".join(cells)))
+    if "rl" in whos and "src" in whos:
+        cells = []
+        for flood in floods:
+            r = ratio(flood, "rl", "src")
+            cells.append("{:.2f}".format(statistics.median(r)) if r else "")
+        print("| **rl / floor** | " + " | ".join(cells) + " |")
+    if "rl" in whos and "rlb" in whos:
+        cells = []
+        for flood in floods:
+            r = ratio(flood, "rl", "rlb")
+            cells.append("{:.3f}".format(statistics.median(r)) if r else "")
+        print("| **rl / build B** | " + " | ".join(cells) + " |")
+    print()
+
+    for flood in floods:
+        print("### {}\n".format(flood))
+        print("| contender | ns/pkt | Mpps per core | x rl | offered Mpps | received Mpps "
+              "| NAPI on CPU / waiting | ring refused |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for who in whos:
+            ms = list(runs.get((flood, who), {}).values())
+            if not ms:
+                continue
+            v = [m["ns"] for m in ms]
+            to_rl = ratio(flood, who, "rl") if "rl" in whos else []
+            print("| {} | {} | {} | {} | {} | {} | {} | {} |".format(
+                TITLES.get(who, who) + ("" if all(m["bound"] for m in ms) else " *"),
+                spread(v, "{:.0f}"),
+                spread([1e3 / x for x in v], "{:.2f}"),
+                spread(to_rl, "{:.2f}") if to_rl else "",
+                spread([m["offered"] for m in ms], "{:.2f}"),
+                spread([m["received"] for m in ms], "{:.2f}"),
+                "{:.0f}% / {:.0f}%".format(100 * statistics.median(m["busy"] for m in ms),
+                                           100 * statistics.median(m["waiting"] for m in ms)),
+                "{:.0f}%".format(100 * statistics.median(m["refused"] for m in ms))))
+        r = ratio(flood, "rl", "src")
+        if r:
+            print("\nrl / floor: " + spread(r, "{:.2f}"))
+        r = ratio(flood, "rl", "rlb")
+        if r:
+            print("\nrl / build B: " + spread(r, "{:.3f}"))
+        print()
+    print("Medians over rounds, (min–max) across rounds. x rl: the contender's ns/pkt over rl's, "
+          "per round. Mpps per core: 1000 / ns. NAPI on CPU / waiting: the receiving thread's "
+          "run time, and its time runnable but waiting for the CPU, over the flood's duration. "
+          "ring refused: offered frames the receiving veth's ring had no room for. * marks a "
+          "figure where, in some round, the ring refused under {:.0f}% of the frames: there the "
+          "generator, not the receiver, may have set the pace.".format(100 * REFUSED_BOUND))
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: bench-live-report.py RAW_TSV")
+    main(sys.argv[1])

@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# Receive CPU per packet on live traffic: rl against the floor of any limiter and against
+# netfilter's limiters, every contender under the same floods in the same run. Not a test: it
+# prints figures (markdown tables) on stdout, progress on stderr.
+#
+#   sudo scripts/bench-live.sh [--rounds N] [--seconds S] [--smoke] [--no-build] [--raw FILE]
+#                              [--contenders LIST] [--floods LIST]
+#
+# --contenders and --floods take comma-separated names (contenders: none drop src rl nft ipt,
+# and rlb; floods: as printed) to run only those. RL_BENCH_RLD_B=/path/to/rld adds the contender
+# rlb, rl run from another build of rld (its own embedded XDP program), so that two builds are
+# compared in the same run, round by round. RL_BENCH_PERF_DIR=DIR records a CPU-clock profile
+# of the receiving CPU (or RL_BENCH_PERF_CPUS) during every measurement, the JIT's symbols
+# included, one file per contender, flood and round; sampling adds a few % to the figures.
+#
+# The lab: two namespaces joined by a veth pair. In the sending namespace rlflood makes the
+# frames in the kernel (BPF_PROG_TEST_RUN with live frames, XDP_TX out of the veth) on one CPU;
+# the receiving veth runs threaded NAPI, its thread pinned to the other CPU, so everything the
+# receiver does for a frame (XDP, or the skb, netfilter and the stack) is that thread's CPU time.
+# Both run at nice -20 (rlflood in a session of its own), so that other work on a shared machine
+# takes little of either CPU.
+# Receive CPU per packet = the thread's run time (/proc/PID/schedstat) / frames it took off the
+# ring. The flood is unpaced: it offers more than the receiver takes, so the veth's ring (256
+# frames) overflows and the receiver always has frames waiting; the "ring refused" column shows
+# it for every figure.
+#
+# veth takes XDP_TX frames only when the receiving end runs NAPI, i.e. has an XDP program or GRO
+# on (veth_xdp_xmit drops them otherwise). GRO is turned on for every contender, so the ones
+# without XDP (no filter, nftables, iptables) take frames the way a NIC driver with GRO does.
+#
+# Every limiter: 1 packet per minute, burst 1, per source address, for UDP to port 9 and TCP SYNs
+# to port 80, IPv4 and IPv6; tables of 1,048,576 entries.
+#   rl        rld with that policy, XDP native mode
+#   nftables  per-source meters in a netdev ingress chain on the receiving veth
+#   iptables  hashlimit in the raw table's PREROUTING (iptables and ip6tables)
+# References: no filter (the kernel stack answers with ICMP errors and resets, rate-limited or
+# unroutable), an XDP program that drops everything, and one that reads the source address and
+# drops (the floor for any limiter: it pays the first touch of the headers).
+#
+# Rounds are interleaved (round 1 of every contender, then round 2, ...); each contender starts
+# every round from empty tables. Medians over rounds, with the spread (min-max).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=3 seconds=2 smoke=0 build_first=1 raw="" only_contenders="" only_floods=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rounds) rounds=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --smoke) smoke=1; rounds=1; seconds=0.3; shift ;;
+    --no-build) build_first=0; shift ;;
+    --raw) raw=$2; shift 2 ;;
+    --contenders) only_contenders=$2; shift 2 ;;
+    --floods) only_floods=$2; shift 2 ;;
+    *) echo "usage: $0 [--rounds N] [--seconds S] [--smoke] [--no-build] [--raw FILE]" \
+         "[--contenders LIST] [--floods LIST]" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" -eq 0 ] || { echo "$0: run as root" >&2; exit 1; }
+build=${RL_BUILD_DIR:-build}
+send_cpu=${RL_BENCH_SEND_CPU:-0}
+recv_cpu=${RL_BENCH_RECV_CPU:-1}
+[ "$send_cpu" != "$recv_cpu" ] || { echo "$0: sender and receiver need different CPUs" >&2; exit 2; }
+if [ "$build_first" = 1 ]; then
+  cmake --build "$build" -j"$(nproc)" --target rld rlflood rl_drop_skel_gen rl_src_drop_skel_gen >/dev/null
+fi
+rlflood="$build/tools/rlflood/rlflood"
+for f in "$rlflood" "$build/controller/rld/rld" "$build/bpf/skel/rl_drop.bpf.o" "$build/bpf/skel/rl_src_drop.bpf.o"; do
+  [ -e "$f" ] || { echo "$0: $f is missing (build first)" >&2; exit 1; }
+done
+
+# One run at a time: the NAPI thread is found by the interface's name.
+exec 9>/run/rl-bench-live.lock
+flock -n 9 || { echo "$0: another bench-live run is in progress" >&2; exit 1; }
+
+lab=rl-livebench
+export RL_LAB_CLIENT_IF=rlbc0 RL_LAB_SERVER_IF=rlbs0
+cif=$RL_LAB_CLIENT_IF sif=$RL_LAB_SERVER_IF
+source scripts/lab-rld.sh
+cli="ip netns exec $lab-cli" srv="ip netns exec $lab-srv"
+mac=$($srv cat /sys/class/net/$sif/address)
+$srv ethtool -K "$sif" gro on >/dev/null
+$srv sh -c "echo 1 > /sys/class/net/$sif/threaded"
+raw_file=${raw:-$work/raw.tsv}
+: >"$raw_file"
+
+log() { echo "bench-live: $*" >&2; }
+fail() { echo "bench-live: $*" >&2; exit 1; }
+
+# The receiving veth's NAPI thread. A new one appears whenever NAPI is re-created (an XDP
+# attach without GRO, a detach); wait until exactly one is left.
+napi_pid() {
+  local pids n
+  for _ in $(seq 200); do
+    pids=$(ps -e -o pid=,comm= | awk -v p="napi/$sif-" 'index($2, p) == 1 {print $1}')
+    n=$(echo "$pids" | grep -c . || true)
+    [ "$n" = 1 ] && { echo "$pids"; return; }
+    sleep 0.01
+  done
+  fail "expected one NAPI thread napi/$sif-*, found $n"
+}
+pin_napi() {
+  local pid
+  pid=$(napi_pid)
+  taskset -pc "$recv_cpu" "$pid" >/dev/null
+  renice -n -20 -p "$pid" >/dev/null
+}
+# The thread's time on the CPU and its time runnable but waiting for it, ns.
+sched_ns() { cut -d' ' -f1,2 "/proc/$1/schedstat"; }
+rx_packets() { $srv cat "/sys/class/net/$sif/statistics/rx_packets"; }
+# Frames the receiving ring refused, counted on the sending end (veth's peer_tq_xdp_xmit_err).
+ring_drops() { $cli ethtool -S "$cif" | awk '/xdp_xmit_err/ {s += $2} END {print s + 0}'; }
+
+flood() { # args for rlflood after the common ones; prints its JSON line
+  local out code=0
+  # In a session of its own, so its nice value counts against other sessions' work on the CPU
+  # rather than only against this script's (the scheduler's autogroups).
+  out=$(setsid -w sh -c 'echo -20 > /proc/$$/autogroup 2>/dev/null; exec "$@"' sh \
+    nice -n -20 taskset -c "$send_cpu" ip netns exec "$lab-cli" "$rlflood" --quiet --iface "$cif" \
+    --dst-mac "$mac" "$@") || code=$?
+  # 3: stopped by --max-seconds before --count, which is how unpaced measurements end.
+  [ "$code" = 0 ] || [ "$code" = 3 ] || fail "rlflood $* exited $code"
+  echo "$out"
+}
+json() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
+
+# --- contenders -------------------------------------------------------------------------
+xdp_obj() { $srv ip link set dev "$sif" xdpdrv obj "$1" sec xdp; }
+xdp_off() { $srv ip link set dev "$sif" xdpdrv off; }
+none_on() { :; }
+none_off() { :; }
+drop_on() { xdp_obj "$build/bpf/skel/rl_drop.bpf.o"; }
+drop_off() { xdp_off; }
+src_on() { xdp_obj "$build/bpf/skel/rl_src_drop.bpf.o"; }
+src_off() { xdp_off; }
+rl_on() { rld_start "$rld"; }
+rl_off() { rld_stop; }
+rlb_on() { rld_start "$RL_BENCH_RLD_B"; }
+rlb_off() { rld_stop; }
+rld_start() {
+  local bin=$1
+  mkdir -p "$work/policies"
+  cat >"$work/policies/flood.yaml" <<'YAML'
+rules:
+  - name: udp-flood
+    match: {protocol: udp, port: 9}
+    limit: {rate: 1/min, burst: 1}
+    report: false
+  - name: syn-flood
+    match: {protocol: tcp, port: 80, tcp_flags: syn}
+    limit: {rate: 1/min, burst: 1}
+    report: false
+YAML
+  # rld itself on the sender's CPU: the receiving CPU is for the NAPI thread alone.
+  taskset -c "$send_cpu" nsenter --net="/run/netns/$lab-srv" "$bin" --interface "$sif" \
+    --xdp-mode native --policy-dir "$work/policies" --pin-root "$pins" \
+    --control-socket "$work/rld.sock" --metrics-listen "" --key-capacity 1048576 \
+    --log-level warn 2>>"$work/rld.log" &
+  rld_pid=$! rld_bin=$bin
+  for _ in $(seq 300); do
+    $srv ip link show dev "$sif" | grep -q "xdp" && [ -S "$work/rld.sock" ] && return
+    kill -0 "$rld_pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  cat "$work/rld.log" >&2
+  fail "rld did not attach to $sif"
+}
+rld_stop() {
+  kill "$rld_pid"
+  wait "$rld_pid" 2>/dev/null || true
+  rld_pid=
+  nsenter --net="/run/netns/$lab-srv" "$rld_bin" --cleanup --pin-root "$pins" >/dev/null 2>&1
+}
+nft_on() {
+  local l="limit rate over 1/minute burst 1 packets"
+  $srv nft -f - <<NFT
+table netdev rlbench {
+  chain ingress {
+    type filter hook ingress device "$sif" priority 0;
+    meta protocol ip udp dport 9 meter udp4 size 1048576 { ip saddr $l } drop
+    meta protocol ip6 udp dport 9 meter udp6 size 1048576 { ip6 saddr $l } drop
+    meta protocol ip tcp dport 80 tcp flags & (syn | ack) == syn meter syn4 size 1048576 { ip saddr $l } drop
+    meta protocol ip6 tcp dport 80 tcp flags & (syn | ack) == syn meter syn6 size 1048576 { ip6 saddr $l } drop
+  }
+}
+NFT
+}
+nft_off() { $srv nft delete table netdev rlbench; }
+ipt_on() {
+  local hl="-m hashlimit --hashlimit-above 1/min --hashlimit-burst 1 --hashlimit-mode srcip"
+  hl="$hl --hashlimit-htable-size 1048576 --hashlimit-htable-max 1048576"
+  local t
+  for t in iptables ip6tables; do
+    $srv $t -t raw -A PREROUTING -p udp --dport 9 $hl --hashlimit-name "udp-$t" -j DROP
+    $srv $t -t raw -A PREROUTING -p tcp --dport 80 --syn $hl --hashlimit-name "syn-$t" -j DROP
+  done
+}
+ipt_off() { $srv iptables -t raw -F PREROUTING; $srv ip6tables -t raw -F PREROUTING; }
+
+contenders=(none drop src rl) # the report's rows, in this order
+if [ -n "${RL_BENCH_RLD_B:-}" ]; then
+  [ -x "$RL_BENCH_RLD_B" ] || { echo "$0: RL_BENCH_RLD_B=$RL_BENCH_RLD_B is not an executable" >&2; exit 1; }
+  contenders+=(rlb)
+fi
+contenders+=(nft ipt)
+# Keep the listed names only, in the order above.
+only() { # list-var name...: prints the names that the comma-separated list holds
+  local list=$1 n
+  shift
+  for n in "$@"; do
+    [ -z "$list" ] || [[ ",$list," == *",${n%%|*},"* ]] && echo "$n"
+  done
+  return 0
+}
+mapfile -t contenders < <(only "$only_contenders" "${contenders[@]}")
+[ ${#contenders[@]} -gt 0 ] || { echo "$0: --contenders $only_contenders names none of them" >&2; exit 2; }
+
+# --- floods -------------------------------------------------------------------------------
+# name | family | rlflood arguments | warm-up: frames paced at a rate every contender keeps up
+# with, so each known source has its state before the measurement (0: none)
+v4=192.0.2.2 v6=3fff:0:ff::2
+floods=(
+  "udp4-1|4|--src 198.18.7.7 --dst $v4|1000"
+  "udp6-1|6|--src 2001:db8:7::7 --dst $v6|1000"
+  "udp4-131k|4|--src 198.18.0.0/15 --sources 131071 --order random --dst $v4|131071"
+  "udp6-131k|6|--src 2001:db8:1::/48 --sources 131072 --order random --dst $v6|131072"
+  "udp6-1M-new|6|NEW|0"
+  "syn4-131k|4|--src 198.18.0.0/15 --sources 131071 --order random --proto tcp-syn --dport 80 --dst $v4|131071"
+  "syn6-131k|6|--src 2001:db8:2::/48 --sources 131072 --order random --proto tcp-syn --dport 80 --dst $v6|131072"
+  "udp4-1-1500B|4|--src 198.18.7.8 --size 1500 --dst $v4|1000"
+  "udp6-1-1500B|6|--src 2001:db8:7::8 --size 1500 --dst $v6|1000"
+)
+if [ "$smoke" = 1 ]; then
+  floods=(
+    "udp4-1|4|--src 198.18.7.7 --dst $v4|1000"
+    "udp6-1k|6|--src 2001:db8:1::/48 --sources 1000 --order random --dst $v6|1000"
+    "udp6-1M-new|6|NEW|0"
+    "syn4-1k|4|--src 198.18.0.0/16 --sources 1000 --proto tcp-syn --dport 80 --dst $v4|1000"
+  )
+fi
+mapfile -t floods < <(only "$only_floods" "${floods[@]}")
+[ ${#floods[@]} -gt 0 ] || { echo "$0: --floods $only_floods names none of them" >&2; exit 2; }
+warm_rate=200000
+new_prefix=0x100 # each new-source flood gets a /48 nobody has sent from
+
+measure() { # contender round flood-spec
+  local who=$1 round=$2 spec=$3 name fam args warm
+  IFS='|' read -r name fam args warm <<<"$spec"
+  if [ "$args" = NEW ]; then
+    new_prefix=$((new_prefix + 1))
+    args="--src 2001:db8:$(printf %x $new_prefix)::/48 --sources 1000000 --order random --dst $v6"
+    count=1000000
+  else
+    count=1000000000
+  fi
+  if [ "$warm" != 0 ]; then
+    # shellcheck disable=SC2086
+    flood $args --count "$warm" --rate "$warm_rate" --max-seconds 30 >/dev/null
+  fi
+  local pid rt0 rt1 wt0 wt1 rx0 rx1 dr0 dr1 out
+  pid=$(napi_pid)
+  local perf_pid=
+  if [ -n "${RL_BENCH_PERF_DIR:-}" ]; then
+    mkdir -p "$RL_BENCH_PERF_DIR"
+    taskset -c "$send_cpu" perf record -q -e cpu-clock -F 10000 -g -C "${RL_BENCH_PERF_CPUS:-$recv_cpu}" \
+      -o "$RL_BENCH_PERF_DIR/$who-$name-$round.data" 2>/dev/null &
+    perf_pid=$!
+    sleep 0.3 # perf's set-up would otherwise fall into the flood
+  fi
+  sleep 0.05 # let the warm-up's last frames drain
+  read -r rt0 wt0 < <(sched_ns "$pid")
+  rx0=$(rx_packets) dr0=$(ring_drops)
+  # shellcheck disable=SC2086
+  out=$(flood $args --count "$count" --max-seconds "$seconds")
+  if [ -n "$perf_pid" ]; then
+    kill -INT "$perf_pid"
+    wait "$perf_pid" || true
+  fi
+  read -r rt1 wt1 < <(sched_ns "$pid")
+  rx1=$(rx_packets) dr1=$(ring_drops)
+  [ "$(napi_pid)" = "$pid" ] || fail "$who/$name: the NAPI thread changed during the measurement"
+  local sent secs
+  sent=$(json sent "$out") secs=$(json seconds "$out")
+  local rx=$((rx1 - rx0)) rt=$((rt1 - rt0)) wt=$((wt1 - wt0)) dr=$((dr1 - dr0))
+  [ "$rx" -gt 0 ] || fail "$who/$name: the receiver took no frames ($out)"
+  [ "$rx" -le "$sent" ] || fail "$who/$name: received $rx of $sent frames sent"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$who" "$name" "$sent" "$secs" "$rx" "$rt" "$wt" "$dr" \
+    >>"$raw_file"
+  log "round $round $who $name: sent $sent in ${secs}s, received $rx, ring drops $dr, $((rt / rx)) ns/pkt"
+}
+
+for round in $(seq "$rounds"); do
+  for who in "${contenders[@]}"; do
+    "${who}_on" >/dev/null
+    pin_napi # an XDP attach may have made a new thread
+    for spec in "${floods[@]}"; do measure "$who" "$round" "$spec"; done
+    "${who}_off" >/dev/null
+    pin_napi
+  done
+done
+
+cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+echo "Machine: $(nproc) CPUs, $cpu; kernel $(uname -r); sender on CPU $send_cpu, receiving NAPI thread on CPU $recv_cpu"
+echo "Command: scripts/bench-live.sh --rounds $rounds --seconds $seconds$([ "$smoke" = 1 ] && echo ' --smoke')"
+echo
+python3 scripts/bench-live-report.py "$raw_file"

@@ -1,0 +1,217 @@
+// rld's control plane under a flood of spoofed sources: a million IPv6 sources, then 131,071 IPv4
+// ones, as fast as the lab sends, against a per-source rule that reports every offender. While
+// it runs, `rlctl status` and a metrics scrape must each answer within 100 ms (probed every
+// 200 ms), rld's memory must stay bounded, and SIGTERM must end rld within a second. Afterwards
+// the program is still attached and enforcing.
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+
+#include "control/client.h"
+#include "http_get.h"
+#include "netns.h"
+#include "rld_fixture.h"
+
+namespace rl::testing {
+namespace {
+
+// The flood's rate. On the 2 vCPUs this runs on, an unpaced sender reaches about 1.1 Mpps, and
+// the sender and the receiving softirq then take both CPUs: rld's replies reached 0.8 s. At this
+// rate (about what the sender reaches when the machine is shared) the receive path leaves rld
+// its share; docs/benchmarks.md records both.
+constexpr uint64_t kFloodRate = 400'000;
+
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kProbeEvery = 200ms;
+constexpr double kAnswerBudgetMs = 100;
+// rld's resident memory during the flood: the default key table (16 MiB, mapped from the
+// kernel and counted once touched), the offender table (4 MiB at 65,536 entries), libraries
+// and the metrics threads' stacks (docs/metrics.md, "rld's own footprint").
+constexpr uint64_t kRssBoundKiB = 64 * 1024;
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+uint64_t rss_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string key;
+  uint64_t v = 0;
+  while (in >> key)
+    if (key == "VmRSS:" && in >> v) return v;
+  return 0;
+}
+
+struct Latencies {
+  std::mutex mu;
+  std::vector<double> ms;
+  std::vector<std::string> failures;
+
+  void add(double v, const std::string& failure) {
+    std::lock_guard<std::mutex> lock(mu);
+    ms.push_back(v);
+    if (!failure.empty()) failures.push_back(failure);
+  }
+  std::string summary() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (ms.empty()) return "no probes";
+    std::vector<double> s = ms;
+    std::sort(s.begin(), s.end());
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "%zu probes, median %.1f ms, p90 %.1f ms, max %.1f ms",
+                  s.size(), s[s.size() / 2], s[s.size() * 9 / 10], s.back());
+    return buf;
+  }
+};
+
+// Calls probe() every kProbeEvery until stop, on its own thread.
+class Prober {
+ public:
+  template <typename F>
+  Prober(std::atomic<bool>& stop, F probe)
+      : thread_([&stop, probe = std::move(probe)]() mutable {
+          auto next = Clock::now();
+          while (!stop.load()) {
+            probe();
+            next += kProbeEvery;
+            std::this_thread::sleep_until(next);
+          }
+        }) {}
+  ~Prober() { thread_.join(); }
+
+ private:
+  std::thread thread_;
+};
+
+TEST_F(RldTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
+  key_capacity_ = "1048576";  // the default: status and scrapes read what production reads
+  write_policy("a.yaml",
+               "rules:\n"
+               "  - name: flood\n"
+               "    match: {protocol: udp, port: 9}\n"
+               "    key: source\n"
+               "    limit: {rate: 1/min, burst: 1}\n"
+               "    report: true\n");
+  start_rld();
+  const pid_t pid = rld_->pid();
+  const uint64_t rss_start = rss_kib(pid);
+
+  Latencies status, stats, scrape, rlctl_process;
+  std::atomic<uint64_t> rss_max{rss_start};
+  std::atomic<bool> stop_probes{false};
+  std::optional<Prober> status_prober, scrape_prober;
+  // rlctl's request made with rlctl's own client code: what rld takes to answer. Starting a
+  // process on two shared cores can alone take longer than the budget, so the rlctl program is
+  // run too but its time (start-up included) is only reported; it must answer.
+  auto request = [&](const std::string& cmd, const std::string& expect, Latencies& into) {
+    auto t = Clock::now();
+    auto got = control::call(socket_path(), control::request(cmd), 10'000);
+    double ms = ms_since(t);
+    std::string failure;
+    if (!got || !got->value("ok", false) || !got->at("data").contains(expect))
+      failure = cmd + " failed: " + (got ? got->dump().substr(0, 200) : got.error().str());
+    else if (ms > kAnswerBudgetMs)
+      failure = cmd + " took " + std::to_string(ms) + " ms";
+    into.add(ms, failure);
+  };
+  status_prober.emplace(stop_probes, [&] {
+    request("status", "interfaces", status);
+    request("stats", "global", stats);
+    auto t = Clock::now();
+    auto out = run({RL_RLCTL_PATH, "-s", socket_path(), "status"}, 10s);
+    rlctl_process.add(ms_since(t), out.ok() ? "" : "rlctl status failed: " + out.describe());
+    uint64_t r = rss_kib(pid);
+    if (r > rss_max.load()) rss_max.store(r);
+  });
+  scrape_prober.emplace(stop_probes, [&, ns = std::optional<ScopedNetns>()]() mutable {
+    if (!ns) {  // this thread stays in rld's namespace, where the endpoint listens
+      auto entered = ScopedNetns::enter(lab_->server_ns());
+      if (!entered) return scrape.add(0, "netns: " + entered.error().str());
+      ns.emplace(std::move(*entered));
+    }
+    auto t = Clock::now();
+    auto got = http_get(metrics_port_, "/metrics", 10s);
+    double ms = ms_since(t);
+    std::string failure;
+    if (!got || got->status != 200 || got->body.find("rl_up 1") == std::string::npos)
+      failure = "scrape failed: " + (got ? std::to_string(got->status) : got.error().str());
+    else if (ms > kAnswerBudgetMs)
+      failure = "scrape took " + std::to_string(ms) + " ms";
+    scrape.add(ms, failure);
+  });
+
+  // A million new IPv6 sources, six rounds of them, at kFloodRate.
+  SendSummary v6 = send({.src = "2001:db8::/48",
+                         .sources = 1'000'000,
+                         .count = 6'000'000,
+                         .rate = kFloodRate,
+                         .max_seconds = 30});
+  // IPv4 from all of 198.18.0.0/15 (but the prefix's own address); SIGTERM arrives while it runs.
+  SendSpec v4_spec{.src = "198.18.0.0/15",
+                   .sources = 131'071,
+                   .count = 20'000'000,
+                   .rate = kFloodRate,
+                   .max_seconds = 8};
+  auto v4 = lab_->spawn_in(lab_->client_ns(), rlsend_argv(lab_->pair(), v4_spec));
+  ASSERT_TRUE(v4.ok()) << v4.error().str();
+  std::this_thread::sleep_for(4s);
+  stop_probes.store(true);
+  status_prober.reset();
+  scrape_prober.reset();
+
+  auto t = Clock::now();
+  rld_->signal(SIGTERM);
+  auto ended = rld_->wait(10s);
+  double stop_ms = ms_since(t);
+  auto v4_done = v4->wait(15s);
+  auto v4_sent = parse_send_summary(v4_done.out);
+  ASSERT_TRUE(v4_sent.ok()) << v4_done.describe();
+
+  std::printf(
+      "flood: IPv6 %llu packets from 1,000,000 sources in %.1f s (%.0f/s), IPv4 %llu from "
+      "131,071 in %.1f s (%.0f/s)\n"
+      "status request: %s\nstats request: %s\nmetrics scrape: %s\n"
+      "rlctl status (the program, start-up included): %s\n"
+      "rld RSS: %llu KiB at start, %llu KiB at most (bound %llu KiB)\n"
+      "SIGTERM to exit: %.0f ms\n",
+      static_cast<unsigned long long>(v6.sent), v6.seconds, v6.sent / std::max(v6.seconds, 1e-9),
+      static_cast<unsigned long long>(v4_sent->sent), v4_sent->seconds,
+      v4_sent->sent / std::max(v4_sent->seconds, 1e-9), status.summary().c_str(),
+      stats.summary().c_str(), scrape.summary().c_str(), rlctl_process.summary().c_str(),
+      static_cast<unsigned long long>(rss_start), static_cast<unsigned long long>(rss_max.load()),
+      static_cast<unsigned long long>(kRssBoundKiB), stop_ms);
+
+  EXPECT_GE(v6.sent, 1'000'000u) << "the flood covered every source at least once";
+  EXPECT_GE(status.ms.size(), 10u);
+  EXPECT_TRUE(status.failures.empty())
+      << status.failures.size() << " slow or failed, first: " << status.failures.front();
+  EXPECT_TRUE(stats.failures.empty())
+      << stats.failures.size() << " slow or failed, first: " << stats.failures.front();
+  EXPECT_TRUE(rlctl_process.failures.empty()) << rlctl_process.failures.front();
+  EXPECT_TRUE(scrape.failures.empty())
+      << scrape.failures.size() << " slow or failed, first: " << scrape.failures.front();
+  EXPECT_LT(rss_max.load(), kRssBoundKiB);
+  EXPECT_EQ(ended.code, 0) << ended.describe();
+  EXPECT_LT(stop_ms, 1000) << "SIGTERM must end rld within a second";
+  EXPECT_NE(ended.err.find("stopping"), std::string::npos) << "SIGTERM took the orderly path";
+
+  // rld is gone; the pinned program is still on the interface and still limits.
+  auto link = lab_->run(lab_->server_ns(), {"ip", "link", "show", lab_->pair().server.ifname});
+  EXPECT_NE(link.out.find("xdp"), std::string::npos) << link.out;
+  start_rld();
+  EXPECT_TRUE(ctl({"status"})["adopted"].get<bool>());
+  Json global = ctl({"stats"})["global"];
+  std::printf("offender reports: %llu written, %llu lost (ring buffer full)\n",
+              global["reports"]["packets"].get<unsigned long long>(),
+              global["reports_lost"]["packets"].get<unsigned long long>());
+  uint64_t dropped = rule_stats("flood")["dropped_packets"];
+  // A source the flood never used: in a table the flood filled, its key may be judged by the
+  // flood's overflow bucket, so at most its burst of one gets through.
+  EXPECT_LE(received({.src = "2001:db8:1::7", .count = 20, .rate = 2000}), 1u);
+  EXPECT_GE(rule_stats("flood")["dropped_packets"].get<uint64_t>(), dropped + 19);
+}
+
+}  // namespace
+}  // namespace rl::testing

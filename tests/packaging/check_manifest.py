@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Checks deploy/kubernetes/rld-daemonset.yaml.
+
+1. Schema: every object is checked against the Kubernetes API types as python3-kubernetes
+   (Debian) generates them from the API's OpenAPI description: every field must exist in its
+   type (a misspelt or misplaced key fails), have the type's type, and required fields must be
+   present. No cluster is needed. python3-kubernetes 22 describes Kubernetes 1.22.
+2. What rld needs, field by field: hostNetwork, the node's /sys/fs/bpf, the capabilities of
+   packaging/rld.service and no more, the metrics port in the configuration, the probes on
+   /healthz, configuration and policies from ConfigMaps, each policy valid (rlctl policy validate).
+
+usage: check_manifest.py MANIFEST UNIT_FILE RLCTL CONTAINERFILE
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import yaml
+from kubernetes import client
+
+errors = []
+
+
+def error(msg):
+    errors.append(msg)
+
+
+def model_for(api_version, kind):
+    group_version = api_version.split("/")[-1]  # apps/v1 -> v1
+    name = group_version[0].upper() + group_version[1:] + kind
+    cls = getattr(client.models, name, None)
+    if cls is None:
+        error(f"no API type for {api_version} {kind}")
+    return cls
+
+
+def check(value, type_name, where):
+    """Builds the client object for `value` as `type_name`, reporting what does not fit."""
+    if value is None:
+        return None
+    m = re.fullmatch(r"list\[(.+)\]", type_name)
+    if m:
+        if not isinstance(value, list):
+            error(f"{where}: expected a list, got {type(value).__name__}")
+            return None
+        return [check(v, m.group(1), f"{where}[{i}]") for i, v in enumerate(value)]
+    m = re.fullmatch(r"dict\(str, (.+)\)", type_name)
+    if m:
+        if not isinstance(value, dict):
+            error(f"{where}: expected a map, got {type(value).__name__}")
+            return None
+        return {k: check(v, m.group(1), f"{where}.{k}") for k, v in value.items()}
+    simple = {"str": str, "int": int, "bool": bool, "float": (int, float)}
+    if type_name in simple:
+        ok = isinstance(value, simple[type_name]) and not (
+            type_name != "bool" and isinstance(value, bool))
+        if not ok:
+            error(f"{where}: expected {type_name}, got {value!r}")
+        return value
+    if type_name == "object":  # IntOrString and free-form fields
+        return value
+    cls = getattr(client.models, type_name, None)
+    if cls is None:
+        error(f"{where}: unknown type {type_name}")
+        return None
+    if not isinstance(value, dict):
+        error(f"{where}: expected a {type_name} object, got {value!r}")
+        return None
+    by_json = {j: p for p, j in cls.attribute_map.items()}
+    kwargs = {}
+    for key, v in value.items():
+        if key not in by_json:
+            error(f"{where}: {type_name} has no field '{key}'")
+            continue
+        attr = by_json[key]
+        kwargs[attr] = check(v, cls.openapi_types[attr], f"{where}.{key}")
+    try:
+        # The generated setters refuse a missing required field and values outside an enum.
+        return cls(**kwargs)
+    except (ValueError, TypeError) as e:
+        error(f"{where}: {e}")
+        return None
+
+
+def unit_capabilities(unit_path):
+    for line in open(unit_path):
+        if line.startswith("CapabilityBoundingSet="):
+            return {c.removeprefix("CAP_") for c in line.split("=", 1)[1].split()}
+    error(f"{unit_path}: no CapabilityBoundingSet=")
+    return set()
+
+
+def main():
+    manifest, unit, rlctl, containerfile = sys.argv[1:5]
+    docs = [d for d in yaml.safe_load_all(open(manifest)) if d]
+    objects = {}
+    for i, d in enumerate(docs):
+        where = f"document {i + 1} ({d.get('kind')} {d.get('metadata', {}).get('name')})"
+        cls = model_for(d.get("apiVersion", ""), d.get("kind", ""))
+        if cls:
+            check(d, cls.__name__, where)
+        objects[(d.get("kind"), d.get("metadata", {}).get("name"))] = d
+
+    ds = objects.get(("DaemonSet", "rld"))
+    if not ds:
+        error("no DaemonSet rld")
+        return
+    namespace = ds["metadata"].get("namespace")
+    for (kind, name), d in objects.items():
+        if kind != "Namespace" and d["metadata"].get("namespace") != namespace:
+            error(f"{kind} {name} is not in namespace {namespace}")
+    if ("Namespace", namespace) not in objects:
+        error(f"namespace {namespace} is not defined")
+    spec = ds["spec"]
+    pod = spec["template"]["spec"]
+    labels = spec["template"]["metadata"].get("labels", {})
+    for k, v in spec["selector"].get("matchLabels", {}).items():
+        if labels.get(k) != v:
+            error(f"selector {k}={v} does not select the pod template")
+    if pod.get("hostNetwork") is not True:
+        error("hostNetwork must be true: rld limits the node's own interfaces")
+    (c,) = [c for c in pod["containers"] if c["name"] == "rld"]
+    sc = c.get("securityContext", {})
+    caps = sc.get("capabilities", {})
+    if caps.get("drop") != ["ALL"]:
+        error("capabilities: drop ALL, then add what rld needs")
+    want = unit_capabilities(unit)
+    if set(caps.get("add", [])) != want:
+        error(f"capabilities add {caps.get('add')} is not the unit's {sorted(want)}")
+    if sc.get("privileged"):
+        error("privileged: the capabilities are enough")
+    if sc.get("allowPrivilegeEscalation") is not False:
+        error("allowPrivilegeEscalation must be false (the unit's NoNewPrivileges)")
+
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
+    bpf = mounts.get("/sys/fs/bpf")
+    if not bpf or volumes.get(bpf["name"], {}).get("hostPath", {}).get("path") != "/sys/fs/bpf":
+        error("/sys/fs/bpf must be the node's (hostPath): pins outlive the pod")
+    config = yaml.safe_load(
+        objects.get(("ConfigMap", "rl-config"), {}).get("data", {}).get("rld.yaml", "") or "{}")
+    args = c.get("args", [])
+    config_path = args[args.index("--config") + 1] if "--config" in args else "/etc/rl/rld.yaml"
+    if config_path not in mounts or "configMap" not in volumes.get(mounts[config_path]["name"], {}):
+        error(f"{config_path} does not come from a ConfigMap")
+    policy_dir = config.get("policy_dir", "/etc/rl/policies")
+    pm = mounts.get(policy_dir)
+    if not pm or "configMap" not in volumes.get(pm["name"], {}):
+        error(f"the policy directory {policy_dir} does not come from a ConfigMap")
+    elif "subPath" in pm:
+        error("the policies are mounted with subPath, which the kubelet never updates")
+    socket_dir = os.path.dirname(config.get("control_socket", "/run/rl/rld.sock"))
+    if socket_dir not in mounts:
+        error(f"{socket_dir} (control socket) needs a writable volume: the root is read-only")
+
+    listen = config.get("metrics_listen", "127.0.0.1:9464")
+    host, _, port = listen.rpartition(":")
+    if host in ("127.0.0.1", "localhost"):
+        error("metrics_listen is loopback: Prometheus and the probes cannot reach it")
+    ports = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
+    if ports.get("metrics") != int(port):
+        error(f"container port 'metrics' {ports.get('metrics')} is not metrics_listen's {port}")
+    for probe in ("livenessProbe", "readinessProbe"):
+        get = c.get(probe, {}).get("httpGet", {})
+        if get.get("path") != "/healthz" or get.get("port") not in ("metrics", int(port)):
+            error(f"{probe} must GET /healthz on the metrics port")
+    exposed = re.findall(r"^EXPOSE\s+(\d+)", open(containerfile).read(), re.M)
+    if exposed != [port]:
+        error(f"the image exposes {exposed}, rld listens on {port}")
+
+    # Every policy shipped in the ConfigMap passes rld's own validator.
+    policies = objects.get(("ConfigMap", "rl-policies"), {}).get("data", {})
+    if not policies:
+        error("no policies in ConfigMap rl-policies")
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = []
+        for name, text in policies.items():
+            if not name.endswith((".yaml", ".yml")):
+                error(f"policy key {name} does not end in .yaml: rld would ignore it")
+            paths.append(os.path.join(tmp, name))
+            open(paths[-1], "w").write(text)
+        r = subprocess.run([rlctl, "policy", "validate", *paths], capture_output=True, text=True)
+        if r.returncode != 0:
+            error("rl-policies do not validate:\n" + r.stderr)
+
+
+if __name__ == "__main__":
+    main()
+    for e in errors:
+        print("error:", e, file=sys.stderr)
+    print("manifest: " + ("FAIL" if errors else "ok"))
+    sys.exit(1 if errors else 0)

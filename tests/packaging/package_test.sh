@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The Debian package as a fresh machine gets it. cpack builds it; its control data and file list
+# are checked; then it is installed with apt into a clean Debian 12 root (debootstrap, minbase)
+# by running the container image definition's own steps, which proves its Depends are complete.
+# In that root: rld --version, rlctl --version, rlctl policy validate on the shipped examples;
+# systemd-analyze verify on the installed unit and its exposure score (no worse than measured).
+#
+#   package_test.sh BUILD_DIR SOURCE_DIR
+# Needs root and Debian's mirror (RL_DEBIAN_MIRROR, default the one apt uses).
+set -euo pipefail
+build=$(realpath "$1")
+src=$(realpath "$2")
+version=$(sed -n 's/^project(rl VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+mirror=${RL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The exposure `systemd-analyze security` gave the unit when it was hardened (docs/operations.md).
+max_exposure=${RL_MAX_EXPOSURE:-1.9}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || fail "needs root (debootstrap, chroot)"
+for tool in cpack dpkg-deb debootstrap systemd-analyze unshare; do
+  command -v "$tool" >/dev/null || fail "$tool is missing (scripts/install-deps.sh)"
+done
+
+work=$(mktemp -d /tmp/rl-package-test.XXXXXX)
+trap 'rm -rf --one-file-system "$work"' EXIT
+
+echo "== cpack"
+(cd "$build" && cpack -G DEB -B "$work/out") >"$work/cpack.log" 2>&1 || { cat "$work/cpack.log"; fail "cpack"; }
+deb="$work/out/rl_${version}_amd64.deb"
+[ -f "$deb" ] || fail "no $deb; cpack wrote: $(ls "$work/out")"
+
+echo "== control data"
+dpkg-deb -f "$deb" Package Version Depends
+depends=$(dpkg-deb -f "$deb" Depends)
+for lib in libbpf1 libsystemd0 libyaml-cpp0.7 libhiredis0.14 libprometheus-cpp-pull1.0 libc6; do
+  [[ "$depends" == *"$lib"* ]] || fail "Depends lacks $lib: $depends"
+done
+mkdir "$work/control"
+dpkg-deb -e "$deb" "$work/control"
+expected_conffiles=$( (echo /etc/rl/rld.yaml; for p in "$src"/policies/*.yaml; do echo "/etc/rl/examples/$(basename "$p")"; done) | sort)
+actual_conffiles=$(sort "$work/control/conffiles")
+[ "$expected_conffiles" = "$actual_conffiles" ] || fail "conffiles: got
+$actual_conffiles
+want
+$expected_conffiles"
+for script in postinst prerm postrm; do [ -x "$work/control/$script" ] || fail "no $script"; done
+
+echo "== files"
+dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' >"$work/files"
+for f in /usr/sbin/rld /usr/bin/rlctl /usr/lib/systemd/system/rld.service \
+         /usr/share/man/man8/rld.8.gz /usr/share/man/man8/rlctl.8.gz /usr/share/man/man5/rl-policy.5.gz \
+         /usr/share/bash-completion/completions/rlctl /usr/share/doc/rl/README.md \
+         /usr/share/doc/rl/docs/operations.md /usr/share/doc/rl/docs/prometheus/alerts.yml \
+         /usr/share/doc/rl/deploy/kubernetes/rld-daemonset.yaml /etc/rl/policies/; do
+  grep -qx "$f" "$work/files" || fail "$f is not in the package"
+done
+if grep -E '^/usr/local|/tests?/|bench_xdp|rlsend|udp_sink' "$work/files"; then fail "files that do not belong"; fi
+
+echo "== clean root: debootstrap bookworm (minbase)"
+root="$work/root"
+start=$(date +%s)
+mkdir -p /var/cache/rl-debootstrap
+debootstrap --variant=minbase --cache-dir=/var/cache/rl-debootstrap bookworm "$root" "$mirror" \
+  >"$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log"; fail "debootstrap"; }
+echo "debootstrap took $(( $(date +%s) - start )) s"
+
+# Commands in the root run in a mount namespace of their own: /proc mounted there vanishes
+# with it, whatever happens to this script.
+in_root() { unshare --mount --fork sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$root" "$@"; }
+
+echo "== install: the steps of deploy/container/Containerfile"
+containerfile="$src/deploy/container/Containerfile"
+grep -q '^FROM debian:bookworm' "$containerfile" || fail "the image is not built on bookworm, the root is"
+# COPY from the build context (where the .deb is) into the root; RUN in the root, as a build would.
+python3 - "$containerfile" >"$work/steps" <<'PY'
+import re, sys
+text = re.sub(r"\\\n", " ", open(sys.argv[1]).read())
+for line in text.splitlines():
+    line = line.strip()
+    if not line or line.startswith("#"):
+        continue
+    op, _, arg = line.partition(" ")
+    if op in ("COPY", "RUN"):
+        print(op, arg)
+    elif op not in ("FROM", "EXPOSE", "ENTRYPOINT", "CMD", "LABEL", "ENV"):
+        sys.exit("Containerfile: no support for " + op)
+PY
+start=$(date +%s)
+while read -r op arg; do
+  case "$op" in
+    COPY) read -r pattern dest <<<"$arg"
+          [[ "$pattern" == rl_*.deb ]] || fail "COPY $pattern: only the package is copied"
+          cp "$deb" "$root$dest" ;;
+    RUN) echo "RUN $arg"
+         in_root env DEBIAN_FRONTEND=noninteractive sh -ec "$arg" >"$work/run.log" 2>&1 \
+           || { tail -30 "$work/run.log"; fail "RUN $arg"; } ;;
+  esac
+done <"$work/steps"
+echo "install took $(( $(date +%s) - start )) s"
+in_root dpkg-query -W -f='${Status}\n' rl | grep -qx "install ok installed" || fail "rl is not installed"
+
+echo "== the programs in the root"
+out=$(in_root rld --version) || fail "rld --version"
+[ "$out" = "rld $version" ] || fail "rld --version printed '$out'"
+out=$(in_root rlctl --version) || fail "rlctl --version"
+[ "$out" = "rlctl $version" ] || fail "rlctl --version printed '$out'"
+in_root sh -c 'rlctl policy validate /etc/rl/examples/*.yaml' || fail "the shipped policies do not validate"
+for p in "$root"/etc/rl/examples/*.yaml; do
+  in_root rlctl policy validate "/etc/rl/examples/$(basename "$p")" >/dev/null || fail "$p does not validate"
+done
+in_root rld --config /etc/rl/rld.yaml --help >/dev/null || fail "rld --help with the shipped configuration"
+in_root bash -c 'source /usr/share/bash-completion/completions/rlctl && complete -p rlctl' >/dev/null \
+  || fail "the bash completion does not load"
+for page in rld.8 rlctl.8; do
+  zcat "$root/usr/share/man/man8/$page.gz" | grep -q '^\.SH OPTIONS' || fail "$page has no OPTIONS"
+done
+
+echo "== the unit, on the root's own systemd"
+# A server has systemd, kill (procps) and man; the image does not need them.
+start=$(date +%s)
+in_root env DEBIAN_FRONTEND=noninteractive sh -ec \
+  'apt-get update && apt-get install -y --no-install-recommends systemd procps man-db' \
+  >"$work/systemd.log" 2>&1 || { tail -30 "$work/systemd.log"; fail "installing systemd in the root"; }
+echo "systemd, procps, man-db took $(( $(date +%s) - start )) s"
+unit=/usr/lib/systemd/system/rld.service
+grep -qx "ExecStart=/usr/sbin/rld --config /etc/rl/rld.yaml" "$root$unit" || fail "ExecStart: $(grep ExecStart "$root$unit")"
+# verify also checks that the Documentation= man pages open.
+in_root systemd-analyze verify "$unit" || fail "systemd-analyze verify"
+in_root systemd-analyze security --offline=true "$unit" >"$work/security" 2>&1 || true
+tail -1 "$work/security"
+exposure=$(sed -n 's/.*Overall exposure level for rld.service: \([0-9.]*\).*/\1/p' "$work/security")
+[ -n "$exposure" ] || { cat "$work/security"; fail "no exposure level"; }
+awk -v e="$exposure" -v m="$max_exposure" 'BEGIN { exit !(e <= m) }' \
+  || fail "exposure $exposure is above $max_exposure: the unit lost hardening"
+
+echo "PASS"

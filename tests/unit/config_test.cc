@@ -1,0 +1,155 @@
+// rld's configuration: the option table's parser, its errors and `rld --check-config`'s checks.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "daemon/check_config.h"
+#include "daemon/config.h"
+#include "daemon/config_options.h"
+
+namespace rl::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ConfigFile : public ::testing::Test {
+ protected:
+  fs::path path = fs::temp_directory_path() / ("rl-cfg-" + std::to_string(::getpid()) + ".yaml");
+  void TearDown() override { fs::remove(path); }
+  // The error loading `text`, or "" when it loads.
+  std::string error(const std::string& text, Config& c) {
+    std::ofstream(path) << text;
+    auto s = load_config_file(path, c);
+    return s.ok() ? "" : s.error().message;
+  }
+  std::string error(const std::string& text) {
+    Config c;
+    return error(text, c);
+  }
+};
+
+TEST_F(ConfigFile, UnknownKeysSuggestTheClosest) {
+  EXPECT_EQ(error("interfaces: [eth0]\nxdp_mdoe: native\n"),
+            path.string() + ":2:1: error: unknown key 'xdp_mdoe' (did you mean 'xdp_mode'?)");
+  EXPECT_EQ(error("cluster:\n  redis_hots: a\n"),
+            path.string() +
+                ":2:3: error: unknown key 'redis_hots' in cluster (did you mean 'redis_host'?)");
+  EXPECT_EQ(error("clustr: {}\n"),
+            path.string() + ":1:1: error: unknown key 'clustr' (did you mean 'cluster'?)");
+  EXPECT_EQ(error("zzz: 1\n"), path.string() + ":1:1: error: unknown key 'zzz'");
+}
+
+TEST_F(ConfigFile, SettingsOutsideTheirSectionSayWhereTheyGo) {
+  EXPECT_EQ(
+      error("redis_host: 10.0.0.5\n"),
+      path.string() + ":1:1: error: unknown key 'redis_host' (it belongs in the cluster: section)");
+  EXPECT_EQ(error("cluster:\n  pin_root: /x\n"),
+            path.string() +
+                ":2:3: error: unknown key 'pin_root' in cluster (it belongs at the top level)");
+}
+
+TEST_F(ConfigFile, WrongTypesAndValuesPointAtTheValue) {
+  EXPECT_EQ(error("key_capacity: lots\n"),
+            path.string() + ":1:15: error: key_capacity: expected a whole number, got 'lots'");
+  EXPECT_EQ(error("key_capacity: -1\n"),
+            path.string() + ":1:15: error: key_capacity: -1 is out of range: 64-268435456 keys");
+  EXPECT_EQ(error("key_capacity: 10\n"),
+            path.string() + ":1:15: error: key_capacity: 10 is out of range: 64-268435456 keys");
+  EXPECT_EQ(error("key_capacity: 99999999999999999999999\n"),
+            path.string() +
+                ":1:15: error: key_capacity: 99999999999999999999999 is out of "
+                "range: 64-268435456");
+  EXPECT_EQ(error("xdp_mode: nativ\n"),
+            path.string() +
+                ":1:11: error: xdp_mode: 'nativ' is not one of auto, native, "
+                "generic (did you mean 'native'?)");
+  EXPECT_EQ(error("interfaces: eth0\n"),
+            path.string() + ":1:13: error: interfaces: expected a list, e.g. [eth0]");
+  EXPECT_EQ(error("pin_root: [a]\n"),
+            path.string() + ":1:11: error: pin_root: expected a single value, got a list");
+  EXPECT_EQ(error("detach_on_exit: maybe\n"),
+            path.string() + ":1:17: error: detach_on_exit: expected true or false, got 'maybe'");
+  EXPECT_EQ(error("pin_root: relative/dir\n"),
+            path.string() + ":1:11: error: pin_root: must be an absolute path");
+  EXPECT_EQ(error("cluster: 3\n"),
+            path.string() + ":1:10: error: cluster: expected a mapping of settings");
+  EXPECT_EQ(error("cluster:\n  redis_port: 0\n"),
+            path.string() + ":2:15: error: cluster.redis_port: 0 is out of range: 1-65535");
+  EXPECT_NE(error("a: [\n").find(path.string() + ":"), std::string::npos);
+}
+
+TEST_F(ConfigFile, LoadsEverySettingAndBadInputChangesNothing) {
+  Config c;
+  ASSERT_EQ(error("interfaces: [eth0, eth1]\nxdp_mode: generic\nkey_capacity: 4096\n"
+                  "metrics_listen:\ndetach_on_exit: yes\n"
+                  "cluster:\n  redis_socket: /run/r.sock\n  nodes: 3\n  connect_timeout_ms: 50\n",
+                  c),
+            "");
+  EXPECT_EQ(c.interfaces, (std::vector<std::string>{"eth0", "eth1"}));
+  EXPECT_EQ(c.xdp_mode, "generic");
+  EXPECT_EQ(c.key_capacity, 4096u);
+  EXPECT_EQ(c.metrics_listen, "");
+  EXPECT_TRUE(c.detach_on_exit);
+  EXPECT_EQ(c.redis_socket, "/run/r.sock");
+  EXPECT_EQ(c.cluster_nodes, 3u);
+  EXPECT_EQ(c.redis_connect_timeout_ms, 50u);
+  EXPECT_TRUE(c.cluster_enabled());
+  Config before = c;
+  EXPECT_NE(error("xdp_mode: native\nkey_capacity: 1\n", c), "");
+  EXPECT_EQ(c.xdp_mode, before.xdp_mode);
+  EXPECT_EQ(c.key_capacity, before.key_capacity);
+}
+
+TEST(ConfigOptions, EverySettingHasOneFlagAndOneKey) {
+  std::set<std::string> flags, keys;
+  for (const auto& o : config_options()) {
+    EXPECT_TRUE(flags.insert(o.long_flag()).second) << o.long_flag();
+    EXPECT_TRUE(keys.insert(o.path()).second) << o.path();
+    EXPECT_FALSE(o.help.empty()) << o.path();
+    // The defaults pass their own checks.
+    EXPECT_TRUE(check_option(o, Config{}).ok()) << o.path();
+  }
+}
+
+TEST(ConfigOptions, FlagValuesAreCheckedAsTheFileIs) {
+  const ConfigOption* cap = nullptr;
+  for (const auto& o : config_options())
+    if (o.key == "key_capacity") cap = &o;
+  ASSERT_NE(cap, nullptr);
+  Config c;
+  EXPECT_TRUE(set_option(*cap, "4096", c).ok());
+  EXPECT_EQ(c.key_capacity, 4096u);
+  auto s = set_option(*cap, "4k", c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, "expected a whole number, got '4k'");
+  EXPECT_FALSE(set_option(*cap, "", c).ok());
+  EXPECT_FALSE(set_option(*cap, "63", c).ok());
+  EXPECT_EQ(option_facts(*cap), "[keys, 64-268435456; default 1048576; rld.yaml: key_capacity]");
+}
+
+TEST(CheckConfig, ChecksEveryPolicyFileAcrossFiles) {
+  fs::path dir = fs::temp_directory_path() / ("rl-check-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const char* rule =
+      "rules:\n  - name: same\n    match: {protocol: udp, port: 53}\n    limit: {rate: 10/s}\n";
+  std::ofstream(dir / "a.yaml") << rule;
+  Config cfg;
+  cfg.policy_dir = dir;
+  auto good = check_config(cfg);
+  EXPECT_TRUE(good.ok());
+  EXPECT_NE(good.summary.find("policy: 1 rules"), std::string::npos) << good.summary;
+  EXPECT_NE(good.summary.find("  key_capacity: 1048576\n"), std::string::npos);
+  std::ofstream(dir / "b.yml") << rule;  // the same rule name in a second file
+  auto dup = check_config(cfg);
+  ASSERT_FALSE(dup.ok());
+  EXPECT_NE(dup.errors[0].find("b.yml:2:"), std::string::npos) << dup.errors[0];
+  cfg.redis_password = "hunter2";
+  EXPECT_EQ(check_config(cfg).summary.find("hunter2"), std::string::npos);
+  fs::remove_all(dir);
+  EXPECT_FALSE(check_config(cfg).ok());  // no policy directory
+}
+
+}  // namespace
+}  // namespace rl::daemon

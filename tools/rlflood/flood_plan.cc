@@ -1,0 +1,115 @@
+#include "flood_plan.h"
+
+#include "packet.h"
+
+namespace rl::rlflood {
+namespace {
+
+constexpr size_t kEth = 14;
+
+size_t header_bytes(bool v6, bool tcp) { return kEth + (v6 ? 40 : 20) + (tcp ? 20 : 8); }
+
+uint16_t word_at(const std::vector<uint8_t>& f, size_t off) {
+  return static_cast<uint16_t>((f[off] << 8) | f[off + 1]);
+}
+
+// RFC 1624: a checksum C over data that held words m, recomputed for words m', is
+// ~(~C + ~m + m'). This is the part that does not depend on m' (the new source's last 32 bits).
+uint32_t csum_base(const std::vector<uint8_t>& f, size_t csum_off, size_t src_off) {
+  uint32_t sum = static_cast<uint16_t>(~word_at(f, csum_off));
+  sum += static_cast<uint16_t>(~word_at(f, src_off));
+  sum += static_cast<uint16_t>(~word_at(f, src_off + 2));
+  return sum;
+}
+
+uint8_t bits_for(uint32_t n) {
+  uint8_t b = 1;
+  while (b < 32 && (uint64_t{1} << b) < n) b++;
+  return b;
+}
+
+bool walks_are_short(uint32_t n, uint8_t bits, uint32_t seed) {
+  for (uint32_t k = 0; k < n; k++)
+    if (perm_index(k, n, bits, seed) >= n) return false;
+  return true;
+}
+
+}  // namespace
+
+uint32_t perm_mix(uint32_t x, uint8_t bits, uint32_t seed) {
+  uint32_t mask = bits >= 32 ? 0xffffffffu : (1u << bits) - 1;
+  uint32_t shift = (bits + 1u) / 2;
+  x = (x * 0x9e3779b1u + seed) & mask;
+  x ^= x >> shift;
+  x = (x * 0x85ebca6bu) & mask;
+  x ^= x >> shift;
+  return x;
+}
+
+uint32_t perm_index(uint32_t k, uint32_t n, uint8_t bits, uint32_t seed) {
+  uint32_t x = k;
+  for (int i = 0; i < kPermMaxWalk; i++) {
+    x = perm_mix(x, bits, seed);
+    if (x < n) return x;
+  }
+  return n;
+}
+
+Result<FloodPlan> plan_flood(const Options& o, const lab::Mac& src_mac, int mtu) {
+  FloodPlan p;
+  p.v6 = o.dst.family == 6;
+  p.tcp = o.proto == Proto::kTcpSyn;
+  p.sources = o.sources;
+  size_t headers = header_bytes(p.v6, p.tcp);
+  size_t size = o.size ? o.size : std::max(kMinSize, headers);
+  if (size < headers)
+    return Error{0, "--size " + std::to_string(size) + " cannot hold the headers (" +
+                        std::to_string(headers) + " bytes)"};
+  if (size - kEth > static_cast<size_t>(mtu))
+    return Error{0, "--size " + std::to_string(size) + " exceeds the interface MTU (" +
+                        std::to_string(mtu) + " bytes of IP)"};
+
+  Address src = o.src.addr;
+  if (o.src.len < src.width()) {  // source 0 is prefix + 1; capacity() keeps it in 32 bits
+    for (int b = static_cast<int>(src.width() / 8) - 1; b >= 0 && ++src.bytes[b] == 0; b--) {
+    }
+  }
+  packet::Builder b;
+  b.mac(src_mac, o.dst_mac);
+  if (p.v6)
+    b.ipv6_raw(src.bytes, o.dst.bytes);
+  else
+    b.ipv4_raw({src.bytes[0], src.bytes[1], src.bytes[2], src.bytes[3]},
+               {o.dst.bytes[0], o.dst.bytes[1], o.dst.bytes[2], o.dst.bytes[3]});
+  if (p.tcp)
+    b.tcp(o.sport, o.dport, packet::kSyn);
+  else
+    b.udp(o.sport, o.dport);
+  b.payload(size - headers);
+  p.frame = b.build();
+  if (p.frame.size() != size)
+    return Error{0, "internal: built a " + std::to_string(p.frame.size()) + "-byte frame, wanted " +
+                        std::to_string(size)};
+
+  // Offsets as in rlflood.bpf.c: the source's last 32 bits, the IPv4 header checksum, L4's.
+  size_t src_off = p.v6 ? kEth + 20 : kEth + 12;
+  size_t l4_off = kEth + (p.v6 ? 40 : 20);
+  p.base_low = (uint32_t{word_at(p.frame, src_off)} << 16) | word_at(p.frame, src_off + 2);
+  p.l4_csum_base = csum_base(p.frame, l4_off + (p.tcp ? 16 : 6), src_off);
+  if (!p.v6) p.ip_csum_base = csum_base(p.frame, kEth + 10, src_off);
+
+  if (o.order == Order::kShuffled && o.sources > 1) {
+    p.shuffle = true;
+    p.perm_bits = bits_for(o.sources);
+    // Almost every seed works; the check costs a few ns per source, once.
+    constexpr int kSeeds = 100;
+    int tried = 0;
+    for (p.perm_seed = 0x2545f491u; !walks_are_short(o.sources, p.perm_bits, p.perm_seed);
+         p.perm_seed += 0x9e3779b9u)
+      if (++tried == kSeeds)
+        return Error{0, "no permutation seed found for " + std::to_string(o.sources) + " sources"};
+  }
+  return p;
+}
+
+}  // namespace rl::rlflood

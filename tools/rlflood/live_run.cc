@@ -1,0 +1,174 @@
+#include "live_run.h"
+
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace rl::rlflood {
+namespace {
+
+double now_s() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+void sleep_until(double t) {
+  timespec ts{static_cast<time_t>(t),
+              static_cast<long>((t - static_cast<double>(static_cast<time_t>(t))) * 1e9)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+  }
+}
+
+// Calls long enough that their fixed cost is small, short enough that the time bound and a
+// signal are honoured within a fraction of a second.
+constexpr double kCallSeconds = 0.2;
+constexpr uint64_t kFirstChunk = 1u << 14, kMaxChunk = 1u << 26;
+
+struct Shared {
+  const std::vector<uint8_t>& frame;
+  const RunPlan& plan;
+  const std::atomic<bool>& stop;
+  xdp_md ctx{};
+  double start = 0, deadline = 0;
+  std::atomic<uint64_t> claimed{0};  // frames promised to calls so far, at most plan.count
+  std::mutex mu;
+  std::optional<Error> error;
+};
+
+// Claims up to want frames of what is left; 0 when none are.
+uint64_t claim(Shared& s, uint64_t want) {
+  uint64_t have = s.claimed.load();
+  for (;;) {
+    if (have >= s.plan.count) return 0;
+    uint64_t take = std::min(want, s.plan.count - have);
+    if (s.claimed.compare_exchange_weak(have, have + take)) return take;
+  }
+}
+
+bool call(Shared& s, uint64_t repeat) {
+  LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = s.frame.data(),
+              .data_size_in = static_cast<uint32_t>(s.frame.size()), .ctx_in = &s.ctx,
+              .ctx_size_in = sizeof(s.ctx), .repeat = static_cast<int>(repeat),
+              .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = s.plan.batch);
+  if (bpf_prog_test_run_opts(s.plan.prog_fd, &opts) == 0 || errno == EINTR) return true;
+  std::lock_guard lock(s.mu);
+  if (!s.error)
+    s.error =
+        errno_error("BPF_PROG_TEST_RUN (live frames) on ifindex " + std::to_string(s.plan.ifindex));
+  return false;
+}
+
+bool should_stop(Shared& s) {
+  if (s.stop.load(std::memory_order_relaxed) || now_s() >= s.deadline) return true;
+  std::lock_guard lock(s.mu);
+  return s.error.has_value();
+}
+
+void unpaced(Shared& s) {
+  uint64_t chunk = kFirstChunk;
+  while (!should_stop(s)) {
+    uint64_t repeat = claim(s, chunk);
+    if (repeat == 0) return;
+    double t0 = now_s();
+    if (!call(s, repeat)) return;
+    double took = now_s() - t0, left = s.deadline - now_s();
+    // Doubling and halving rather than a rate estimate: a call's fixed cost varies too much.
+    if (took < kCallSeconds) chunk = std::min(chunk * 2, kMaxChunk);
+    if (took > 2 * kCallSeconds && chunk > 1) chunk /= 2;
+    if (left > 0 && took > 0)
+      chunk = std::clamp<uint64_t>(
+          std::min<uint64_t>(chunk,
+                             static_cast<uint64_t>(static_cast<double>(repeat) / took * left) + 1),
+          1, kMaxChunk);
+  }
+}
+
+// Keeps the program in the kernel's XDP dispatcher while paced calls come and go, so they do not
+// each pay for adding and removing it (RunPlan::threads). It runs the program on a frame too short
+// to rewrite, which the program aborts without counting or sending, until told to stop.
+class DispatcherKeeper {
+ public:
+  explicit DispatcherKeeper(int prog_fd) {
+    struct sigaction sa {};
+    sa.sa_handler = [](int) {};  // only to interrupt the call: no SA_RESTART
+    sigaction(SIGUSR1, &sa, nullptr);
+    thread_ = std::thread([this, prog_fd] {
+      std::vector<uint8_t> stub(14);  // an Ethernet header and nothing else
+      while (!done_.load()) {
+        LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = stub.data(),
+                    .data_size_in = static_cast<uint32_t>(stub.size()), .repeat = 1 << 30);
+        if (bpf_prog_test_run_opts(prog_fd, &opts) != 0 && errno != EINTR) break;
+      }
+      exited_.store(true);
+    });
+  }
+  ~DispatcherKeeper() {
+    done_.store(true);
+    while (!exited_.load()) {  // a signal ends the call; repeat in case it came just before it
+      pthread_kill(thread_.native_handle(), SIGUSR1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    thread_.join();
+  }
+  DispatcherKeeper(const DispatcherKeeper&) = delete;
+  DispatcherKeeper& operator=(const DispatcherKeeper&) = delete;
+
+ private:
+  std::atomic<bool> done_{false}, exited_{false};
+  std::thread thread_;
+};
+
+// A millisecond's worth per call, each call at its slot.
+void paced(Shared& s) {
+  DispatcherKeeper keeper(s.plan.prog_fd);
+  uint64_t per_call = std::max<uint64_t>(1, s.plan.rate / 1000);
+  while (!should_stop(s)) {
+    double slot =
+        s.start + static_cast<double>(s.claimed.load()) / static_cast<double>(s.plan.rate);
+    sleep_until(std::min(s.deadline, slot));
+    if (should_stop(s)) return;
+    uint64_t repeat = claim(s, per_call);
+    if (repeat == 0 || !call(s, repeat)) return;
+  }
+}
+
+}  // namespace
+
+Result<RunSummary> run_live(const std::vector<uint8_t>& frame, const RunPlan& plan,
+                            const volatile __u64& frames_done, const std::atomic<bool>& stop) {
+  Shared s{frame, plan, stop};
+  // The frame "arrives" on the sending interface's queue 0; XDP_TX sends it back out of it.
+  s.ctx.data_end = static_cast<uint32_t>(frame.size());
+  s.ctx.ingress_ifindex = static_cast<uint32_t>(plan.ifindex);
+  s.ctx.rx_queue_index = 0;
+
+  const uint64_t first = frames_done;
+  s.start = now_s();
+  s.deadline = s.start + plan.max_seconds;
+  if (plan.rate) {
+    paced(s);
+  } else {
+    std::vector<std::thread> workers;
+    for (int i = 1; i < plan.threads; i++) workers.emplace_back([&s] { unpaced(s); });
+    unpaced(s);
+    for (auto& w : workers) w.join();
+  }
+  if (s.error) return *s.error;
+  RunSummary out;
+  out.sent = frames_done - first;
+  out.seconds = now_s() - s.start;
+  out.cpu = sched_getcpu();
+  return out;
+}
+
+}  // namespace rl::rlflood

@@ -1,0 +1,45 @@
+// rlflood's command line, parsed and validated: an Options value is safe to act on (addresses in
+// the lab ranges, a source range that the XDP program can count through, bounded count and time).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/prefix.h"
+#include "common/result.h"
+#include "lab/sender_options.h"
+
+namespace rl::rlflood {
+
+enum class Proto { kUdp, kTcpSyn };
+enum class Order { kSequential, kShuffled };
+
+struct Options : lab::SenderOptions {
+  // Sources are src+1 .. src+N (src itself for a full-length prefix); size 0: 64 bytes, or the
+  // headers if they need more; rate is paced per millisecond's worth.
+  Order order = Order::kSequential;
+  Proto proto = Proto::kUdp;
+  size_t size = 0;
+  uint32_t batch = 64;  // frames per batch inside the kernel (its default, NAPI's weight)
+  int threads = 2;      // unpaced: callers taking turns (live_run.h says why)
+};
+
+constexpr uint32_t kMaxSources = 1u << 24;
+constexpr size_t kMinSize = 64, kMaxSize = 1500;
+constexpr uint32_t kMaxBatch = 256;  // the kernel's limit for live frames
+constexpr int kMaxThreads = 16;
+
+struct Parsed {
+  Options options;
+  std::optional<std::string> help;
+};
+// Every Error is a usage error (exit lab::kExitUsage); a help request comes back as the text to
+// print.
+Result<Parsed> parse_options(int argc, char** argv);
+
+// How many sources src can supply such that they differ only in their last 32 bits (what the XDP
+// program rewrites): the host addresses after the prefix address, or 1 for a full address.
+uint64_t source_capacity(const Prefix& src);
+
+}  // namespace rl::rlflood
