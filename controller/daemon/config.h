@@ -22,6 +22,10 @@ struct Config {
   std::string log_level = "info";
   uint32_t reload_debounce_ms = 200;
   bool detach_on_exit = false;
+  // The event loop's scheduling (loop_priority.h): SCHED_FIFO at this priority, or with 0,
+  // SCHED_OTHER at loop_nice.
+  uint32_t loop_realtime_priority = 1;
+  int loop_nice = 0;
 
   // Cluster-wide limits: enabled when a Redis address is set (redis_host or redis_socket).
   std::string redis_host;

@@ -1,6 +1,7 @@
 // rld: keeps the kernel's data path in sync with the policy directory and answers rlctl.
 // One thread runs the event loop (signals, inotify, the offender ring buffer, the control
-// socket, a housekeeping timer); the metrics endpoint's threads only read.
+// socket, a housekeeping timer), raised above the kernel's packet threads (loop_priority.h);
+// the metrics endpoint's threads and the key table's counter only read.
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,8 @@
 #include "control/protocol.h"
 #include "daemon/cluster_sync.h"
 #include "daemon/config.h"
+#include "daemon/control_server.h"
+#include "daemon/key_usage.h"
 #include "daemon/offenders.h"
 #include "daemon/policy_manager.h"
 #include "daemon/synproxy.h"
@@ -43,7 +46,6 @@ class Daemon {
   Status init();
   Status open_control_socket();
   Status watch_policy_dir();
-  void on_control_connection();
   void on_inotify();
   void housekeeping();
   void sample_rates();
@@ -64,6 +66,7 @@ class Daemon {
 
   Config cfg_;
   std::unique_ptr<BpfDatapath> dp_;
+  std::unique_ptr<KeyUsageSampler> key_usage_;  // reads dp_; read by the exporter's threads
   std::unique_ptr<PolicyManager> policies_;
   SynProxy synproxy_;  // the stack side of syn_cookies rules
   std::unique_ptr<OffenderLog> offenders_;
@@ -77,6 +80,8 @@ class Daemon {
   std::string pin_warning_;  // the pins will not outlive rld (a private bpffs), and why
   UniqueFd pin_lock_;        // held for rld's life: one rld per pin root
   UniqueFd epoll_, signals_, inotify_, listen_;
+  std::unique_ptr<ControlServer> control_;
+  std::string loop_priority_ = "nice 0";  // what the event loop runs at, for rlctl status
   bool reload_pending_ = false;
   std::chrono::steady_clock::time_point reload_at_{};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
