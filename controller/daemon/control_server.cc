@@ -78,6 +78,7 @@ void ControlServer::reply(Conn& c, const std::string& request) {
   c.in.clear();
   c.in.shrink_to_fit();
   c.out = control::to_text(resp) + "\n";
+  c.deadline = Clock::now() + kDeadline;  // a slow command does not eat the client's time to read
   if (!flush(c)) close(c.fd.get());
 }
 

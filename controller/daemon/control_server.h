@@ -1,8 +1,8 @@
 // rld's side of the control socket, served from the event loop without blocking it: every
 // connection is non-blocking and read as its bytes arrive, so a client that connects and sends
 // nothing (or sends slowly, or does not read its reply) holds only its own slot. A connection
-// gets kDeadline for its whole exchange; past it, or when kMaxConnections are open and another
-// arrives, the oldest is closed.
+// gets kDeadline to send its request and again to read the reply; past it, or when
+// kMaxConnections are open and another arrives, the oldest is closed.
 #pragma once
 
 #include <sys/epoll.h>
