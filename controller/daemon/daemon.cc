@@ -242,7 +242,8 @@ Status Daemon::init() {
       [this] { return dp_->key_table_usage(dp_->now_ns()); }, std::chrono::seconds(1));
 
   if (!cfg_.metrics_listen.empty()) {
-    auto ex = metrics::Exporter::start(cfg_.metrics_listen, [this]() { return snapshot(); });
+    auto ex = metrics::Exporter::start(
+        cfg_.metrics_listen, [this]() { return snapshot(); }, cfg_.metrics_nice);
     if (!ex) return ex.error().wrap("metrics endpoint");
     exporter_ = std::make_shared<metrics::Exporter>(std::move(*ex));
     log::info("metrics endpoint listening", {{"address", cfg_.metrics_listen}});

@@ -5,11 +5,14 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -19,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/log.h"
 #include "metrics/collector.h"
 #include "metrics/health.h"
 
@@ -62,12 +66,24 @@ int serve_healthz(mg_connection* conn) {
   return 200;  // non-zero: answered; civetweb logs it as this status
 }
 
+std::atomic<int> g_thread_nice{0};
+
+// Runs first in each of civetweb's threads (its listener and workers, a pool started with it).
+void* set_thread_nice(const mg_context*, int) {
+  int nice = g_thread_nice.load();
+  if (nice != 0 && setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice) != 0)
+    log::warn("metrics endpoint thread left at nice 0: scrapes may wait behind a flood",
+              {{"nice", std::to_string(nice)}, {"error", std::strerror(errno)}});
+  return nullptr;
+}
+
 // civetweb copies the callbacks at start, so one instance serves every Exporter.
 const CivetCallbacks& callbacks() {
   static const CivetCallbacks cb = [] {
     CivetCallbacks c;
     c.log_message = capture_start_log;
     c.begin_request = serve_healthz;
+    c.init_thread = set_thread_nice;
     return c;
   }();
   return cb;
@@ -146,7 +162,8 @@ void Exporter::stop() noexcept {
   if (waker) waker->join();
 }
 
-Result<Exporter> Exporter::start(const std::string& address, SnapshotFn snapshot) {
+Result<Exporter> Exporter::start(const std::string& address, SnapshotFn snapshot, int thread_nice) {
+  g_thread_nice.store(thread_nice);
   std::string log;
   start_log = &log;
   try {

@@ -1,7 +1,8 @@
 // The control socket against clients that misbehave: connecting and sending nothing, sending
 // half a request, or opening more connections than rld keeps. None of them may hold the event
 // loop: rlctl still answers at once, and rld closes what it will not wait for. And the thread
-// that answers runs at its real-time priority while rld's other threads do not.
+// that answers runs at its real-time priority, the metrics endpoint's at nice -10, the rest at
+// the default.
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -76,9 +77,10 @@ TEST_F(RldTest, ClientsThatSendNothingCannotHoldTheControlSocket) {
   EXPECT_LT(status_ms(socket_path()), 1000);
 }
 
-// Scheduling policy of each of rld's threads (field 41 of /proc/PID/task/TID/stat).
-std::map<std::string, int> thread_policies(pid_t pid) {
-  std::map<std::string, int> out;
+// Scheduling policy and nice value of each of rld's threads (fields 41 and 19 of
+// /proc/PID/task/TID/stat), by "TID name".
+std::map<std::string, std::pair<int, int>> thread_scheduling(pid_t pid) {
+  std::map<std::string, std::pair<int, int>> out;
   for (const auto& t :
        std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
     std::ifstream stat(t.path() / "stat");
@@ -89,20 +91,32 @@ std::map<std::string, int> thread_policies(pid_t pid) {
     std::vector<std::string> f{std::istream_iterator<std::string>(rest), {}};
     if (f.size() < 39) continue;
     std::string name = text.substr(text.find('(') + 1, close - text.find('(') - 1);
-    out[t.path().filename().string() + " " + name] = std::stoi(f[38]);  // field 41, from 3
+    // Fields from the third on: policy is field 41, nice field 19.
+    out[t.path().filename().string() + " " + name] = {std::stoi(f[38]), std::stoi(f[16])};
   }
   return out;
 }
 
-TEST_F(RldTest, OnlyTheEventLoopRunsAtRealTimePriority) {
+TEST_F(RldTest, TheEventLoopRunsAtRealTimePriorityAndTheMetricsThreadsAtNiceMinus10) {
   start_rld();
   EXPECT_EQ(ctl({"status"})["event_loop"], "fifo 1");
-  auto policies = thread_policies(rld_->pid());
-  ASSERT_GE(policies.size(), 2u) << "the metrics endpoint and the key counter have threads";
-  for (const auto& [thread, policy] : policies) {
-    bool loop = thread.rfind(std::to_string(rld_->pid()) + " ", 0) == 0;
-    EXPECT_EQ(policy, loop ? SCHED_FIFO : SCHED_OTHER) << thread;
+  auto threads = thread_scheduling(rld_->pid());
+  ASSERT_GE(threads.size(), 3u) << "the metrics endpoint and the key counter have threads";
+  int metrics = 0;
+  for (const auto& [thread, sched] : threads) {
+    auto [policy, nice] = sched;
+    if (thread.rfind(std::to_string(rld_->pid()) + " ", 0) == 0) {
+      EXPECT_EQ(policy, SCHED_FIFO) << thread;
+    } else if (thread.find(" civetweb") != std::string::npos) {
+      metrics++;
+      EXPECT_EQ(policy, SCHED_OTHER) << thread;
+      EXPECT_EQ(nice, -10) << thread;
+    } else {
+      EXPECT_EQ(policy, SCHED_OTHER) << thread;
+      EXPECT_EQ(nice, 0) << thread;
+    }
   }
+  EXPECT_GE(metrics, 2) << "the endpoint's listener and workers";
 }
 
 }  // namespace
