@@ -26,7 +26,7 @@ struct Config {
   // SCHED_OTHER at loop_nice.
   uint32_t loop_realtime_priority = 1;
   int loop_nice = 0;
-  int metrics_nice = -10;  // the metrics endpoint's threads (loop_priority.h)
+  uint32_t metrics_realtime_priority = 1;  // the metrics endpoint's threads, SCHED_FIFO
 
   // Cluster-wide limits: enabled when a Redis address is set (redis_host or redis_socket).
   std::string redis_host;

@@ -83,10 +83,11 @@ std::vector<ConfigOption> make_table() {
       {"", "loop_nice", "--loop-nice", &Config::loop_nice,
        "nice value of that thread when loop_realtime_priority is 0 (below 0 needs CAP_SYS_NICE)",
        "", -20, 19},
-      {"", "metrics_nice", "--metrics-nice", &Config::metrics_nice,
-       "nice value of the metrics endpoint's threads, so scrapes are answered during a flood "
-       "(below 0 needs CAP_SYS_NICE)",
-       "", -20, 19},
+      {"", "metrics_realtime_priority", "--metrics-realtime-priority",
+       &Config::metrics_realtime_priority,
+       "SCHED_FIFO priority of the metrics endpoint's threads, so scrapes are answered during a "
+       "flood (needs CAP_SYS_NICE; 0: not real-time)",
+       "", 0, 99},
       {"cluster", "redis_host", "--redis-host", &Config::redis_host,
        "Redis address for cluster-wide limits ('' and no redis_socket: cluster limits off)", "", 0,
        0},

@@ -243,7 +243,8 @@ Status Daemon::init() {
 
   if (!cfg_.metrics_listen.empty()) {
     auto ex = metrics::Exporter::start(
-        cfg_.metrics_listen, [this]() { return snapshot(); }, cfg_.metrics_nice);
+        cfg_.metrics_listen, [this]() { return snapshot(); },
+        static_cast<int>(cfg_.metrics_realtime_priority));
     if (!ex) return ex.error().wrap("metrics endpoint");
     exporter_ = std::make_shared<metrics::Exporter>(std::move(*ex));
     log::info("metrics endpoint listening", {{"address", cfg_.metrics_listen}});

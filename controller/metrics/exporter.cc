@@ -6,7 +6,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/resource.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -67,14 +67,17 @@ int serve_healthz(mg_connection* conn) {
   return 200;  // non-zero: answered; civetweb logs it as this status
 }
 
-std::atomic<int> g_thread_nice{0};
+std::atomic<int> g_thread_priority{0};
 
 // Runs first in each of civetweb's threads (its listener and workers, a pool started with it).
-void* set_thread_nice(const mg_context*, int) {
-  int nice = g_thread_nice.load();
-  if (nice != 0 && setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice) != 0)
-    log::warn("metrics endpoint thread left at nice 0: scrapes may wait behind a flood",
-              {{"nice", std::to_string(nice)}, {"error", std::strerror(errno)}});
+// SCHED_RESET_ON_FORK: nothing they start inherits the class.
+void* set_thread_priority(const mg_context*, int) {
+  sched_param sp{};
+  sp.sched_priority = g_thread_priority.load();
+  if (sp.sched_priority > 0 && sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) != 0)
+    log::warn(
+        "metrics endpoint thread left at the default priority: scrapes may wait behind a flood",
+        {{"priority", std::to_string(sp.sched_priority)}, {"error", std::strerror(errno)}});
   return nullptr;
 }
 
@@ -84,7 +87,7 @@ const CivetCallbacks& callbacks() {
     CivetCallbacks c;
     c.log_message = capture_start_log;
     c.begin_request = serve_healthz;
-    c.init_thread = set_thread_nice;
+    c.init_thread = set_thread_priority;
     return c;
   }();
   return cb;
@@ -169,8 +172,9 @@ void Exporter::stop() noexcept {
   if (waker) waker->join();
 }
 
-Result<Exporter> Exporter::start(const std::string& address, SnapshotFn snapshot, int thread_nice) {
-  g_thread_nice.store(thread_nice);
+Result<Exporter> Exporter::start(const std::string& address, SnapshotFn snapshot,
+                                 int realtime_priority) {
+  g_thread_priority.store(realtime_priority);
   std::string log;
   start_log = &log;
   try {

@@ -1,8 +1,7 @@
 // The control socket against clients that misbehave: connecting and sending nothing, sending
 // half a request, or opening more connections than rld keeps. None of them may hold the event
 // loop: rlctl still answers at once, and rld closes what it will not wait for. And the thread
-// that answers runs at its real-time priority, the metrics endpoint's at nice -10, the rest at
-// the default.
+// that answers and the metrics endpoint's run at real-time priority, the rest at the default.
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -97,7 +96,7 @@ std::map<std::string, std::pair<int, int>> thread_scheduling(pid_t pid) {
   return out;
 }
 
-TEST_F(RldTest, TheEventLoopRunsAtRealTimePriorityAndTheMetricsThreadsAtNiceMinus10) {
+TEST_F(RldTest, TheEventLoopAndTheMetricsThreadsRunAtRealTimePriority) {
   start_rld();
   EXPECT_EQ(ctl({"status"})["event_loop"], "fifo 1");
   auto threads = thread_scheduling(rld_->pid());
@@ -109,8 +108,7 @@ TEST_F(RldTest, TheEventLoopRunsAtRealTimePriorityAndTheMetricsThreadsAtNiceMinu
       EXPECT_EQ(policy, SCHED_FIFO) << thread;
     } else if (thread.find(" civetweb") != std::string::npos) {
       metrics++;
-      EXPECT_EQ(policy, SCHED_OTHER) << thread;
-      EXPECT_EQ(nice, -10) << thread;
+      EXPECT_EQ(policy, SCHED_FIFO) << thread;
     } else {
       EXPECT_EQ(policy, SCHED_OTHER) << thread;
       EXPECT_EQ(nice, 0) << thread;
