@@ -21,6 +21,7 @@ struct Config {
   uint32_t offender_capacity = 65536;  // offenders kept for `rlctl top`, least recent evicted
   std::string log_level = "info";
   uint32_t reload_debounce_ms = 200;
+  uint32_t reload_timeout_ms = 10000;
   bool detach_on_exit = false;
   // The event loop's scheduling (loop_priority.h): SCHED_FIFO at this priority, or with 0,
   // SCHED_OTHER at loop_nice.

@@ -72,6 +72,9 @@ std::vector<ConfigOption> make_table() {
        {"debug", "info", "warn", "error"}},
       {"", "reload_debounce_ms", "--reload-debounce-ms", &Config::reload_debounce_ms,
        "quiet time after a policy file change before reloading", "ms", 0, 60000},
+      {"", "reload_timeout_ms", "--reload-timeout-ms", &Config::reload_timeout_ms,
+       "time a policy load may take; a slower one is rejected and the policy in force stays", "ms",
+       10, 600000},
       {"", "detach_on_exit", "--detach-on-exit", &Config::detach_on_exit,
        "detach from the interfaces on SIGTERM (default: keep enforcing; rld --cleanup removes "
        "everything)",

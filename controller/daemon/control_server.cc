@@ -12,14 +12,21 @@ namespace rl::daemon {
 
 using control::Json;
 
-ControlServer::ControlServer(int epoll_fd, int listen_fd, Handler handler)
-    : epoll_fd_(epoll_fd), listen_fd_(listen_fd), handler_(std::move(handler)) {}
+ControlServer::ControlServer(int epoll_fd, int listen_fd, Handler handler, Deferrer deferrer)
+    : epoll_fd_(epoll_fd),
+      listen_fd_(listen_fd),
+      handler_(std::move(handler)),
+      deferrer_(std::move(deferrer)) {}
 
 void ControlServer::on_event(int fd, uint32_t events) {
   if (fd == listen_fd_) return accept_all();
   auto it = conns_.find(fd);
   if (it == conns_.end()) return;
   Conn& c = it->second;
+  if (c.waiting) {  // only a hang-up is watched while the reply is pending
+    if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) close(fd);
+    return;
+  }
   if (c.out.empty()) return on_readable(c);  // closes it when done
   if ((events & (EPOLLERR | EPOLLHUP)) || !flush(c)) close(fd);
 }
@@ -37,7 +44,7 @@ void ControlServer::accept_all() {
     ev.data.fd = fd.get();
     if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd.get(), &ev) != 0) continue;
     int key = fd.get();
-    conns_[key] = Conn{std::move(fd), {}, {}, 0, Clock::now() + kDeadline};
+    conns_[key] = Conn{std::move(fd), {}, {}, 0, Clock::now() + kDeadline, ++next_serial_};
   }
 }
 
@@ -65,6 +72,21 @@ void ControlServer::on_readable(Conn& c) {
 void ControlServer::reply(Conn& c, const std::string& request) {
   Json resp;
   Json req = Json::parse(request, nullptr, false);
+  if (!req.is_discarded() && req.is_object() && deferrer_) {
+    int fd = c.fd.get();
+    uint64_t serial = c.serial;
+    c.in.clear();
+    c.waiting = true;
+    c.deadline = Clock::time_point::max();
+    epoll_event ev{};
+    ev.events = EPOLLRDHUP;
+    ev.data.fd = fd;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev);
+    // May answer at once, which may close the connection: c is not touched after this.
+    if (deferrer_(req, [this, fd, serial](const Json& r) { answer(fd, serial, r); })) return;
+    c.waiting = false;
+    c.deadline = Clock::now() + kDeadline;
+  }
   if (req.is_discarded()) {
     resp = control::fail("request is not JSON");
   } else {
@@ -80,6 +102,16 @@ void ControlServer::reply(Conn& c, const std::string& request) {
   c.out = control::to_text(resp) + "\n";
   c.deadline = Clock::now() + kDeadline;  // a slow command does not eat the client's time to read
   if (!flush(c)) close(c.fd.get());
+}
+
+void ControlServer::answer(int fd, uint64_t serial, const Json& resp) {
+  auto it = conns_.find(fd);
+  if (it == conns_.end() || it->second.serial != serial || !it->second.waiting) return;
+  Conn& c = it->second;
+  c.waiting = false;
+  c.out = control::to_text(resp) + "\n";
+  c.deadline = Clock::now() + kDeadline;
+  if (!flush(c)) close(fd);
 }
 
 bool ControlServer::flush(Conn& c) {
@@ -118,11 +150,11 @@ int ControlServer::expire(Clock::time_point now) {
     if (it->second.deadline <= now) close(it->first);
     it = next;
   }
-  if (conns_.empty()) return -1;
-  auto first = std::min_element(conns_.begin(), conns_.end(), [](const auto& a, const auto& b) {
-    return a.second.deadline < b.second.deadline;
-  });
-  auto ms = std::chrono::ceil<std::chrono::milliseconds>(first->second.deadline - now).count();
+  auto first = Clock::time_point::max();
+  for (const auto& [fd, c] : conns_)
+    if (!c.waiting) first = std::min(first, c.deadline);
+  if (first == Clock::time_point::max()) return -1;
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(first - now).count();
   return static_cast<int>(std::max<int64_t>(ms, 0));
 }
 

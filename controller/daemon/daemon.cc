@@ -142,7 +142,10 @@ Status Daemon::init() {
     }
     policies_->adopt(std::move(views));
   }
-  auto first = policies_->reload("startup");
+  // On the worker like every load, so that its time limit holds; nothing else runs yet.
+  ReloadReport first;
+  request_reload("startup", true, [&first](const ReloadReport& r) { first = r; });
+  loads_->drain();
   if (!first.ok && dp_->adopted())
     log::warn("no valid policy: the rule set in force stays until one replaces it",
               {{"dir", cfg_.policy_dir}, {"rules", std::to_string(policies_->rules().size())}});
@@ -264,10 +267,14 @@ Status Daemon::init() {
     ev.data.fd = fd;
     return ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev);
   };
-  for (int fd : {signals_.get(), listen_.get(), offenders_->epoll_fd(), inotify_.get()})
+  for (int fd :
+       {signals_.get(), listen_.get(), offenders_->epoll_fd(), inotify_.get(), loads_->fd()})
     if (fd >= 0 && add(fd) != 0) return errno_error("epoll_ctl");
-  control_ = std::make_unique<ControlServer>(epoll_.get(), listen_.get(),
-                                             [this](const Json& req) { return handle(req); });
+  control_ = std::make_unique<ControlServer>(
+      epoll_.get(), listen_.get(), [this](const Json& req) { return handle(req); },
+      [this](const Json& req, ControlServer::Responder reply) {
+        return defer_policy_request(req, std::move(reply));
+      });
   sample_rates();
   return {};
 }
@@ -329,9 +336,11 @@ int Daemon::run() {
   while (!stop_) {
     notify::loop_tick();
     int timeout = drain ? 0 : 1000;
-    if (reload_pending_) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          reload_at_ - std::chrono::steady_clock::now());
+    for (auto at :
+         {reload_pending_ ? std::optional(reload_at_) : std::nullopt, loads_->deadline()}) {
+      if (!at) continue;
+      auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(*at - std::chrono::steady_clock::now());
       timeout = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(left.count(), timeout)));
     }
     if (int c = control_->expire(std::chrono::steady_clock::now()); c >= 0)
@@ -348,7 +357,7 @@ int Daemon::run() {
         signalfd_siginfo si{};
         while (::read(signals_.get(), &si, sizeof(si)) == sizeof(si)) {
           if (si.ssi_signo == SIGHUP) {
-            policies_->reload("SIGHUP");
+            request_reload("SIGHUP", true);
           } else {
             log::info("stopping", {{"signal", std::to_string(si.ssi_signo)}});
             notify::stopping();
@@ -359,6 +368,8 @@ int Daemon::run() {
         control_->on_event(fd, events[i].events);
       } else if (fd == inotify_.get()) {
         on_inotify();
+      } else if (fd == loads_->fd()) {
+        loads_->on_ready();
       } else if (offenders_ && fd == offenders_->epoll_fd()) {
         reports = true;
       }
@@ -368,8 +379,9 @@ int Daemon::run() {
     drain = reports && !stop_ && offenders_->poll();
     if (reload_pending_ && std::chrono::steady_clock::now() >= reload_at_) {
       reload_pending_ = false;
-      policies_->reload("inotify", /*force=*/false);
+      request_reload("inotify", /*force=*/false);
     }
+    loads_->check_deadline();
     if (std::chrono::steady_clock::now() - last_housekeeping_ >= std::chrono::seconds(1))
       housekeeping();
   }
@@ -444,13 +456,7 @@ Json Daemon::handle(const Json& req) {
     if (cmd == "detach") return cmd_detach(args);
     if (cmd == "policy.list") return cmd_policy_list();
     if (cmd == "policy.show") return cmd_policy_show(args);
-    if (cmd == "policy.reload") {
-      auto r = policies_->reload("rlctl");
-      return r.ok ? control::ok({{"generation", r.generation}, {"rules", r.rules}})
-                  : control::fail("policy rejected; the policy in force stays", r.errors);
-    }
-    if (cmd == "policy.diff") return cmd_policy_candidate(args, false);
-    if (cmd == "policy.apply") return cmd_policy_candidate(args, true);
+    // policy.reload, .diff and .apply load on the worker: defer_policy_request.
     if (cmd == "acl.add") return cmd_acl_add(args);
     if (cmd == "acl.del") return cmd_acl_del(args);
     if (cmd == "acl.list") return cmd_acl_list();
@@ -504,6 +510,7 @@ Json Daemon::cmd_status() {
          {"counted_ms_ago", std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::steady_clock::now() - keys.at)
                                 .count()}}},
+       {"reload_running", loads_->running()},
        {"event_loop", loop_priority_},
        {"uptime_seconds", std::chrono::duration_cast<std::chrono::seconds>(
                               std::chrono::steady_clock::now() - started_)
@@ -580,65 +587,6 @@ Json Daemon::cmd_policy_show(const Json& args) {
                         {"counters", c ? counters_json(*c) : Json(nullptr)}});
   }
   return control::fail("no rule named '" + name + "' in force");
-}
-
-// The candidate policy: the directory's files with the request's files put in (by file name).
-Json Daemon::cmd_policy_candidate(const Json& args, bool apply) {
-  char tmpl[] = "/tmp/rl-policy-XXXXXX";
-  if (!::mkdtemp(tmpl))
-    return control::fail(std::string("temporary directory: ") + std::strerror(errno));
-  fs::path tmp(tmpl);
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(p, ec);
-    }
-  } cleanup{tmp};
-
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(cfg_.policy_dir, ec)) {
-    auto ext = e.path().extension();
-    if (ext == ".yaml" || ext == ".yml") fs::copy_file(e.path(), tmp / e.path().filename(), ec);
-  }
-  std::map<std::string, std::string> shown;  // temp path -> the name the operator knows
-  for (const auto& f : args.at("files")) {
-    std::string name = fs::path(f.at("path").get<std::string>()).filename();
-    if (name.empty() || name[0] == '.') return control::fail("bad policy file name '" + name + "'");
-    std::ofstream(tmp / name) << f.at("content").get<std::string>();
-    shown[(tmp / name).string()] = f.at("path");
-  }
-  auto loaded = policy::load_directory(tmp);
-  Json errors = Json::array();
-  for (auto d : loaded.errors) {
-    auto it = shown.find(d.where.file);
-    if (it != shown.end())
-      d.where.file = it->second;
-    else if (d.where.file.rfind(tmp.string(), 0) == 0)
-      d.where.file = (fs::path(cfg_.policy_dir) / fs::path(d.where.file).filename()).string();
-    errors.push_back(d.str());
-  }
-  if (!loaded.ok()) return control::fail("policy rejected; nothing changed", errors);
-  Json changes = diff_policies(policies_->policy(), loaded.policy);
-  if (!apply) return control::ok({{"changes", changes}});
-
-  // Write into the directory (rename: readers never see half a file), then apply now.
-  for (const auto& f : args.at("files")) {
-    fs::path dst = fs::path(cfg_.policy_dir) / fs::path(f.at("path").get<std::string>()).filename();
-    fs::path part = dst;
-    part += ".part";
-    {
-      std::ofstream out(part);
-      out << f.at("content").get<std::string>();
-      if (!out) return control::fail("write " + part.string() + " failed");
-    }
-    fs::rename(part, dst, ec);
-    if (ec) return control::fail("rename to " + dst.string() + ": " + ec.message());
-  }
-  // Applied from the directory, so the inotify events of these writes find nothing new.
-  auto r = policies_->reload("rlctl");
-  if (!r.ok) return control::fail("policy rejected; the policy in force stays", r.errors);
-  return control::ok({{"changes", changes}, {"generation", r.generation}, {"rules", r.rules}});
 }
 
 Json Daemon::cmd_acl_add(const Json& args) {

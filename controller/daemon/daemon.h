@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include "daemon/config.h"
 #include "daemon/control_server.h"
 #include "daemon/key_usage.h"
+#include "daemon/load_worker.h"
 #include "daemon/offenders.h"
 #include "daemon/policy_manager.h"
 #include "daemon/synproxy.h"
@@ -55,7 +57,14 @@ class Daemon {
   control::Json cmd_detach(const control::Json& args);
   control::Json cmd_policy_list();
   control::Json cmd_policy_show(const control::Json& args);
-  control::Json cmd_policy_candidate(const control::Json& args, bool apply);
+  // Policy loads, on loads_ (policy_requests.cc). `then` runs on the loop with the outcome.
+  struct ReloadRequest;
+  void request_reload(const std::string& trigger, bool force,
+                      std::function<void(const ReloadReport&)> then = {});
+  // policy.reload, .diff and .apply: answered on `conn` once their load is done. False for
+  // every other request.
+  bool defer_policy_request(const control::Json& req, ControlServer::Responder reply);
+  policy::LoadLimits load_limits() const;
   control::Json cmd_acl_add(const control::Json& args);
   control::Json cmd_acl_del(const control::Json& args);
   control::Json cmd_acl_list();
@@ -82,6 +91,9 @@ class Daemon {
   UniqueFd epoll_, signals_, inotify_, listen_;
   std::unique_ptr<ControlServer> control_;
   std::string loop_priority_ = "nice 0";  // what the event loop runs at, for rlctl status
+  // Declared after what its jobs' `done` uses; its destructor joins a running load.
+  std::unique_ptr<LoadWorker> loads_ = std::make_unique<LoadWorker>();
+  std::shared_ptr<ReloadRequest> queued_reload_;  // submitted, not started: merged into
   bool reload_pending_ = false;
   std::chrono::steady_clock::time_point reload_at_{};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();

@@ -60,29 +60,53 @@ uint64_t directory_fingerprint(const std::string& dir) {
 
 }  // namespace
 
+Candidate load_candidate(const std::string& dir, const policy::LoadLimits& limits,
+                         std::optional<uint64_t> skip_if) {
+  Candidate c;
+  c.fingerprint = directory_fingerprint(dir);
+  if (skip_if && *skip_if == c.fingerprint) {
+    c.unchanged = true;
+    return c;
+  }
+  c.loaded = policy::load_directory(dir, limits);
+  return c;
+}
+
+std::optional<uint64_t> PolicyManager::applied_fingerprint() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!last_.ok) return std::nullopt;
+  return applied_fingerprint_;
+}
+
 ReloadReport PolicyManager::reload(const std::string& trigger, bool force) {
-  uint64_t fp = directory_fingerprint(dir_);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!force && fp == applied_fingerprint_ && last_.ok) return last_;
+  return commit(load_candidate(dir_, {}, force ? std::nullopt : applied_fingerprint()), trigger);
+}
+
+ReloadReport PolicyManager::reject(const std::string& trigger, std::vector<std::string> errors) {
+  notify::Reloading reloading;  // systemctl reload waits for RELOADING=1 and READY=1
+  ReloadReport r;
+  r.trigger = trigger;
+  r.errors = std::move(errors);
+  log::error("policy rejected; the policy in force stays",
+             {{"trigger", trigger},
+              {"dir", dir_},
+              {"errors", std::to_string(r.errors.size())},
+              {"first", r.errors.empty() ? "" : r.errors.front()}});
+  return record(r);
+}
+
+ReloadReport PolicyManager::commit(const Candidate& c, const std::string& trigger) {
+  if (c.unchanged) return last();
+  if (!c.loaded.ok()) {
+    std::vector<std::string> errors;
+    for (const auto& d : c.loaded.errors) errors.push_back(d.str());
+    return reject(trigger, std::move(errors));
   }
   notify::Reloading reloading;
-  auto loaded = policy::load_directory(dir_);
-  if (!loaded.ok()) {
-    ReloadReport r;
-    r.trigger = trigger;
-    for (const auto& d : loaded.errors) r.errors.push_back(d.str());
-    log::error("policy rejected; the policy in force stays",
-               {{"trigger", trigger},
-                {"dir", dir_},
-                {"errors", std::to_string(r.errors.size())},
-                {"first", r.errors.empty() ? "" : r.errors.front()}});
-    return record(r);
-  }
-  auto out = apply(loaded.policy, trigger);
+  auto out = apply(c.loaded.policy, trigger);
   if (out.ok) {
     std::lock_guard<std::mutex> lock(mu_);
-    applied_fingerprint_ = fp;
+    applied_fingerprint_ = c.fingerprint;
   }
   return out;
 }

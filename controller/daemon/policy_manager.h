@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,18 @@ struct RuleView {
   policy::Rule rule;  // only name and action when the rule was adopted from pinned maps
 };
 
+// A policy directory as loaded, not yet applied.
+struct Candidate {
+  uint64_t fingerprint = 0;  // of the directory's files, as read
+  bool unchanged = false;    // the files applied last, byte for byte: nothing to do
+  policy::LoadResult loaded;
+};
+
+// Loads `dir` within `limits`. Pure: reads files, touches no data path, so it runs on any
+// thread. When the directory's fingerprint is `skip_if`, nothing is parsed (unchanged).
+Candidate load_candidate(const std::string& dir, const policy::LoadLimits& limits,
+                         std::optional<uint64_t> skip_if);
+
 // The name of limit l of a rule (0: its own), or "limit<l>" when the policy text is not known.
 std::string limit_name(const RuleView& v, uint32_t l);
 
@@ -51,6 +64,13 @@ class PolicyManager {
   // those of the policy in force is not applied again (editors and rlctl apply touch files
   // that did not change).
   ReloadReport reload(const std::string& trigger, bool force = true);
+  // The two halves of reload() for a load done elsewhere: the fingerprint a candidate may skip
+  // when not forced (none while the last reload failed), and the candidate's outcome.
+  std::optional<uint64_t> applied_fingerprint() const;
+  ReloadReport commit(const Candidate& c, const std::string& trigger);
+  // A reload that failed before a candidate was loaded (its time limit): counted and shown as
+  // failed; the policy in force stays.
+  ReloadReport reject(const std::string& trigger, std::vector<std::string> errors);
   // Apply an already loaded policy (rlctl policy apply validates and writes files first).
   ReloadReport apply(const policy::Policy& p, const std::string& trigger);
 

@@ -16,6 +16,7 @@
 
 #include "policy/fragment.h"
 #include "policy/merge.h"
+#include "policy/yaml_scan.h"
 
 namespace rl::policy {
 namespace {
@@ -129,29 +130,70 @@ bool is_policy_file(const std::filesystem::path& p) {
 
 }  // namespace
 
-LoadResult load_string(const std::string& text, const std::string& filename) {
+namespace {
+
+// One file's text into a fragment, within what is left of the load's node budget: the YAML
+// is scanned first (depth, nodes with aliases expanded, the deadline), so yaml-cpp only ever
+// builds a tree within the bounds.
+void read_text(const std::string& text, const std::string& file, const LoadLimits& limits,
+               size_t& nodes_used, std::vector<detail::Fragment>& fragments,
+               std::vector<Diagnostic>& errors) {
+  detail::ScanLimits scan_limits{limits.max_depth,
+                                 limits.max_nodes - std::min(nodes_used, limits.max_nodes),
+                                 limits.max_nodes, limits.deadline};
+  auto scan = detail::scan_yaml(text, scan_limits);
+  if (scan.problem) {
+    const YAML::Mark& m = scan.problem->mark;
+    SourceLocation at = m.is_null() || m.line < 0 ? SourceLocation{file, 0, 0}
+                                                  : SourceLocation{file, m.line + 1, m.column + 1};
+    errors.push_back({at, printable(scan.problem->message)});
+    return;
+  }
+  nodes_used += scan.nodes;
+  fragments.push_back(detail::read_fragment(text, file, errors));
+}
+
+std::string time_limit_error() {
+  return "loading the policy took longer than its time limit; refused";
+}
+
+}  // namespace
+
+LoadResult load_string(const std::string& text, const std::string& filename,
+                       const LoadLimits& limits) {
   std::vector<Diagnostic> errors;
   std::vector<detail::Fragment> fragments;
-  fragments.push_back(detail::read_fragment(text, filename, errors));
+  size_t nodes = 0;
+  read_text(text, filename, limits, nodes, fragments, errors);
   return finish(std::move(fragments), std::move(errors), {filename});
 }
 
-LoadResult load_files(const std::vector<std::string>& paths) {
+LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& limits,
+                      const std::map<std::string, std::string>& texts) {
   std::vector<Diagnostic> errors;
   std::vector<detail::Fragment> fragments;
+  size_t nodes = 0;
   for (const auto& path : paths) {
+    if (limits.expired()) {
+      errors.push_back({SourceLocation{path, 0, 0}, time_limit_error()});
+      break;
+    }
     std::string why;
-    auto text = read_policy_file(path, &why);
+    auto given = texts.find(path);
+    auto text = given != texts.end() ? std::optional(given->second) : read_policy_file(path, &why);
     if (!text) {
       errors.push_back({SourceLocation{path, 0, 0}, why});
       continue;
     }
-    fragments.push_back(detail::read_fragment(*text, path, errors));
+    read_text(*text, path, limits, nodes, fragments, errors);
   }
+  if (!paths.empty() && limits.expired() &&
+      (errors.empty() || errors.back().message != time_limit_error()))
+    errors.push_back({SourceLocation{paths.back(), 0, 0}, time_limit_error()});
   return finish(std::move(fragments), std::move(errors), paths);
 }
 
-LoadResult load_directory(const std::string& dir) {
+std::vector<std::string> policy_files(const std::string& dir, std::string* why) {
   namespace fs = std::filesystem;
   std::vector<std::string> paths;
   std::error_code ec;
@@ -164,18 +206,27 @@ LoadResult load_directory(const std::string& dir) {
     if (is_policy_file(it->path()) && !fs::is_directory(it->path(), type_ec))
       paths.push_back(it->path().string());
   }
-  LoadResult result;
   if (ec) {
-    result.errors.push_back(
-        {SourceLocation{dir, 0, 0}, "cannot read policy directory: " + ec.message()});
+    *why = "cannot read policy directory: " + ec.message();
+    return {};
+  }
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+LoadResult load_directory(const std::string& dir, const LoadLimits& limits) {
+  std::string why;
+  auto paths = policy_files(dir, &why);
+  LoadResult result;
+  if (!why.empty()) {
+    result.errors.push_back({SourceLocation{dir, 0, 0}, why});
     return result;
   }
   if (paths.empty()) {
     result.errors.push_back({SourceLocation{dir, 0, 0}, "no policy files (*.yaml, *.yml)"});
     return result;
   }
-  std::sort(paths.begin(), paths.end());
-  return load_files(paths);
+  return load_files(paths, limits);
 }
 
 }  // namespace rl::policy

@@ -2,7 +2,7 @@
 // rule_schema.cc; cross-file checks happen in merge.cc.
 #include <algorithm>
 #include <cctype>
-#include <set>
+#include <map>
 
 #include "policy/fragment.h"
 
@@ -44,7 +44,7 @@ void read_sets(Reader& r, const Field& f, Fragment& frag) {
       continue;
     }
     SourceSet set{*name, {}, name_at};
-    std::set<Prefix> seen;  // a set's entries are kept once each, found in log time
+    std::map<Prefix, SourceLocation> seen;  // found in log time: sets hold 100k entries
     SourceLocation value_at = value.IsNull() ? name_at : r.at(value);
     size_t errors_before = r.error_count();
     if (!value.IsSequence()) r.error(value_at, "set '" + *name + "' must be a list of CIDRs");
@@ -61,7 +61,14 @@ void read_sets(Reader& r, const Field& f, Fragment& frag) {
         r.error(at, prefix.error().message);
         continue;
       }
-      if (seen.insert(*prefix).second) set.prefixes.push_back(*prefix);
+      // A repeated entry is most likely a mistake in a generated list (a wrong range, a merge
+      // gone twice), and silently keeping one would hide it.
+      if (auto [first, inserted] = seen.emplace(*prefix, at); !inserted) {
+        r.error(at, "duplicate entry '" + prefix->str() + "' in set '" + *name +
+                        "' (first given at line " + std::to_string(first->second.line) + ")");
+        continue;
+      }
+      set.prefixes.push_back(*prefix);
     }
     if (r.error_count() != errors_before) frag.broken_sets.push_back(*name);
     frag.sets.push_back(std::move(set));

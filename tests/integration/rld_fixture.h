@@ -79,8 +79,11 @@ class RldTest : public ::testing::Test {
       argv.push_back("--interface");
       argv.push_back(lab_->side_link(k).server.ifname);
     }
+    argv.insert(argv.end(), rld_extra_args_.begin(), rld_extra_args_.end());
     return argv;
   }
+
+  std::vector<std::string> rld_extra_args_;  // more of rld's flags, set before start_rld()
 
   void start_rld() {
     auto p = Process::spawn(rld_argv());

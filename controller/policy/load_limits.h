@@ -1,0 +1,25 @@
+// The bounds of one policy load (every file of it together), so that no policy file can hang
+// or balloon rld or rlctl. docs/policies.md states them for operators.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+namespace rl::policy {
+
+struct LoadLimits {
+  // A policy nests 6 levels (rules, a rule, match, sources, an entry); the rest is slack.
+  size_t max_depth = 32;
+  // YAML nodes in all files together, each alias counted as the nodes it stands for.
+  // yaml-cpp takes about 550 bytes and 3 us per node, so this bounds a load's parsed trees
+  // to about 170 MB and 1 s, and still allows sets as large as the data path holds (131,072
+  // prefixes per family).
+  size_t max_nodes = 300'000;
+  // Checked while scanning and between steps; past it the load stops with an error. rld also
+  // stops waiting at its own deadline (reload_timeout_ms).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+
+  bool expired() const { return std::chrono::steady_clock::now() > deadline; }
+};
+
+}  // namespace rl::policy
