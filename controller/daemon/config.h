@@ -23,6 +23,11 @@ struct Config {
   uint32_t reload_debounce_ms = 200;
   uint32_t reload_timeout_ms = 10000;
   bool detach_on_exit = false;
+  // The event loop's scheduling (loop_priority.h): SCHED_FIFO at this priority, or with 0,
+  // SCHED_OTHER at loop_nice.
+  uint32_t loop_realtime_priority = 1;
+  int loop_nice = 0;
+  uint32_t metrics_realtime_priority = 1;  // the metrics endpoint's threads, SCHED_FIFO
 
   // Cluster-wide limits: enabled when a Redis address is set (redis_host or redis_socket).
   std::string redis_host;

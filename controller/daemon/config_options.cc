@@ -79,6 +79,18 @@ std::vector<ConfigOption> make_table() {
        "detach from the interfaces on SIGTERM (default: keep enforcing; rld --cleanup removes "
        "everything)",
        "", 0, 0},
+      {"", "loop_realtime_priority", "--loop-realtime-priority", &Config::loop_realtime_priority,
+       "SCHED_FIFO priority of the thread answering rlctl and signals, ahead of a flood's "
+       "ksoftirqd and NAPI threads (needs CAP_SYS_NICE; 0: loop_nice instead)",
+       "", 0, 99},
+      {"", "loop_nice", "--loop-nice", &Config::loop_nice,
+       "nice value of that thread when loop_realtime_priority is 0 (below 0 needs CAP_SYS_NICE)",
+       "", -20, 19},
+      {"", "metrics_realtime_priority", "--metrics-realtime-priority",
+       &Config::metrics_realtime_priority,
+       "SCHED_FIFO priority of the metrics endpoint's threads, so scrapes are answered during a "
+       "flood (needs CAP_SYS_NICE; 0: not real-time)",
+       "", 0, 99},
       {"cluster", "redis_host", "--redis-host", &Config::redis_host,
        "Redis address for cluster-wide limits ('' and no redis_socket: cluster limits off)", "", 0,
        0},

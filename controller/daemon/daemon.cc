@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "daemon/key_show.h"
 #include "daemon/key_state.h"
+#include "daemon/loop_priority.h"
 #include "daemon/notify.h"
 #include "datapath/pin_lock.h"
 #include "datapath/pin_scope.h"
@@ -240,8 +241,13 @@ Status Daemon::init() {
                {"interval_ms", std::to_string(cfg_.sync_interval_ms)}});
   }
 
+  key_usage_ = std::make_unique<KeyUsageSampler>(
+      [this] { return dp_->key_table_usage(dp_->now_ns()); }, std::chrono::seconds(1));
+
   if (!cfg_.metrics_listen.empty()) {
-    auto ex = metrics::Exporter::start(cfg_.metrics_listen, [this]() { return snapshot(); });
+    auto ex = metrics::Exporter::start(
+        cfg_.metrics_listen, [this]() { return snapshot(); },
+        static_cast<int>(cfg_.metrics_realtime_priority));
     if (!ex) return ex.error().wrap("metrics endpoint");
     exporter_ = std::make_shared<metrics::Exporter>(std::move(*ex));
     log::info("metrics endpoint listening", {{"address", cfg_.metrics_listen}});
@@ -264,6 +270,11 @@ Status Daemon::init() {
   for (int fd :
        {signals_.get(), listen_.get(), offenders_->epoll_fd(), inotify_.get(), loads_->fd()})
     if (fd >= 0 && add(fd) != 0) return errno_error("epoll_ctl");
+  control_ = std::make_unique<ControlServer>(
+      epoll_.get(), listen_.get(), [this](const Json& req) { return handle(req); },
+      [this](const Json& req, ControlServer::Responder reply) {
+        return defer_policy_request(req, std::move(reply));
+      });
   sample_rates();
   return {};
 }
@@ -307,8 +318,17 @@ Status Daemon::open_control_socket() {
 }
 
 int Daemon::run() {
-  log::info("rld running",
-            {{"policy_dir", cfg_.policy_dir}, {"control_socket", cfg_.control_socket}});
+  // Here, on the loop's thread, once every other thread has started at the default.
+  auto raised =
+      raise_loop_priority({static_cast<int>(cfg_.loop_realtime_priority), cfg_.loop_nice});
+  if (raised)
+    loop_priority_ = *raised;
+  else
+    log::warn("event loop left at the default priority: replies may wait behind a flood",
+              {{"error", raised.error().str()}});
+  log::info("rld running", {{"policy_dir", cfg_.policy_dir},
+                            {"control_socket", cfg_.control_socket},
+                            {"event_loop", loop_priority_}});
   notify::ready("enforcing on " + std::to_string(attachments().size()) + " interfaces, " +
                 std::to_string(policies_->rules().size()) + " rules");
   epoll_event events[16];
@@ -323,6 +343,8 @@ int Daemon::run() {
           std::chrono::ceil<std::chrono::milliseconds>(*at - std::chrono::steady_clock::now());
       timeout = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(left.count(), timeout)));
     }
+    if (int c = control_->expire(std::chrono::steady_clock::now()); c >= 0)
+      timeout = std::min(timeout, c);
     int n = ::epoll_wait(epoll_.get(), events, 16, timeout);
     if (n < 0 && errno != EINTR) {
       log::error("epoll_wait failed", {{"error", std::strerror(errno)}});
@@ -342,8 +364,8 @@ int Daemon::run() {
             stop_ = true;
           }
         }
-      } else if (fd == listen_.get()) {
-        on_control_connection();
+      } else if (control_->owns(fd)) {
+        control_->on_event(fd, events[i].events);
       } else if (fd == inotify_.get()) {
         on_inotify();
       } else if (fd == loads_->fd()) {
@@ -410,36 +432,6 @@ void Daemon::sample_rates() {
   current_ = std::move(s);
 }
 
-void Daemon::on_control_connection() {
-  for (;;) {
-    UniqueFd conn(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC));
-    if (!conn) return;
-    timeval tv{5, 0};
-    ::setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    ::setsockopt(conn.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    std::string in;
-    char buf[65536];
-    while (in.empty() || in.back() != '\n') {
-      ssize_t n = ::recv(conn.get(), buf, sizeof(buf), 0);
-      if (n <= 0) break;
-      in.append(buf, static_cast<size_t>(n));
-      if (in.size() > control::kMaxMessageBytes) break;
-    }
-    Json req = Json::parse(in, nullptr, false);
-    if (!req.is_discarded() && defer_policy_request(conn, req)) continue;
-    send_reply(conn.get(), req.is_discarded() ? control::fail("request is not JSON") : handle(req));
-  }
-}
-
-void send_reply(int fd, const Json& resp) {
-  std::string out = control::to_text(resp) + "\n";
-  for (size_t off = 0; off < out.size();) {
-    ssize_t n = ::send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    off += static_cast<size_t>(n);
-  }
-}
-
 bool Daemon::is_attached(const std::string& ifname) const {
   if (attachments().count(ifname)) return true;
   auto pinned = pinned_links(cfg_.pin_root);
@@ -486,7 +478,7 @@ Json Daemon::cmd_status() {
     auto m = attached_mode(name);
     ifs.push_back({{"name", name}, {"mode", m ? *m : std::string("unknown")}});
   }
-  auto [used, blocked] = dp_->key_table_usage(dp_->now_ns());
+  auto keys = key_usage_->latest();
   auto age = [](std::chrono::system_clock::time_point t) {
     return t.time_since_epoch().count() == 0
                ? Json(nullptr)
@@ -511,8 +503,15 @@ Json Daemon::cmd_status() {
          {"errors", last.errors}}},
        {"last_good_reload", age(policies_->last_success())},
        {"reloads", {{"ok", policies_->reloads_ok()}, {"failed", policies_->reloads_failed()}}},
+       {"keys",
+        {{"tracked", keys.tracked},
+         {"blocked", keys.blocked},
+         {"capacity", dp_->key_sets() * RL_WAYS},
+         {"counted_ms_ago", std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::steady_clock::now() - keys.at)
+                                .count()}}},
        {"reload_running", loads_->running()},
-       {"keys", {{"tracked", used}, {"blocked", blocked}, {"capacity", dp_->key_sets() * RL_WAYS}}},
+       {"event_loop", loop_priority_},
        {"uptime_seconds", std::chrono::duration_cast<std::chrono::seconds>(
                               std::chrono::steady_clock::now() - started_)
                               .count()}});
@@ -770,9 +769,9 @@ Result<metrics::Snapshot> Daemon::snapshot() const {
         for (uint32_t l = 0; l <= r.more_limits && l < RL_MAX_LIMITS; l++)
           s.rules.back().limits.emplace_back(limit_name(v, l), (*by)[l]);
   }
-  auto [used, blocked] = dp_->key_table_usage(dp_->now_ns());
-  s.keys_tracked = used;
-  s.active_blocks = blocked;
+  auto keys = key_usage_->latest();
+  s.keys_tracked = keys.tracked;
+  s.active_blocks = keys.blocked;
   s.keys_capacity = static_cast<uint64_t>(dp_->key_sets()) * RL_WAYS;
   for (const auto& [name, a] : attachments()) {
     auto m = attached_mode(name);

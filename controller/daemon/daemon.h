@@ -1,6 +1,7 @@
 // rld: keeps the kernel's data path in sync with the policy directory and answers rlctl.
 // One thread runs the event loop (signals, inotify, the offender ring buffer, the control
-// socket, a housekeeping timer); the metrics endpoint's threads only read.
+// socket, a housekeeping timer), raised above the kernel's packet threads (loop_priority.h);
+// the metrics endpoint's threads and the key table's counter only read.
 #pragma once
 
 #include <chrono>
@@ -14,6 +15,8 @@
 #include "control/protocol.h"
 #include "daemon/cluster_sync.h"
 #include "daemon/config.h"
+#include "daemon/control_server.h"
+#include "daemon/key_usage.h"
 #include "daemon/load_worker.h"
 #include "daemon/offenders.h"
 #include "daemon/policy_manager.h"
@@ -24,10 +27,6 @@
 #include "metrics/snapshot.h"
 
 namespace rl::daemon {
-
-// Writes one control reply (a line of JSON) to a connection; a peer gone or stuck for the
-// connection's send timeout loses it.
-void send_reply(int fd, const control::Json& resp);
 
 class Daemon {
  public:
@@ -49,7 +48,6 @@ class Daemon {
   Status init();
   Status open_control_socket();
   Status watch_policy_dir();
-  void on_control_connection();
   void on_inotify();
   void housekeeping();
   void sample_rates();
@@ -65,7 +63,7 @@ class Daemon {
                       std::function<void(const ReloadReport&)> then = {});
   // policy.reload, .diff and .apply: answered on `conn` once their load is done. False for
   // every other request.
-  bool defer_policy_request(UniqueFd& conn, const control::Json& req);
+  bool defer_policy_request(const control::Json& req, ControlServer::Responder reply);
   policy::LoadLimits load_limits() const;
   control::Json cmd_acl_add(const control::Json& args);
   control::Json cmd_acl_del(const control::Json& args);
@@ -77,6 +75,7 @@ class Daemon {
 
   Config cfg_;
   std::unique_ptr<BpfDatapath> dp_;
+  std::unique_ptr<KeyUsageSampler> key_usage_;  // reads dp_; read by the exporter's threads
   std::unique_ptr<PolicyManager> policies_;
   SynProxy synproxy_;  // the stack side of syn_cookies rules
   std::unique_ptr<OffenderLog> offenders_;
@@ -90,6 +89,8 @@ class Daemon {
   std::string pin_warning_;  // the pins will not outlive rld (a private bpffs), and why
   UniqueFd pin_lock_;        // held for rld's life: one rld per pin root
   UniqueFd epoll_, signals_, inotify_, listen_;
+  std::unique_ptr<ControlServer> control_;
+  std::string loop_priority_ = "nice 0";  // what the event loop runs at, for rlctl status
   // Declared after what its jobs' `done` uses; its destructor joins a running load.
   std::unique_ptr<LoadWorker> loads_ = std::make_unique<LoadWorker>();
   std::shared_ptr<ReloadRequest> queued_reload_;  // submitted, not started: merged into

@@ -26,9 +26,10 @@ std::string timeout_error(const std::string& dir, uint32_t ms) {
          " ms (reload_timeout_ms): refused; the policy in force stays";
 }
 
-void answer(UniqueFd& conn, const Json& resp) {
-  if (conn) send_reply(conn.get(), resp);
-  conn.reset();
+// Answers once: a request has one reply, whichever path gives it.
+void answer(ControlServer::Responder& reply, const Json& resp) {
+  if (reply) reply(resp);
+  reply = nullptr;
 }
 
 }  // namespace
@@ -81,12 +82,12 @@ void Daemon::request_reload(const std::string& trigger, bool force,
                   std::chrono::milliseconds(cfg_.reload_timeout_ms)});
 }
 
-bool Daemon::defer_policy_request(UniqueFd& conn, const Json& req) {
+bool Daemon::defer_policy_request(const Json& req, ControlServer::Responder reply) {
   std::string cmd = req.value("cmd", "");
   if (req.value("v", 0) != control::kProtocolVersion ||
       (cmd != "policy.reload" && cmd != "policy.diff" && cmd != "policy.apply"))
     return false;
-  auto reply_to = std::make_shared<UniqueFd>(std::move(conn));
+  auto reply_to = std::make_shared<ControlServer::Responder>(std::move(reply));
   if (cmd == "policy.reload") {
     request_reload("rlctl", true,
                    [reply_to](const ReloadReport& r) { answer(*reply_to, reload_reply(r)); });

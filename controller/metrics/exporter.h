@@ -25,7 +25,11 @@ class Exporter {
  public:
   // Listens on `address`, "IPv4:port" or a bare port (all interfaces); port 0 takes a free port,
   // see port(). The SnapshotFn must be callable from another thread; calls never overlap.
-  static Result<Exporter> start(const std::string& address, SnapshotFn snapshot);
+  // The server's threads run at SCHED_FIFO `realtime_priority` (0: the default class; above 0
+  // needs CAP_SYS_NICE), so scrapes are answered ahead of the kernel threads a receive flood
+  // keeps busy and of other work. Every Exporter of the process shares the last value given.
+  static Result<Exporter> start(const std::string& address, SnapshotFn snapshot,
+                                int realtime_priority = 0);
 
   Exporter(Exporter&&) noexcept;
   Exporter& operator=(Exporter&&) noexcept;

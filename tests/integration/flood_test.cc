@@ -2,10 +2,16 @@
 // ones, as fast as the lab sends, against a per-source rule that reports every offender. While
 // it runs, `rlctl status` and a metrics scrape must each answer within 100 ms (probed every
 // 200 ms), rld's memory must stay bounded, and SIGTERM must end rld within a second. Afterwards
-// the program is still attached and enforcing.
+// the program is still attached and enforcing. The flood is unpaced: on the 2 vCPUs this runs on
+// the sender and the receive path take what they can get, and rld must answer all the same.
+// Twice: with the receiving veth's NAPI run inline in softirq (the sender's CPU) and in a NAPI
+// thread of its own (which the scheduler places on the other CPU, beside rld).
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 
 #include "control/client.h"
@@ -15,12 +21,6 @@
 
 namespace rl::testing {
 namespace {
-
-// The flood's rate. On the 2 vCPUs this runs on, an unpaced sender reaches about 1.1 Mpps, and
-// the sender and the receiving softirq then take both CPUs: rld's replies reached 0.8 s. At this
-// rate (about what the sender reaches when the machine is shared) the receive path leaves rld
-// its share; docs/benchmarks.md records both.
-constexpr uint64_t kFloodRate = 400'000;
 
 using Clock = std::chrono::steady_clock;
 
@@ -33,6 +33,15 @@ constexpr uint64_t kRssBoundKiB = 64 * 1024;
 
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// How long the calling thread has waited runnable, not running (schedstat's second field): a
+// slow answer is rld's only if the asking thread was not itself kept waiting for a CPU.
+double runnable_wait_ms() {
+  std::ifstream in("/proc/thread-self/schedstat");
+  uint64_t run = 0, wait = 0;
+  in >> run >> wait;
+  return static_cast<double>(wait) / 1e6;
 }
 
 uint64_t rss_kib(pid_t pid) {
@@ -66,12 +75,20 @@ struct Latencies {
   }
 };
 
-// Calls probe() every kProbeEvery until stop, on its own thread.
+// Calls probe() every kProbeEvery until stop, on its own thread. The thread runs at SCHED_FIFO
+// priority 1, as rld's event loop does: the budget is rld's to meet, and on a machine shared with
+// builds the asking thread was itself kept from a CPU for up to 239 ms (its schedstat wait,
+// which the failure messages below report), which says nothing about rld. The rlctl program's
+// time is reported beside it, at the default priority.
 class Prober {
  public:
   template <typename F>
   Prober(std::atomic<bool>& stop, F probe)
       : thread_([&stop, probe = std::move(probe)]() mutable {
+          sched_param sp{};
+          sp.sched_priority = 1;
+          EXPECT_EQ(sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp), 0)
+              << std::strerror(errno);
           auto next = Clock::now();
           while (!stop.load()) {
             probe();
@@ -85,7 +102,22 @@ class Prober {
   std::thread thread_;
 };
 
-TEST_F(RldTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
+// Runs rlsend in the client namespace and waits for it. Unpaced, the receiving ring refuses
+// frames when the NAPI thread falls behind: those are the sender's errors, not a failure here.
+SendSummary flood(const Lab& lab, const SendSpec& spec) {
+  auto p = lab.spawn_in(lab.client_ns(), rlsend_argv(lab.pair(), spec));
+  EXPECT_TRUE(p.ok()) << p.error().str();
+  if (!p.ok()) return {};
+  auto done = p->wait(std::chrono::seconds(static_cast<int>(spec.max_seconds) + 15));
+  auto sent = parse_send_summary(done.out);
+  EXPECT_TRUE(sent.ok()) << done.describe();
+  return sent.ok() ? *sent : SendSummary{};
+}
+
+class FloodTest : public RldTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
+  const bool threaded_napi = GetParam();
   key_capacity_ = "1048576";  // the default: status and scrapes read what production reads
   write_policy("a.yaml",
                "rules:\n"
@@ -95,6 +127,12 @@ TEST_F(RldTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
                "    limit: {rate: 1/min, burst: 1}\n"
                "    report: true\n");
   start_rld();
+  if (threaded_napi) {  // NAPI exists on a veth once XDP is attached
+    auto r = lab_->run(
+        lab_->server_ns(),
+        {"sh", "-c", "echo 1 > /sys/class/net/" + lab_->pair().server.ifname + "/threaded"});
+    ASSERT_TRUE(r.ok()) << r.describe();
+  }
   const pid_t pid = rld_->pid();
   const uint64_t rss_start = rss_kib(pid);
 
@@ -106,14 +144,17 @@ TEST_F(RldTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   // process on two shared cores can alone take longer than the budget, so the rlctl program is
   // run too but its time (start-up included) is only reported; it must answer.
   auto request = [&](const std::string& cmd, const std::string& expect, Latencies& into) {
+    double waited = runnable_wait_ms();
     auto t = Clock::now();
     auto got = control::call(socket_path(), control::request(cmd), 10'000);
     double ms = ms_since(t);
+    waited = runnable_wait_ms() - waited;
     std::string failure;
     if (!got || !got->value("ok", false) || !got->at("data").contains(expect))
       failure = cmd + " failed: " + (got ? got->dump().substr(0, 200) : got.error().str());
     else if (ms > kAnswerBudgetMs)
-      failure = cmd + " took " + std::to_string(ms) + " ms";
+      failure = cmd + " took " + std::to_string(ms) + " ms, of which the asking thread waited " +
+                std::to_string(waited) + " ms for a CPU";
     into.add(ms, failure);
   };
   status_prober.emplace(stop_probes, [&] {
@@ -131,29 +172,26 @@ TEST_F(RldTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
       if (!entered) return scrape.add(0, "netns: " + entered.error().str());
       ns.emplace(std::move(*entered));
     }
+    double waited = runnable_wait_ms();
     auto t = Clock::now();
     auto got = http_get(metrics_port_, "/metrics", 10s);
     double ms = ms_since(t);
+    waited = runnable_wait_ms() - waited;
     std::string failure;
     if (!got || got->status != 200 || got->body.find("rl_up 1") == std::string::npos)
       failure = "scrape failed: " + (got ? std::to_string(got->status) : got.error().str());
     else if (ms > kAnswerBudgetMs)
-      failure = "scrape took " + std::to_string(ms) + " ms";
+      failure = "scrape took " + std::to_string(ms) + " ms, of which the asking thread waited " +
+                std::to_string(waited) + " ms for a CPU";
     scrape.add(ms, failure);
   });
 
-  // A million new IPv6 sources, six rounds of them, at kFloodRate.
-  SendSummary v6 = send({.src = "2001:db8::/48",
-                         .sources = 1'000'000,
-                         .count = 6'000'000,
-                         .rate = kFloodRate,
-                         .max_seconds = 30});
+  // A million new IPv6 sources, six rounds of them, unpaced.
+  SendSummary v6 = flood(
+      *lab_, {.src = "2001:db8::/48", .sources = 1'000'000, .count = 6'000'000, .max_seconds = 30});
   // IPv4 from all of 198.18.0.0/15 (but the prefix's own address); SIGTERM arrives while it runs.
-  SendSpec v4_spec{.src = "198.18.0.0/15",
-                   .sources = 131'071,
-                   .count = 20'000'000,
-                   .rate = kFloodRate,
-                   .max_seconds = 8};
+  SendSpec v4_spec{
+      .src = "198.18.0.0/15", .sources = 131'071, .count = 20'000'000, .max_seconds = 8};
   auto v4 = lab_->spawn_in(lab_->client_ns(), rlsend_argv(lab_->pair(), v4_spec));
   ASSERT_TRUE(v4.ok()) << v4.error().str();
   std::this_thread::sleep_for(4s);
@@ -166,19 +204,21 @@ TEST_F(RldTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   auto ended = rld_->wait(10s);
   double stop_ms = ms_since(t);
   auto v4_done = v4->wait(15s);
-  auto v4_sent = parse_send_summary(v4_done.out);
+  auto v4_sent = parse_send_summary(v4_done.out);  // exits 1 if the ring refused frames
   ASSERT_TRUE(v4_sent.ok()) << v4_done.describe();
 
   std::printf(
-      "flood: IPv6 %llu packets from 1,000,000 sources in %.1f s (%.0f/s), IPv4 %llu from "
-      "131,071 in %.1f s (%.0f/s)\n"
+      "flood (%s NAPI): IPv6 %llu packets from 1,000,000 sources in %.1f s (%.0f/s, %llu "
+      "refused), IPv4 %llu from 131,071 in %.1f s (%.0f/s, %llu refused)\n"
       "status request: %s\nstats request: %s\nmetrics scrape: %s\n"
       "rlctl status (the program, start-up included): %s\n"
       "rld RSS: %llu KiB at start, %llu KiB at most (bound %llu KiB)\n"
       "SIGTERM to exit: %.0f ms\n",
-      static_cast<unsigned long long>(v6.sent), v6.seconds, v6.sent / std::max(v6.seconds, 1e-9),
+      threaded_napi ? "threaded" : "softirq", static_cast<unsigned long long>(v6.sent), v6.seconds,
+      v6.sent / std::max(v6.seconds, 1e-9), static_cast<unsigned long long>(v6.errors),
       static_cast<unsigned long long>(v4_sent->sent), v4_sent->seconds,
-      v4_sent->sent / std::max(v4_sent->seconds, 1e-9), status.summary().c_str(),
+      v4_sent->sent / std::max(v4_sent->seconds, 1e-9),
+      static_cast<unsigned long long>(v4_sent->errors), status.summary().c_str(),
       stats.summary().c_str(), scrape.summary().c_str(), rlctl_process.summary().c_str(),
       static_cast<unsigned long long>(rss_start), static_cast<unsigned long long>(rss_max.load()),
       static_cast<unsigned long long>(kRssBoundKiB), stop_ms);
@@ -212,6 +252,9 @@ TEST_F(RldTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   EXPECT_LE(received({.src = "2001:db8:1::7", .count = 20, .rate = 2000}), 1u);
   EXPECT_GE(rule_stats("flood")["dropped_packets"].get<uint64_t>(), dropped + 19);
 }
+
+INSTANTIATE_TEST_SUITE_P(Napi, FloodTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "Threaded" : "Softirq"; });
 
 }  // namespace
 }  // namespace rl::testing

@@ -176,6 +176,7 @@ TEST_F(SystemdTest, WorksWithOnlyTheUnitsCapabilities) {
   start_rld();
   auto status = rld_->err();
   EXPECT_EQ(ctl({"status"})["interfaces"].size(), 1u);
+  EXPECT_EQ(ctl({"status"})["event_loop"], "fifo 1") << "CAP_SYS_NICE raises the event loop";
   EXPECT_EQ(received({.src = "198.18.1.1", .count = 50, .rate = 1000}), 5u)
       << "the burst, then nothing";
 
