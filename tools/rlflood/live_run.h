@@ -26,12 +26,20 @@ struct RunPlan {
   // with two threads the frames keep flowing through the other's entry and exit. Paced, one
   // thread sends and another keeps the program in the dispatcher.
   int threads = 2;
+  // Paced: one call sends at most this many frames, at the time the first of them is due. Calls
+  // are timed on the clock (a sleep until shortly before, then a busy-wait), so the average rate
+  // is exact while no burst is larger than the receiving ring can take.
+  uint32_t burst = 64;
 };
 
 struct RunSummary {
   uint64_t sent = 0;  // frames the program handed to XDP_TX
   double seconds = 0;
   int cpu = -1;  // where the kernel ran them (the caller pins it)
+  // Paced: bursts that started later than one burst's interval after their due time, and how many
+  // frames' worth of schedule the pacing skipped to stay within that lag, rather than send the
+  // backlog at once (0 when it kept up; the frames themselves are still sent, later).
+  uint64_t late_bursts = 0, skipped = 0;
 };
 
 // frames_done reads the program's own frame counter, which is exact even when a call is cut short.

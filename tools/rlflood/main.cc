@@ -64,16 +64,19 @@ int main(int argc, char** argv) {
               o.rate,
               o.max_seconds,
               o.batch,
-              o.threads};
+              o.threads,
+              o.burst};
   auto summary = run_live(plan->frame, run, skel->bss->frames, stop);
   if (!summary) return tool.fail(kExitRuntime, summary.error());
 
   std::printf(
       "{\"sent\":%llu,\"seconds\":%.6f,\"pps\":%.0f,\"sources\":%u,\"frame_bytes\":%zu,"
-      "\"cpu\":%d}\n",
+      "\"cpu\":%d,\"late_bursts\":%llu,\"skipped\":%llu}\n",
       static_cast<unsigned long long>(summary->sent), summary->seconds,
       summary->seconds > 0 ? static_cast<double>(summary->sent) / summary->seconds : 0.0,
-      plan->sources, plan->frame.size(), summary->cpu);
+      plan->sources, plan->frame.size(), summary->cpu,
+      static_cast<unsigned long long>(summary->late_bursts),
+      static_cast<unsigned long long>(summary->skipped));
   std::fflush(stdout);
   return summary->sent < o.count ? kExitIncomplete : kExitOk;
 }
