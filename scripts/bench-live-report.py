@@ -22,7 +22,7 @@ TITLES = {
 # offered: the receiver then had frames waiting whenever it ran.
 REFUSED_BOUND = 0.05
 # A paced figure is the contender's own cost only while the ring refuses (almost) nothing.
-REFUSED_PACED_MAX = 0.001
+REFUSED_PACED_MAX = 0.005
 MODE_TITLES = {
     "fast": "As fast as the generator goes (the ring refuses the excess)",
     "paced": "Paced: the same offered rate for every contender, no ring refusals",

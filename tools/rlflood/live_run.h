@@ -30,6 +30,9 @@ struct RunPlan {
   // are timed on the clock (a sleep until shortly before, then a busy-wait), so the average rate
   // is exact while no burst is larger than the receiving ring can take.
   uint32_t burst = 64;
+  // Paced: the program's count of runs on the keeper's stub frame (0 until the keeper's call has
+  // entered the kernel); null: no wait.
+  const volatile __u64* stub_runs = nullptr;
 };
 
 struct RunSummary {

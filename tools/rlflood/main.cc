@@ -65,7 +65,8 @@ int main(int argc, char** argv) {
               o.max_seconds,
               o.batch,
               o.threads,
-              o.burst};
+              o.burst,
+              &skel->bss->stub_runs};
   auto summary = run_live(plan->frame, run, skel->bss->frames, stop);
   if (!summary) return tool.fail(kExitRuntime, summary.error());
 

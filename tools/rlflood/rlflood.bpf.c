@@ -26,6 +26,10 @@ const volatile __u32 l4_csum_base = 0;
 
 /* Frames handed out so far; the n-th frame takes source index perm(n mod n_sources). */
 __u64 frames = 0;
+/* Runs on a frame too short to rewrite: the dispatcher keeper's stub (live_run.cc), counted so
+ * that rlflood knows when the keeper's call has put the program in the kernel's dispatcher. Only
+ * the keeper's one thread writes it. */
+__u64 stub_runs = 0;
 
 #define PERM_MAX_WALK 64
 
@@ -85,8 +89,10 @@ int rlflood(struct xdp_md *ctx)
 	__u8 *src = data + src_off;
 	__u8 *l4_csum = data + l4_csum_off;
 
-	if (src + 4 > end || l4_csum + 2 > end)
+	if (src + 4 > end || l4_csum + 2 > end) {
+		stub_runs++;
 		return XDP_ABORTED;
+	}
 
 	__u32 s = base_low + source_index(__sync_fetch_and_add(&frames, 1));
 	__u16 hi = s >> 16, lo = s & 0xffff;
