@@ -33,8 +33,9 @@
 # the receiving veth runs threaded NAPI, its thread pinned to the other CPU, so everything the
 # receiver does for a frame (XDP, or the skb, netfilter and the stack) is that thread's CPU time.
 # Both run at nice -20 (rlflood in a session of its own), so that other work on a shared machine
-# takes little of either CPU; paced, both run at real-time priority (SCHED_FIFO 50), so that each
-# wakes as soon as a burst is due or has arrived.
+# takes little of either CPU; paced, the NAPI thread runs at real-time priority (SCHED_FIFO 50),
+# so that it wakes as soon as a burst has arrived. Paced or not, the sender keeps its CPU busy: the
+# generator's program paces itself, dropping frames inside the kernel between bursts.
 # Receive CPU per packet = the thread's run time (/proc/PID/schedstat) / frames it took off the
 # ring. The "ring refused" column shows, for every figure, the share of frames the veth's ring
 # (256 frames) had no room for: most in the fast mode, none in the paced one.
@@ -139,10 +140,8 @@ flood() { # args for rlflood after the common ones; prints its JSON line
   local out code=0
   # In a session of its own, so its nice value counts against other sessions' work on the CPU
   # rather than only against this script's (the scheduler's autogroups).
-  local prio=(nice -n -20)
-  [ "${flood_fifo:-0}" = 1 ] && prio=(chrt -f 50)
   out=$(setsid -w sh -c 'echo -20 > /proc/$$/autogroup 2>/dev/null; exec "$@"' sh \
-    "${prio[@]}" taskset -c "$send_cpu" ip netns exec "$lab-cli" "$rlflood" --quiet --iface "$cif" \
+    nice -n -20 taskset -c "$send_cpu" ip netns exec "$lab-cli" "$rlflood" --quiet --iface "$cif" \
     --dst-mac "$mac" "$@") || code=$?
   # 3: stopped by --max-seconds before --count, which is how unpaced measurements end.
   [ "$code" = 0 ] || [ "$code" = 3 ] || fail "rlflood $* exited $code"
@@ -287,13 +286,13 @@ measure() { # contender round flood-spec mode
   fi
   local pid rt0 rt1 wt0 wt1 rx0 rx1 dr0 dr1 out
   pid=$(napi_pid)
-  # Paced, the NAPI thread and the sender sleep between bursts; real-time priority wakes them as
-  # soon as a burst is due or has arrived, whatever else the shared machine runs (both are idle
-  # most of the time, so they take little from it). Fast, both run flat out at nice -20.
+  # Paced, the NAPI thread sleeps between bursts; real-time priority wakes it as soon as a burst
+  # has arrived, whatever else the shared machine runs (it is idle most of the time, so it takes
+  # little from it). Fast, it runs flat out at nice -20.
   if [ "$mode" = paced ]; then
-    chrt -f -p 50 "$pid" && flood_fifo=1
+    chrt -f -p 50 "$pid"
   else
-    chrt -o -p 0 "$pid" && renice -n -20 -p "$pid" >/dev/null && flood_fifo=0
+    chrt -o -p 0 "$pid" && renice -n -20 -p "$pid" >/dev/null
   fi
   local perf_pid=
   if [ -n "${RL_BENCH_PERF_DIR:-}" ]; then
@@ -308,7 +307,6 @@ measure() { # contender round flood-spec mode
   rx0=$(rx_packets) dr0=$(ring_drops)
   # shellcheck disable=SC2086
   out=$(flood $args "${pace[@]}" --count "$count" --max-seconds "$seconds")
-  flood_fifo=0
   if [ -n "$perf_pid" ]; then
     kill -INT "$perf_pid"
     wait "$perf_pid" || true

@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <time.h>
 
 #include <algorithm>
@@ -23,13 +22,6 @@ double now_s() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-void sleep_until(double t) {
-  timespec ts{static_cast<time_t>(t),
-              static_cast<long>((t - static_cast<double>(static_cast<time_t>(t))) * 1e9)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-  }
-}
-
 // Calls long enough that their fixed cost is small, short enough that the time bound and a
 // signal are honoured within a fraction of a second.
 constexpr double kCallSeconds = 0.2;
@@ -41,6 +33,7 @@ struct Shared {
   const std::atomic<bool>& stop;
   xdp_md ctx{};
   double start = 0, deadline = 0;
+  uint64_t first = 0;                // the program's frame count at the start
   std::atomic<uint64_t> claimed{0};  // frames promised to calls so far, at most plan.count
   std::mutex mu;
   std::optional<Error> error;
@@ -140,40 +133,24 @@ class DispatcherKeeper {
   std::thread thread_;
 };
 
-// Bursts of at most plan.burst frames (and at most a millisecond's worth), the k-th frame due at
-// start + k / rate: each call sends one burst at the time its first frame is due, so the average
-// rate is exact. The thread sleeps until then with a timer slack of 1 ns rather than busy-waiting:
-// the dispatcher keeper shares its CPU, and a sleeper that wakes is given the CPU at once, while a
-// spinning thread would share it with the keeper by time slices of milliseconds. A burst that
-// starts more than one burst's interval late sends only its own frames and the schedule moves on
-// from there; sending the backlog at once would overflow the receiving ring. skipped counts the
-// frames' worth of schedule so given up, late_bursts how often.
-void paced(Shared& s, RunSummary& out) {
-  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+// The program paces itself (rlflood.bpf.c): it sends a burst when one is due and drops frames
+// in between, so the kernel busy-waits inside long calls, as unpaced. One thread sends (the
+// program's pacing state is not shared between CPUs); the keeper holds the program in the
+// dispatcher so that the calls do not each wait for an RCU grace period.
+void paced(Shared& s) {
   DispatcherKeeper keeper(s.plan.prog_fd, s.plan.stub_runs);
-  const double rate = static_cast<double>(s.plan.rate);
-  const uint64_t per_call =
-      std::clamp<uint64_t>(s.plan.rate / 1000, 1, std::max<uint32_t>(1, s.plan.burst));
-  const double interval = static_cast<double>(per_call) / rate;
-  uint64_t scheduled = 0;  // frames whose due time has been used: sent, or skipped
-  // The schedule starts when the first burst is out: that call waits for the program to enter the
-  // kernel's dispatcher, which takes an RCU grace period.
-  double base = -1;
-  while (!should_stop(s)) {
-    double slot = base + static_cast<double>(scheduled) / rate;
-    if (base >= 0) sleep_until(std::min(s.deadline, slot));
-    if (should_stop(s)) return;
-    double late = now_s() - slot;
-    if (base >= 0 && late > interval) {
-      uint64_t behind = static_cast<uint64_t>(late * rate);
-      out.late_bursts++;
-      out.skipped += behind;
-      scheduled += behind;
-    }
-    uint64_t repeat = claim(s, per_call);
-    if (repeat == 0 || !call(s, repeat)) return;
-    scheduled += repeat;
-    if (base < 0) base = now_s() - static_cast<double>(scheduled) / rate;
+  uint64_t chunk = kFirstChunk;
+  while (!should_stop(s) && *s.plan.frames_done - s.first < s.plan.count) {
+    double t0 = now_s();
+    if (!call(s, chunk)) return;
+    double took = now_s() - t0, left = s.deadline - now_s();
+    if (took < kCallSeconds) chunk = std::min(chunk * 2, kMaxChunk);
+    if (took > 2 * kCallSeconds && chunk > 1) chunk /= 2;
+    if (left > 0 && took > 0)
+      chunk = std::clamp<uint64_t>(
+          std::min<uint64_t>(chunk,
+                             static_cast<uint64_t>(static_cast<double>(chunk) / took * left) + 1),
+          1, kMaxChunk);
   }
 }
 
@@ -189,10 +166,11 @@ Result<RunSummary> run_live(const std::vector<uint8_t>& frame, const RunPlan& pl
 
   RunSummary out;
   const uint64_t first = frames_done;
+  s.first = first;
   s.start = now_s();
   s.deadline = s.start + plan.max_seconds;
   if (plan.rate) {
-    paced(s, out);
+    paced(s);
   } else {
     std::vector<std::thread> workers;
     for (int i = 1; i < plan.threads; i++) workers.emplace_back([&s] { unpaced(s); });
