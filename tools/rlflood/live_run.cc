@@ -68,6 +68,21 @@ bool should_stop(Shared& s) {
   return s.error.has_value();
 }
 
+// The next call's repeat count, after a call of `repeat` that started at t0: about kCallSeconds
+// long, and none running much past the deadline. Doubling and halving rather than a rate
+// estimate: a call's fixed cost varies too much.
+uint64_t next_chunk(const Shared& s, uint64_t chunk, uint64_t repeat, double t0) {
+  double took = now_s() - t0, left = s.deadline - now_s();
+  if (took < kCallSeconds) chunk = std::min(chunk * 2, kMaxChunk);
+  if (took > 2 * kCallSeconds && chunk > 1) chunk /= 2;
+  if (left > 0 && took > 0)
+    chunk = std::clamp<uint64_t>(
+        std::min<uint64_t>(chunk,
+                           static_cast<uint64_t>(static_cast<double>(repeat) / took * left) + 1),
+        1, kMaxChunk);
+  return chunk;
+}
+
 void unpaced(Shared& s) {
   uint64_t chunk = kFirstChunk;
   while (!should_stop(s)) {
@@ -75,15 +90,7 @@ void unpaced(Shared& s) {
     if (repeat == 0) return;
     double t0 = now_s();
     if (!call(s, repeat)) return;
-    double took = now_s() - t0, left = s.deadline - now_s();
-    // Doubling and halving rather than a rate estimate: a call's fixed cost varies too much.
-    if (took < kCallSeconds) chunk = std::min(chunk * 2, kMaxChunk);
-    if (took > 2 * kCallSeconds && chunk > 1) chunk /= 2;
-    if (left > 0 && took > 0)
-      chunk = std::clamp<uint64_t>(
-          std::min<uint64_t>(chunk,
-                             static_cast<uint64_t>(static_cast<double>(repeat) / took * left) + 1),
-          1, kMaxChunk);
+    chunk = next_chunk(s, chunk, repeat, t0);
   }
 }
 
@@ -143,14 +150,7 @@ void paced(Shared& s) {
   while (!should_stop(s) && *s.plan.frames_done - s.first < s.plan.count) {
     double t0 = now_s();
     if (!call(s, chunk)) return;
-    double took = now_s() - t0, left = s.deadline - now_s();
-    if (took < kCallSeconds) chunk = std::min(chunk * 2, kMaxChunk);
-    if (took > 2 * kCallSeconds && chunk > 1) chunk /= 2;
-    if (left > 0 && took > 0)
-      chunk = std::clamp<uint64_t>(
-          std::min<uint64_t>(chunk,
-                             static_cast<uint64_t>(static_cast<double>(chunk) / took * left) + 1),
-          1, kMaxChunk);
+    chunk = next_chunk(s, chunk, chunk, t0);
   }
 }
 
