@@ -3,7 +3,8 @@
 
 Raw lines (tab-separated): round, contender, flood, frames sent, seconds, frames received,
 NAPI thread run time (ns), its time runnable but waiting for the CPU (ns), frames the receiving
-ring refused.
+ring refused, and the mode (fast: as fast as the generator goes; paced: a fixed rate that every
+contender absorbs). Each mode gets its own tables.
 """
 import statistics
 import sys
@@ -20,6 +21,12 @@ TITLES = {
 # A figure counts as receiver-bound when the ring refused at least this share of the frames
 # offered: the receiver then had frames waiting whenever it ran.
 REFUSED_BOUND = 0.05
+# A paced figure is the contender's own cost only while the ring refuses (almost) nothing.
+REFUSED_PACED_MAX = 0.005
+MODE_TITLES = {
+    "fast": "As fast as the generator goes (the ring refuses the excess)",
+    "paced": "Paced: the same offered rate for every contender, no ring refusals",
+}
 
 
 def spread(values, fmt):
@@ -30,27 +37,45 @@ def spread(values, fmt):
 
 
 def main(path):
-    runs = {}  # (flood, who) -> {round: measurement}
-    floods, whos = [], []
+    by_mode = {}  # mode -> raw lines
     with open(path) as f:
         for line in f:
-            rnd, who, flood, sent, secs, rx, rt, wt, dr = line.rstrip("\n").split("\t")
-            sent, secs, rx, rt, wt, dr = int(sent), float(secs), int(rx), int(rt), int(wt), int(dr)
-            if flood not in floods:
-                floods.append(flood)
-            if who not in whos:
-                whos.append(who)
-            runs.setdefault((flood, who), {})[int(rnd)] = {
-                "ns": rt / rx,
-                "offered": sent / secs / 1e6,
-                "received": rx / secs / 1e6,
-                "busy": rt / (secs * 1e9),
-                "waiting": wt / (secs * 1e9),
-                "refused": dr / sent if sent else 0.0,
-                "bound": sent > 0 and dr / sent >= REFUSED_BOUND,
-            }
-    if not runs:
+            fields = line.rstrip("\n").split("\t")
+            mode = fields[9] if len(fields) > 9 else "fast"
+            by_mode.setdefault(mode, []).append(fields[:9])
+    if not by_mode:
         sys.exit("bench-live-report: no measurements in " + path)
+    for mode in sorted(by_mode, key=lambda m: list(MODE_TITLES).index(m) if m in MODE_TITLES else 9):
+        print("## {}\n".format(MODE_TITLES.get(mode, mode)))
+        report(mode, by_mode[mode])
+
+
+def report(mode, lines):
+    runs = {}  # (flood, who) -> {round: measurement}
+    floods, whos = [], []
+    for fields in lines:
+        rnd, who, flood, sent, secs, rx, rt, wt, dr = fields
+        sent, secs, rx, rt, wt, dr = int(sent), float(secs), int(rx), int(rt), int(wt), int(dr)
+        if flood not in floods:
+            floods.append(flood)
+        if who not in whos:
+            whos.append(who)
+        runs.setdefault((flood, who), {})[int(rnd)] = {
+            "ns": rt / rx,
+            "offered": sent / secs / 1e6,
+            "received": rx / secs / 1e6,
+            "busy": rt / (secs * 1e9),
+            "waiting": wt / (secs * 1e9),
+            "refused": dr / sent if sent else 0.0,
+            "bound": sent > 0 and dr / sent >= REFUSED_BOUND,
+            "clean": sent == 0 or dr / sent <= REFUSED_PACED_MAX,
+        }
+
+    def mark(flood, who):  # flags a figure that does not mean what its mode says
+        ms = runs.get((flood, who), {}).values()
+        if mode == "paced":
+            return "" if all(m["clean"] for m in ms) else " !"
+        return "" if all(m["bound"] for m in ms) else " *"
 
     def ns(flood, who):
         return [m["ns"] for m in runs.get((flood, who), {}).values()]
@@ -60,13 +85,14 @@ def main(path):
         return [ra[r]["ns"] / rb[r]["ns"] for r in ra if r in rb]
 
     print("Receive CPU per packet, ns (median over rounds):\n")
+    
     print("| contender | " + " | ".join(floods) + " |")
     print("|---|" + "---:|" * len(floods))
     for who in whos:
         cells = []
         for flood in floods:
             v = ns(flood, who)
-            cells.append("{:.0f}".format(statistics.median(v)) if v else "")
+            cells.append("{:.0f}{}".format(statistics.median(v), mark(flood, who)) if v else "")
         print("| {} | {} |".format(TITLES.get(who, who), " | ".join(cells)))
     if "rl" in whos and "src" in whos:
         cells = []
@@ -74,6 +100,13 @@ def main(path):
             r = ratio(flood, "rl", "src")
             cells.append("{:.2f}".format(statistics.median(r)) if r else "")
         print("| **rl / floor** | " + " | ".join(cells) + " |")
+    for other, title in (("nft", "nftables / rl"), ("ipt", "iptables / rl")):
+        if "rl" in whos and other in whos:
+            cells = []
+            for flood in floods:
+                r = ratio(flood, other, "rl")
+                cells.append("{:.2f}".format(statistics.median(r)) if r else "")
+            print("| **{}** | ".format(title) + " | ".join(cells) + " |")
     if "rl" in whos and "rlb" in whos:
         cells = []
         for flood in floods:
@@ -83,7 +116,7 @@ def main(path):
     print()
 
     for flood in floods:
-        print("### {}\n".format(flood))
+        print("### {}, {}\n".format(flood, mode))
         print("| contender | ns/pkt | Mpps per core | x rl | offered Mpps | received Mpps "
               "| NAPI on CPU / waiting | ring refused |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -94,7 +127,7 @@ def main(path):
             v = [m["ns"] for m in ms]
             to_rl = ratio(flood, who, "rl") if "rl" in whos else []
             print("| {} | {} | {} | {} | {} | {} | {} | {} |".format(
-                TITLES.get(who, who) + ("" if all(m["bound"] for m in ms) else " *"),
+                TITLES.get(who, who) + mark(flood, who),
                 spread(v, "{:.0f}"),
                 spread([1e3 / x for x in v], "{:.2f}"),
                 spread(to_rl, "{:.2f}") if to_rl else "",
@@ -102,7 +135,8 @@ def main(path):
                 spread([m["received"] for m in ms], "{:.2f}"),
                 "{:.0f}% / {:.0f}%".format(100 * statistics.median(m["busy"] for m in ms),
                                            100 * statistics.median(m["waiting"] for m in ms)),
-                "{:.0f}%".format(100 * statistics.median(m["refused"] for m in ms))))
+                ("{:.2f}%" if mode == "paced" else "{:.0f}%").format(
+                    100 * statistics.median(m["refused"] for m in ms))))
         r = ratio(flood, "rl", "src")
         if r:
             print("\nrl / floor: " + spread(r, "{:.2f}"))
@@ -113,9 +147,14 @@ def main(path):
     print("Medians over rounds, (min–max) across rounds. x rl: the contender's ns/pkt over rl's, "
           "per round. Mpps per core: 1000 / ns. NAPI on CPU / waiting: the receiving thread's "
           "run time, and its time runnable but waiting for the CPU, over the flood's duration. "
-          "ring refused: offered frames the receiving veth's ring had no room for. * marks a "
-          "figure where, in some round, the ring refused under {:.0f}% of the frames: there the "
-          "generator, not the receiver, may have set the pace.".format(100 * REFUSED_BOUND))
+          "ring refused: offered frames the receiving veth's ring had no room for. " +
+          ("! marks a figure where, in some round, the ring refused more than {:.1f}% of the "
+           "frames: the contender did not absorb the rate, and its figure includes the lab's "
+           "lock spin.".format(100 * REFUSED_PACED_MAX) if mode == "paced" else
+           "* marks a figure where, in some round, the ring refused under {:.0f}% of the frames: "
+           "there the generator, not the receiver, may have set the pace.".format(
+               100 * REFUSED_BOUND)))
+    print()
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:

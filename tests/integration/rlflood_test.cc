@@ -229,5 +229,29 @@ TEST_F(RlfloodTest, RefusesMoreSourcesThanThePrefixHolds) {
   EXPECT_EQ(out.code, 2) << out.describe();
 }
 
+TEST_F(RlfloodTest, RefusesABurstOutsideItsRange) {
+  for (const char* burst : {"0", "4097", "-1"}) {
+    auto argv = rlflood_argv(lab_.pair(), {.src = "198.18.0.1", .rate = 1000});
+    argv.insert(argv.end(), {"--burst", burst});
+    auto out = lab_.run(lab_.client_ns(), argv);
+    EXPECT_EQ(out.code, 2) << burst << ": " << out.describe();
+    EXPECT_NE(out.err.find("--burst"), std::string::npos) << out.err;
+  }
+}
+
+// Paced in bursts, every frame asked for goes out, and the summary says whether the pacing had to
+// give any up.
+TEST_F(RlfloodTest, PacedInBurstsSendsEveryFrame) {
+  auto argv = rlflood_argv(
+      lab_.pair(),
+      {.src = "198.18.0.0/16", .sources = 1000, .count = 20000, .rate = 100000, .max_seconds = 20});
+  argv.insert(argv.end(), {"--burst", "16"});
+  auto out = lab_.run(lab_.client_ns(), argv);
+  ASSERT_EQ(out.code, 0) << out.describe();
+  auto j = nlohmann::json::parse(out.out);
+  EXPECT_EQ(j.value("sent", 0ull), 20000u);
+  EXPECT_TRUE(j.contains("late_bursts") && j.contains("skipped")) << out.out;
+}
+
 }  // namespace
 }  // namespace rl::testing

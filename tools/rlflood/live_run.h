@@ -26,12 +26,23 @@ struct RunPlan {
   // with two threads the frames keep flowing through the other's entry and exit. Paced, one
   // thread sends and another keeps the program in the dispatcher.
   int threads = 2;
+  // Paced: the program sends bursts of at most this many frames, each when it is due (rate
+  // frames per second on average), and drops its frames in between (rlflood.bpf.c).
+  uint32_t burst = 64;
+  // Paced: the program's count of runs on the keeper's stub frame (0 until the keeper's call has
+  // entered the kernel); null: no wait.
+  const volatile __u64* stub_runs = nullptr;
+  // The program's count of frames sent (the same as run_live's frames_done).
+  const volatile __u64* frames_done = nullptr;
 };
 
 struct RunSummary {
   uint64_t sent = 0;  // frames the program handed to XDP_TX
   double seconds = 0;
   int cpu = -1;  // where the kernel ran them (the caller pins it)
+  // Paced: bursts that started more than one burst's interval late, and the schedule skipped
+  // to stay within that lag rather than send the backlog at once, in frames (0 when it kept up).
+  uint64_t late_bursts = 0, skipped = 0;
 };
 
 // frames_done reads the program's own frame counter, which is exact even when a call is cut short.

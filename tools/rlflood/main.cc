@@ -2,6 +2,7 @@
 // (BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES, as xdp-trafficgen does), so one CPU offers
 // millions of frames per second, more than a receiving CPU can take. Like rlsend it refuses
 // addresses outside the lab ranges and the host's own namespace, and always stops by itself.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -49,6 +50,12 @@ int main(int argc, char** argv) {
   ro->perm_seed = plan->perm_seed;
   ro->ip_csum_base = plan->ip_csum_base;
   ro->l4_csum_base = plan->l4_csum_base;
+  if (o.rate) {
+    uint32_t burst = std::max<uint32_t>(1, std::min<uint64_t>(o.burst, o.rate / 1000));
+    ro->pace_burst = burst;
+    ro->pace_interval_ns = std::max<uint64_t>(1, burst * 1'000'000'000ull / o.rate);
+    ro->max_frames = o.count;
+  }
   if (int err = rlflood__load(skel.get()); err != 0)
     return tool.fail(kExitRuntime, rl::errno_error("load the XDP program", err));
 
@@ -64,16 +71,26 @@ int main(int argc, char** argv) {
               o.rate,
               o.max_seconds,
               o.batch,
-              o.threads};
+              o.threads,
+              o.burst,
+              &skel->bss->stub_runs,
+              &skel->bss->frames};
   auto summary = run_live(plan->frame, run, skel->bss->frames, stop);
   if (!summary) return tool.fail(kExitRuntime, summary.error());
+  if (o.rate) {
+    summary->late_bursts = skel->bss->late_bursts;
+    summary->skipped =
+        static_cast<uint64_t>(static_cast<double>(skel->bss->skipped_ns) * 1e-9 * o.rate);
+  }
 
   std::printf(
       "{\"sent\":%llu,\"seconds\":%.6f,\"pps\":%.0f,\"sources\":%u,\"frame_bytes\":%zu,"
-      "\"cpu\":%d}\n",
+      "\"cpu\":%d,\"late_bursts\":%llu,\"skipped\":%llu}\n",
       static_cast<unsigned long long>(summary->sent), summary->seconds,
       summary->seconds > 0 ? static_cast<double>(summary->sent) / summary->seconds : 0.0,
-      plan->sources, plan->frame.size(), summary->cpu);
+      plan->sources, plan->frame.size(), summary->cpu,
+      static_cast<unsigned long long>(summary->late_bursts),
+      static_cast<unsigned long long>(summary->skipped));
   std::fflush(stdout);
   return summary->sent < o.count ? kExitIncomplete : kExitOk;
 }

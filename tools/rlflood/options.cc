@@ -14,14 +14,15 @@ const lab::SenderLimits kLimits{
     .max_seconds = 120,
     .sources_help = "Distinct sources: prefix+1 .. prefix+N (default 1)",
     .rate_help =
-        "Frames per second, paced a millisecond's worth at a time; 0 = as fast as the "
-        "kernel makes them (default 0)",
+        "Frames per second, paced in bursts of --burst frames (fewer when a millisecond holds "
+        "fewer), each at its due time, so the average is exact; 0 = as fast as the kernel "
+        "makes them (default 0)",
 };
 
 // rlflood's own options as typed (signed, like lab::SenderRaw).
 struct Raw {
   std::string proto = "udp", order = "seq";
-  int64_t size = 0, batch = 64, threads = 2;
+  int64_t size = 0, batch = 64, threads = 2, burst = 64;
 };
 
 Status validate(const Raw& raw, Options& o) {
@@ -46,6 +47,7 @@ Status validate(const Raw& raw, Options& o) {
     if (auto s = in_range("--size", raw.size, kMinSize, kMaxSize, o.size); !s) return s;
   }
   if (auto s = in_range("--batch", raw.batch, 1, kMaxBatch, o.batch); !s) return s;
+  if (auto s = in_range("--burst", raw.burst, 1, kMaxBurst, o.burst); !s) return s;
   return in_range("--threads", raw.threads, 1, kMaxThreads, o.threads);
 }
 
@@ -84,6 +86,9 @@ Result<Parsed> parse_options(int argc, char** argv) {
                  "Frame bytes without FCS, 64..1500 (default: 64, or the "
                  "headers' size if larger)");
   app.add_option("--batch", raw.batch, "Frames per kernel batch, 1..256 (default 64)");
+  app.add_option("--burst", raw.burst,
+                 "Paced: frames sent back to back at most, 1..4096 (default 64, a quarter of a "
+                 "veth's ring)");
   app.add_option("--threads", raw.threads,
                  "Unpaced: threads calling the kernel in turn, on the CPUs this process may use "
                  "(default 2)");

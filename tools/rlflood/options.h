@@ -17,18 +17,21 @@ enum class Order { kSequential, kShuffled };
 
 struct Options : lab::SenderOptions {
   // Sources are src+1 .. src+N (src itself for a full-length prefix); size 0: 64 bytes, or the
-  // headers if they need more; rate is paced per millisecond's worth.
+  // headers if they need more; rate is paced in bursts of at most burst frames, each at its due
+  // time, so that a receiving veth's ring (256 frames) can take every burst whole.
   Order order = Order::kSequential;
   Proto proto = Proto::kUdp;
   size_t size = 0;
   uint32_t batch = 64;  // frames per batch inside the kernel (its default, NAPI's weight)
   int threads = 2;      // unpaced: callers taking turns (live_run.h says why)
+  uint32_t burst = 64;  // paced: frames per call at most (live_run.h)
 };
 
 constexpr uint32_t kMaxSources = 1u << 24;
 constexpr size_t kMinSize = 64, kMaxSize = 1500;
 constexpr uint32_t kMaxBatch = 256;  // the kernel's limit for live frames
 constexpr int kMaxThreads = 16;
+constexpr uint32_t kMaxBurst = 4096;
 
 struct Parsed {
   Options options;
