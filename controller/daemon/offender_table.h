@@ -51,7 +51,7 @@ class OffenderTable {
   static constexpr uint32_t kNone = UINT32_MAX;
   struct Slot {
     OffenderEntry e;
-    uint32_t prev, next;  // recency chain: prev is more recent
+    uint32_t prev = kNone, next = kNone;  // recency chain: prev is more recent
   };
 
  public:

@@ -162,8 +162,9 @@ TEST_F(HostilePolicyTest, LiveReloadsRejectEachAndRldStaysUp) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(out.code, name == "dir.yaml" ? 0 : 1) << out.describe();
     EXPECT_LT(s, 5.0);
-    if (name != "dir.yaml")  // a directory is skipped: the valid policy loads again
+    if (name != "dir.yaml") {  // a directory is skipped: the valid policy loads again
       EXPECT_NE(out.err.find(why), std::string::npos) << out.err;
+    }
     EXPECT_EQ(out.out.find(kSecret), std::string::npos);
     EXPECT_EQ(out.err.find(kSecret), std::string::npos);
     EXPECT_EQ(out.err.find("daemon:*"), std::string::npos);

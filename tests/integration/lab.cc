@@ -186,7 +186,8 @@ Result<Pair> Lab::add_pair(size_t i, size_t server) {
   // Both ends are created directly in their namespaces: the pair never appears in the host's.
   auto out = host({"ip", "link", "add", p.client.ifname, "netns", p.client.ns, "type", "veth",
                    "peer", "name", p.server.ifname, "netns", p.server.ns});
-  if (auto s = check(out, "veth " + p.client.ifname + " <-> " + p.server.ifname); !s) return s.error();
+  if (auto s = check(out, "veth " + p.client.ifname + " <-> " + p.server.ifname); !s)
+    return s.error();
   for (Endpoint* e : {&p.client, &p.server}) {
     auto read = read_endpoint(*e);
     if (!read) return read.error();
