@@ -42,8 +42,8 @@ class SigpipeBlock {
   SigpipeBlock& operator=(const SigpipeBlock&) = delete;
 
  private:
-  sigset_t pipe_;
-  sigset_t old_;
+  sigset_t pipe_{};
+  sigset_t old_{};
   bool was_pending_ = false;
 };
 

@@ -116,7 +116,7 @@ Status RedisStore::open_connection(Clock::time_point now) {
   handshake_.clear();
   // These ride ahead of the first calls, in the same round trip. SCRIPT LOAD makes the
   // EVALSHAs behind them find their script even on a server that just restarted.
-  auto add = [&](std::vector<std::string_view> argv, HandshakeStep step) -> Status {
+  auto add = [&](const std::vector<std::string_view>& argv, HandshakeStep step) -> Status {
     if (Status s = conn_->append(argv); !s) return s;
     handshake_.push_back(std::move(step));
     return Status::Ok();

@@ -12,7 +12,7 @@ inline bool bitmap_test(const rl_bitmap& b, size_t pos) {
   return (b.w[pos / 64] >> (pos % 64)) & 1;
 }
 inline rl_bitmap bitmap_or(const rl_bitmap& a, const rl_bitmap& b) {
-  rl_bitmap r;
+  rl_bitmap r{};
   for (size_t i = 0; i < RL_RULE_WORDS; i++) r.w[i] = a.w[i] | b.w[i];
   return r;
 }

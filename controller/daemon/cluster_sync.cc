@@ -46,7 +46,7 @@ void ClusterSync::start() {
 
 void ClusterSync::wake() {
   {
-    std::lock_guard<std::mutex> lock(wake_mu_);
+    MutexLock lock(wake_mu_);
     woken_ = true;
   }
   wake_cv_.notify_one();
@@ -57,13 +57,14 @@ void ClusterSync::loop() {
   while (!stop_) {
     bool early = false;
     {
-      std::unique_lock<std::mutex> lock(wake_mu_);
-      early = wake_cv_.wait_until(lock, next, [this] { return woken_ || stop_.load(); });
+      MutexLock lock(wake_mu_);
+      early = wake_cv_.wait_until(wake_mu_, next,
+                                  [this]() REQUIRES(wake_mu_) { return woken_ || stop_.load(); });
       woken_ = false;
     }
     if (stop_) break;
     if (early) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stats_.early_syncs++;
     }
     sync_once();
@@ -72,7 +73,7 @@ void ClusterSync::loop() {
 }
 
 void ClusterSync::count_error(const std::string& kind) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   stats_.errors[kind]++;
 }
 
@@ -85,7 +86,7 @@ void ClusterSync::sync_once() {
 
   uint64_t nodes = cfg_.nodes;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     nodes = std::max<uint64_t>(nodes, stats_.peers.size());
   }
   nodes = std::max<uint64_t>(nodes, 1);
@@ -135,7 +136,7 @@ void ClusterSync::sync_once() {
       uint64_t amount = v->rule.cluster->rate.amount;
       kd.limit = amount - std::min<uint64_t>(amount / 2, d * nodes);
       kd.window_ms = std::max<uint64_t>(v->rule.cluster->rate.period_ns / 1'000'000, 1);
-      kernel_keys.push_back(c.key);
+      kernel_keys.emplace_back(c.key);
       stream->add(std::move(kd));
     });
     if (!status) {
@@ -186,7 +187,7 @@ void ClusterSync::sync_once() {
         listed.push_back(&o);
       }
       Status written = dp_.cluster_set_over(over);
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (!written) stats_.errors["datapath"]++;
       for (size_t i = 0; written && i < over.size(); i++) {
         const auto& kd = batch[listed[i]->index];
@@ -213,13 +214,13 @@ void ClusterSync::sync_once() {
     if (auto s = store_->heartbeat(cfg_.node); !s) count_error("heartbeat");
     auto peers = store_->peers(kPeersWithin);
     if (peers) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stats_.peers = *peers;
     }
   }
 
   auto live = dp_.cluster_prune_over(dp_.now_ns());
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (live) stats_.active_blocks = *live;
   for (auto it = blocked_until_.begin(); it != blocked_until_.end();) {
     if (it->second <= dp_.now_ns()) {
@@ -242,9 +243,9 @@ void ClusterSync::sync_once() {
 // near its limit. (Dropping everything instead would turn a Redis outage into an outage.)
 void ClusterSync::fallback(const std::deque<cluster::KeyDelta>& deltas, size_t from,
                            const std::vector<std::optional<rl_key>>& kernel_keys, uint64_t now) {
-  size_t nodes;
+  size_t nodes = 1;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     nodes = std::max<size_t>({stats_.peers.size(), cfg_.nodes, 1});
   }
   std::map<std::string, const RuleView*> closed;
@@ -267,7 +268,7 @@ void ClusterSync::fallback(const std::deque<cluster::KeyDelta>& deltas, size_t f
     if ((lw.count + d.delta) * nodes <= v->rule.cluster->rate.amount) continue;
     uint64_t until = (w + 1) * window_ns;
     if (dp_.cluster_set_over(*kernel_keys[i], until)) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       blocked_[joined(d.rule, d.key)] = {d.rule, d.key, (until - now) / 1'000'000};
       blocked_until_[joined(d.rule, d.key)] = until;
     }
@@ -275,12 +276,12 @@ void ClusterSync::fallback(const std::deque<cluster::KeyDelta>& deltas, size_t f
 }
 
 ClusterStats ClusterSync::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
 std::vector<ClusterSync::Blocked> ClusterSync::blocked() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::vector<Blocked> out;
   uint64_t now = dp_.now_ns();
   for (const auto& [k, b] : blocked_) {

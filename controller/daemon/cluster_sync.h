@@ -13,12 +13,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -27,6 +25,7 @@
 
 #include "cluster/pending.h"
 #include "cluster/store.h"
+#include "common/mutex.h"
 #include "daemon/policy_manager.h"
 #include "datapath/bpf_datapath.h"
 
@@ -98,9 +97,9 @@ class ClusterSync {
   RulesFn rules_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
-  std::mutex wake_mu_;
-  std::condition_variable wake_cv_;
-  bool woken_ = false;
+  Mutex wake_mu_;
+  CondVar wake_cv_;
+  bool woken_ GUARDED_BY(wake_mu_) = false;
 
   struct KeyHash {
     size_t operator()(const rl_key& k) const noexcept;
@@ -128,10 +127,11 @@ class ClusterSync {
   std::unordered_map<std::string, LocalWindow> local_;  // closed fallback: per-key local windows
   std::chrono::steady_clock::time_point last_heartbeat_{};
 
-  mutable std::mutex mu_;  // stats_, blocked_
-  ClusterStats stats_;
-  std::map<std::string, Blocked> blocked_;  // "rule\0key" -> entry with its kernel expiry
-  std::map<std::string, uint64_t> blocked_until_;
+  mutable Mutex mu_;
+  ClusterStats stats_ GUARDED_BY(mu_);
+  // "rule\0key" -> entry with its kernel expiry
+  std::map<std::string, Blocked> blocked_ GUARDED_BY(mu_);
+  std::map<std::string, uint64_t> blocked_until_ GUARDED_BY(mu_);
 };
 
 }  // namespace rl::daemon

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -161,12 +162,17 @@ Status Daemon::init() {
     if (!a->warning.empty()) log::warn(a->warning, {{"interface", ifname}});
     log::info(a->replaced ? "replaced program on interface" : "attached",
               {{"interface", ifname}, {"mode", a->mode}});
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     interfaces_[ifname] = *a;
   }
   // Interfaces attached by an earlier run and not in this configuration stay attached and known.
   for (const auto& ifname : pinned_links(cfg_.pin_root)) {
-    if (interfaces_.count(ifname)) continue;
+    bool known = false;
+    {
+      MutexLock lock(mu_);
+      known = interfaces_.count(ifname) > 0;
+    }
+    if (known) continue;
     auto a = attach_xdp(dp_->prog_fd(), ifname, *mode, cfg_.pin_root);
     if (!a && a.error().err == ENODEV) {
       // The interface is gone: its link is severed and the pin protects nothing.
@@ -176,7 +182,7 @@ Status Daemon::init() {
       continue;
     }
     if (a && !a->warning.empty()) log::warn(a->warning, {{"interface", ifname}});
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (a) interfaces_[ifname] = *a;
   }
 
@@ -439,7 +445,7 @@ bool Daemon::is_attached(const std::string& ifname) const {
 }
 
 std::map<std::string, Attachment> Daemon::attachments() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return interfaces_;
 }
 
@@ -524,7 +530,7 @@ Json Daemon::cmd_attach(const Json& args) {
   auto a = attach_xdp(dp_->prog_fd(), ifname, *mode, cfg_.pin_root);
   if (!a) return control::fail(a.error().str());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     interfaces_[ifname] = *a;
   }
   log::info("attached", {{"interface", ifname}, {"mode", a->mode}});
@@ -543,9 +549,9 @@ Json Daemon::cmd_detach(const Json& args) {
                              ? "rl is not attached to " + ifname + "; nothing changed"
                              : "no interface named '" + ifname + "'; nothing changed");
   if (auto s = detach_xdp(ifname, cfg_.pin_root); !s) return control::fail(s.error().str());
-  bool none_left;
+  bool none_left = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     interfaces_.erase(ifname);
     none_left = interfaces_.empty();
   }
@@ -734,18 +740,19 @@ Json Daemon::cmd_cluster_status() {
                             std::chrono::system_clock::now() - st.last_ok)
                             .count())
                  : Json(nullptr);
-  return control::ok({{"node", cfg_.node_name},
-                      {"redis_up", st.redis_up},
-                      {"last_sync_ms_ago", ago},
-                      {"syncs", st.syncs},
-                      {"early_syncs", st.early_syncs},
-                      {"keys_last_sync", st.keys_last_sync},
-                      {"last_pass_ms", static_cast<uint64_t>(st.last_pass_seconds * 1000 + 0.5)},
-                      {"pending_keys", st.pending_keys},
-                      {"pending_dropped", st.pending_dropped},
-                      {"errors", errors},
-                      {"peers", peers},
-                      {"blocked", blocked}});
+  return control::ok(
+      {{"node", cfg_.node_name},
+       {"redis_up", st.redis_up},
+       {"last_sync_ms_ago", ago},
+       {"syncs", st.syncs},
+       {"early_syncs", st.early_syncs},
+       {"keys_last_sync", st.keys_last_sync},
+       {"last_pass_ms", static_cast<uint64_t>(std::llround(st.last_pass_seconds * 1000))},
+       {"pending_keys", st.pending_keys},
+       {"pending_dropped", st.pending_dropped},
+       {"errors", errors},
+       {"peers", peers},
+       {"blocked", blocked}});
 }
 
 Result<metrics::Snapshot> Daemon::snapshot() const {

@@ -8,9 +8,9 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/result.h"
 #include "control/protocol.h"
 #include "daemon/cluster_sync.h"
@@ -84,8 +84,8 @@ class Daemon {
   std::map<std::string, Attachment> attachments() const;
   bool is_attached(const std::string& ifname) const;  // by this rld or a pin it adopts
 
-  mutable std::mutex mu_;  // interfaces_: the metrics endpoint reads it from its own threads
-  std::map<std::string, Attachment> interfaces_;
+  mutable Mutex mu_;  // the metrics endpoint reads interfaces_ from its own threads
+  std::map<std::string, Attachment> interfaces_ GUARDED_BY(mu_);
   std::string pin_warning_;  // the pins will not outlive rld (a private bpffs), and why
   UniqueFd pin_lock_;        // held for rld's life: one rld per pin root
   UniqueFd epoll_, signals_, inotify_, listen_;

@@ -5,12 +5,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <utility>
+
+#include "common/mutex.h"
 
 namespace rl::daemon {
 
@@ -36,10 +36,10 @@ class KeyUsageSampler {
 
   Count count_;
   std::chrono::milliseconds every_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  Usage usage_;
+  mutable Mutex mu_;
+  CondVar wake_;
+  bool stop_ GUARDED_BY(mu_) = false;
+  Usage usage_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 

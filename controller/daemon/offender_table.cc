@@ -9,7 +9,7 @@ OffenderTable::OffenderTable(uint32_t capacity) : capacity_(std::max<uint32_t>(c
   while (cells < 2 * size_t{capacity_}) cells <<= 1;
   mask_ = cells - 1;
   // Default-initialised: the slab's pages stay untouched until entries land on them.
-  slots_.reset(new Slot[capacity_]);
+  slots_.reset(new Slot[capacity_]);  // NOLINT(modernize-make-unique): make_unique zeroes
   index_ = std::make_unique<uint32_t[]>(cells);
 }
 

@@ -51,7 +51,8 @@ class OffenderTable {
   static constexpr uint32_t kNone = UINT32_MAX;
   struct Slot {
     OffenderEntry e;
-    uint32_t prev, next;  // recency chain: prev is more recent
+    // Recency chain: prev is more recent. Not initialised: see the slab in offender_table.cc.
+    uint32_t prev, next;  // NOLINT(cppcoreguidelines-pro-type-member-init)
   };
 
  public:

@@ -44,7 +44,7 @@ bool OffenderLog::poll() {
 int OffenderLog::on_event(void* ctx, void* data, size_t size) {
   auto* self = static_cast<OffenderLog*>(ctx);
   if (size >= sizeof(rl_event)) {
-    rl_event ev;
+    rl_event ev{};
     std::memcpy(&ev, data, sizeof(ev));
     self->handle(ev);
   }
@@ -79,7 +79,7 @@ void OffenderLog::handle(const rl_event& ev) {
   e.blocked = ev.blocked;
   RuleRef ref;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     table_.record(e);
     ref = rule_ref(ev.rule_id);
   }
@@ -111,10 +111,11 @@ std::vector<Offender> OffenderLog::top(size_t n, const std::string& rule,
   };
   std::vector<Hit> hits;
   std::vector<Offender> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   int64_t since = wall_ns(std::chrono::system_clock::now() - window);
   // Most recent first, so the walk ends at the first entry older than the window.
   table_.for_each_recent([&](const OffenderEntry& e) {
+    mu_.assert_held();  // for_each_recent calls back under the lock taken above
     if (e.last_seen_ns < since) return false;
     if (rule.empty() || rule_ref(e.rule_id).name == rule) hits.push_back({e, drops_(e.key_hash)});
     return true;

@@ -8,11 +8,11 @@
 
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/result.h"
 #include "daemon/offender_table.h"
 #include "rl_abi.h"
@@ -63,7 +63,7 @@ class OffenderLog {
   static int on_event(void* ctx, void* data, size_t size);
   void handle(const rl_event& ev);
   // Rule ids are never reused (the compiler only counts up), so a name once found stays right.
-  RuleRef rule_ref(uint32_t id);
+  RuleRef rule_ref(uint32_t id) REQUIRES(mu_);
 
   ring_buffer* rb_ = nullptr;
   std::function<RuleRef(uint32_t)> rule_;
@@ -74,9 +74,9 @@ class OffenderLog {
   uint32_t lines_this_second_ = 0;
   uint64_t suppressed_ = 0;
   uint32_t batch_ = 0;
-  std::unordered_map<uint32_t, RuleRef> rules_;
-  mutable std::mutex mu_;  // table_ and rules_
-  OffenderTable table_;
+  mutable Mutex mu_;
+  std::unordered_map<uint32_t, RuleRef> rules_ GUARDED_BY(mu_);
+  OffenderTable table_ GUARDED_BY(mu_);
 };
 
 }  // namespace rl::daemon

@@ -17,7 +17,7 @@ PolicyManager::PolicyManager(Datapath& dp, std::string policy_dir, compiler::Com
     : dp_(dp), dir_(std::move(policy_dir)), options_(options), ids_(std::move(in_force)) {}
 
 ReloadReport PolicyManager::record(ReloadReport r) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   r.at = std::chrono::system_clock::now();
   if (r.ok) {
     ok_++;
@@ -73,7 +73,7 @@ Candidate load_candidate(const std::string& dir, const policy::LoadLimits& limit
 }
 
 std::optional<uint64_t> PolicyManager::applied_fingerprint() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!last_.ok) return std::nullopt;
   return applied_fingerprint_;
 }
@@ -105,7 +105,7 @@ ReloadReport PolicyManager::commit(const Candidate& c, const std::string& trigge
   notify::Reloading reloading;
   auto out = apply(c.loaded.policy, trigger);
   if (out.ok) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     applied_fingerprint_ = c.fingerprint;
   }
   return out;
@@ -116,7 +116,7 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
   r.trigger = trigger;
   compiler::RuleIds ids;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ids = ids_;
   }
   auto compiled = compiler::compile(p, ids, options_);
@@ -147,7 +147,7 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
   for (size_t i = 0; i < compiled->rules.size(); i++)
     views.push_back({compiled->names[i], compiled->rules[i], *by_name.at(compiled->names[i])});
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ids_ = compiled->ids;
     policy_ = p;
     rules_ = std::move(views);
@@ -165,7 +165,7 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
 }
 
 void PolicyManager::adopt(std::vector<RuleView> in_force) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   rules_ = std::move(in_force);
 }
 
@@ -176,27 +176,27 @@ std::string limit_name(const RuleView& v, uint32_t l) {
 }
 
 ReloadReport PolicyManager::last() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return last_;
 }
 uint64_t PolicyManager::reloads_ok() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return ok_;
 }
 uint64_t PolicyManager::reloads_failed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return failed_;
 }
 std::chrono::system_clock::time_point PolicyManager::last_success() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return last_success_;
 }
 std::vector<RuleView> PolicyManager::rules() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return rules_;
 }
 policy::Policy PolicyManager::policy() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return policy_;
 }
 

@@ -4,11 +4,11 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "compiler/compiler.h"
 #include "datapath/datapath.h"
 #include "policy/loader.h"
@@ -96,15 +96,17 @@ class PolicyManager {
   PolicyHooks* hooks_ = nullptr;
   std::string dir_;
   compiler::CompileOptions options_;
-  mutable std::mutex mu_;
-  compiler::RuleIds ids_;
-  policy::Policy policy_;
-  std::vector<RuleView> rules_;
-  ReloadReport last_;
-  uint64_t ok_ = 0, failed_ = 0;
-  uint32_t generation_ = 0;
-  uint64_t applied_fingerprint_ = 0;  // of the directory's files when last applied from it
-  std::chrono::system_clock::time_point last_success_{};
+  mutable Mutex mu_;
+  compiler::RuleIds ids_ GUARDED_BY(mu_);
+  policy::Policy policy_ GUARDED_BY(mu_);
+  std::vector<RuleView> rules_ GUARDED_BY(mu_);
+  ReloadReport last_ GUARDED_BY(mu_);
+  uint64_t ok_ GUARDED_BY(mu_) = 0;
+  uint64_t failed_ GUARDED_BY(mu_) = 0;
+  uint32_t generation_ GUARDED_BY(mu_) = 0;
+  // Of the directory's files when last applied from it.
+  uint64_t applied_fingerprint_ GUARDED_BY(mu_) = 0;
+  std::chrono::system_clock::time_point last_success_ GUARDED_BY(mu_){};
 };
 
 // What applying `next` over `current` would change, one line per difference

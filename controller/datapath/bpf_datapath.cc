@@ -527,7 +527,7 @@ std::optional<rl_slot> BpfDatapath::read_key(const rl_key& key) const {
   const rl_set* set = keys_.as<const rl_set>() + (static_cast<uint32_t>(hash) & (key_sets_ - 1));
   const uint32_t tag = rl_key_tag(hash);
   for (const auto& slot : set->way) {
-    rl_slot copy;
+    rl_slot copy{};
     copy.tag = std::atomic_ref<__u32>(const_cast<__u32&>(slot.tag)).load();
     if (copy.tag != tag) continue;
     copy.idle = std::atomic_ref<__u32>(const_cast<__u32&>(slot.idle)).load();

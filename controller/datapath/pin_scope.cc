@@ -17,7 +17,7 @@ namespace rl {
 namespace {
 
 // The nearest existing ancestor of path (path itself if it exists).
-std::string existing_ancestor(std::string path) {
+std::string existing_ancestor(const std::string& path) {
   namespace fs = std::filesystem;
   fs::path p(path);
   std::error_code ec;
@@ -55,7 +55,7 @@ Result<PinScope> pin_scope(const std::string& pin_root) {
   // `ip netns exec` or a container runtime starts rld from the host's mount namespace.
   std::string host;
   struct stat ref {};
-  for (std::string proc : {std::string("/proc/1"), "/proc/" + std::to_string(::getppid())}) {
+  for (const std::string& proc : {std::string("/proc/1"), "/proc/" + std::to_string(::getppid())}) {
     if (::stat((proc + "/ns/mnt").c_str(), &ref) == 0 &&
         ::access((proc + "/root/").c_str(), X_OK) == 0) {
       host = proc + "/root/sys/fs/bpf";

@@ -11,7 +11,7 @@ Collector::Collector(SnapshotFn snapshot) : snapshot_(std::move(snapshot)) {}
 
 Result<Snapshot> Collector::snapshot() const {
   try {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!snapshot_) return Error{EINVAL, "no snapshot function"};
     return snapshot_();
   } catch (const std::exception& e) {

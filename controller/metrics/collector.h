@@ -2,12 +2,12 @@
 // are as fresh as the scrape and nothing polls the kernel between scrapes.
 #pragma once
 
-#include <mutex>
 #include <vector>
 
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
+#include "common/mutex.h"
 #include "metrics/snapshot.h"
 
 namespace rl::metrics {
@@ -25,10 +25,10 @@ class Collector : public prometheus::Collectable {
   Result<Snapshot> snapshot() const;
 
  private:
-  SnapshotFn snapshot_;
   // Scrapes can arrive on several HTTP threads at once; serialising them here means the
   // SnapshotFn need not be reentrant.
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
+  SnapshotFn snapshot_ GUARDED_BY(mu_);
 };
 
 }  // namespace rl::metrics

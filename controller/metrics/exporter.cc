@@ -16,7 +16,6 @@
 #include <cstring>
 #include <exception>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string_view>
 #include <thread>
@@ -24,6 +23,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/mutex.h"
 #include "metrics/collector.h"
 #include "metrics/health.h"
 
@@ -45,15 +45,15 @@ int capture_start_log(const mg_connection*, const char* message) {
 // /healthz is not prometheus-cpp's to serve: civetweb hands every request to begin_request
 // first, which answers that one path and leaves the rest to prometheus-cpp. The callbacks are
 // shared by every Exporter, so the collector is found by the port the request came in on.
-std::mutex g_health_mu;
-std::map<int, std::weak_ptr<Collector>> g_health_by_port;
+Mutex g_health_mu;
+std::map<int, std::weak_ptr<Collector>> g_health_by_port GUARDED_BY(g_health_mu);
 
 int serve_healthz(mg_connection* conn) {
   const mg_request_info* req = mg_get_request_info(conn);
   if (!req || !req->local_uri || std::string_view(req->local_uri) != "/healthz") return 0;
   std::shared_ptr<Collector> collector;
   {
-    std::lock_guard lock(g_health_mu);
+    MutexLock lock(g_health_mu);
     auto it = g_health_by_port.find(req->server_port);
     if (it != g_health_by_port.end()) collector = it->second.lock();
   }
@@ -147,7 +147,7 @@ Exporter::~Exporter() { stop(); }
 void Exporter::stop() noexcept {
   if (!exposer_) return;
   {
-    std::lock_guard lock(g_health_mu);
+    MutexLock lock(g_health_mu);
     g_health_by_port.erase(port());
   }
   // civetweb's accept loop (1.15) polls the listening socket with a 2 s timeout and looks at
@@ -187,7 +187,7 @@ Result<Exporter> Exporter::start(const std::string& address, SnapshotFn snapshot
       return Error{EINVAL, "metrics: no port to listen on in \"" + address + "\""};
     exposer->RegisterCollectable(collector);
     {
-      std::lock_guard lock(g_health_mu);
+      MutexLock lock(g_health_mu);
       for (int port : exposer->GetListeningPorts()) g_health_by_port[port] = collector;
     }
     return Exporter(std::move(collector), std::move(exposer), wake_address(address));

@@ -240,8 +240,9 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
       ASSERT_EQ(got.verdict, want.verdict) << "seed " << seed << " packet " << i;
       ASSERT_EQ(got.rule_pos, want.rule_pos) << "seed " << seed << " packet " << i;
       ASSERT_EQ(got.unadmitted != 0, want.unadmitted) << "seed " << seed << " packet " << i;
-      if (want.rule_pos >= 0)
+      if (want.rule_pos >= 0) {
         ASSERT_EQ(got.limit, want.limit) << "seed " << seed << " packet " << i;
+      }
       stacked_refusals += want.limit > 0 && want.reason != RL_REASON_ADMITTED;
       decisions++;
       by_reason[want.reason]++;

@@ -14,11 +14,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by userspace before load (frozen .rodata, so the verifier sees constants). */
 const volatile __u32 n_sources = 1;
-const volatile __u32 base_low = 0;  /* the last 32 bits of source 0, host order */
+const volatile __u32 base_low = 0; /* the last 32 bits of source 0, host order */
 const volatile __u8 is_v6 = 0;
 const volatile __u8 is_tcp = 0;
-const volatile __u8 shuffle = 0;    /* 0: sources in order; 1: a permutation of [0, n) */
-const volatile __u8 perm_bits = 1;  /* the permutation works on [0, 2^perm_bits) */
+const volatile __u8 shuffle = 0;   /* 0: sources in order; 1: a permutation of [0, n) */
+const volatile __u8 perm_bits = 1; /* the permutation works on [0, 2^perm_bits) */
 const volatile __u32 perm_seed = 0;
 /* ~(template checksum) + ~(template source words), one's complement, not yet folded. */
 const volatile __u32 ip_csum_base = 0;
