@@ -34,10 +34,10 @@ __u64 frames = 0;
 const volatile __u64 pace_interval_ns = 0; /* 0: unpaced */
 const volatile __u32 pace_burst = 1;
 const volatile __u64 max_frames = ~0ULL;
-__u64 pace_due = 0;	/* when the next burst may start; 0: at the first frame */
-__u32 pace_left = 0;	/* frames left in the current burst */
-__u64 late_bursts = 0;	/* bursts that started more than an interval late */
-__u64 skipped_ns = 0;	/* schedule skipped to stay within an interval of it */
+__u64 pace_due = 0;    /* when the next burst may start; 0: at the first frame */
+__u32 pace_left = 0;   /* frames left in the current burst */
+__u64 late_bursts = 0; /* bursts that started more than an interval late */
+__u64 skipped_ns = 0;  /* schedule skipped to stay within an interval of it */
 
 /* bpf_loop's callback: stops once the clock reaches *due. */
 static long pace_wait(__u64 i, void *ctx)
@@ -120,10 +120,10 @@ int rlflood(struct xdp_md *ctx)
 			__u64 now = bpf_ktime_get_ns();
 			if (!pace_due)
 				pace_due = now;
-			/* Wait in the program rather than drop frame after frame: each dropped frame
-			 * would go back to the call's page pool, whose lock the receiver takes for
-			 * every frame it returns. Bounded (about a millisecond), then one drop lets the
-			 * kernel check for signals and rescheduling. */
+			/* Wait in the program rather than drop frame after frame: each dropped
+			 * frame would go back to the call's page pool, whose lock the receiver
+			 * takes for every frame it returns. Bounded (about a millisecond), then one
+			 * drop lets the kernel check for signals and rescheduling. */
 			if (now < pace_due) {
 				__u64 due = pace_due;
 				bpf_loop(1 << 15, pace_wait, &due, 0);
