@@ -49,10 +49,10 @@ class OffenderTable {
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
-  struct Slot {
+  // Recency chain: prev is more recent. Not initialised: see the slab in offender_table.cc.
+  struct Slot {  // NOLINT(cppcoreguidelines-pro-type-member-init)
     OffenderEntry e;
-    // Recency chain: prev is more recent. Not initialised: see the slab in offender_table.cc.
-    uint32_t prev, next;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+    uint32_t prev, next;
   };
 
  public:

@@ -206,7 +206,8 @@ bool read_limits(Reader& r, const Field& f, Rule& rule, bool& key_ok) {
   std::vector<std::pair<std::string, SourceLocation>> names;
   size_t i = 0;
   for (const auto& node : f.value) {
-    Field item{"limits", node, r.at(node), r.at(node)};
+    // A sequence's iterator_value is its element; the key/value half slicing drops is empty.
+    Field item{"limits", node, r.at(node), r.at(node)};  // NOLINT(cppcoreguidelines-slicing)
     bool first = i++ == 0;
     if (!expect_map(r, item, "each item of limits")) continue;
     Fields fields(r, node, kLimitsItemSchema);

@@ -36,8 +36,9 @@ std::string bash_completion(const CLI::App& app) {
   std::ostringstream subs, opts, valued, choice, positional;
   // A subcommand of an app with fallthrough also takes its ancestors' options (rlctl's -o,
   // --socket): they are offered after the subcommand as well.
-  std::function<void(const CLI::App&, const std::string&, std::vector<const CLI::Option*>)> walk =
-      [&](const CLI::App& a, const std::string& path, std::vector<const CLI::Option*> inherited) {
+  std::function<void(const CLI::App&, const std::string&, const std::vector<const CLI::Option*>&)>
+      walk = [&](const CLI::App& a, const std::string& path,
+                 const std::vector<const CLI::Option*>& inherited) {
         std::string sub_words, opt_words;
         std::vector<const CLI::Option*> own;
         for (const CLI::Option* o : a.get_options()) {
@@ -76,7 +77,7 @@ std::string bash_completion(const CLI::App& app) {
         subs << "  [" << bash_word(path) << "]=" << bash_word(sub_words) << "\n";
         opts << "  [" << bash_word(path) << "]=" << bash_word(opt_words) << "\n";
       };
-  const std::string name = app.get_name();
+  const std::string& name = app.get_name();
   walk(app, name, {});
 
   std::ostringstream out;

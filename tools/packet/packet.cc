@@ -36,7 +36,7 @@ uint16_t fold(uint32_t acc) {
 }  // namespace
 
 Builder& Builder::vlan(uint16_t vid, uint16_t tpid) {
-  vlans_.push_back({tpid, vid});
+  vlans_.push_back({tpid, vid});  // NOLINT(modernize-use-emplace): an aggregate
   return *this;
 }
 Builder& Builder::ethertype(uint16_t type) {
@@ -208,7 +208,7 @@ std::vector<uint8_t> Builder::build() const {
     uint8_t ihl = 5 + ipv4_opt_words_;
     b.push_back(0x40 | ihl);
     b.push_back(0);
-    put16(b, static_cast<uint16_t>(ihl * 4 + l4.size()));
+    put16(b, static_cast<uint16_t>(size_t{ihl} * 4 + l4.size()));
     put16(b, 0x1234);
     uint16_t frag = frag_ ? ((frag_more_ ? 0x2000 : 0) | (frag_off8_ & 0x1fff)) : 0x4000;
     put16(b, frag);
@@ -218,7 +218,7 @@ std::vector<uint8_t> Builder::build() const {
     b.insert(b.end(), src_.begin(), src_.begin() + 4);
     b.insert(b.end(), dst_.begin(), dst_.begin() + 4);
     for (int i = 0; i < ipv4_opt_words_ * 4; i++) b.push_back(1);  // NOP options
-    set16(b, ip + 10, fold(sum16(&b[ip], ihl * 4)));
+    set16(b, ip + 10, fold(sum16(&b[ip], size_t{ihl} * 4)));
   } else {
     std::vector<uint8_t> ext;
     std::vector<uint8_t> chain;
@@ -236,12 +236,12 @@ std::vector<uint8_t> Builder::build() const {
         uint8_t len8 = ext_[i].len8;
         ext.push_back(next);
         ext.push_back(static_cast<uint8_t>(2 * len8));
-        ext.resize(ext.size() + 6 + 8 * len8, 0);
+        ext.resize(ext.size() + 6 + size_t{8} * len8, 0);
       } else {
         uint8_t len8 = ext_[i].len8;
         ext.push_back(next);
         ext.push_back(len8);
-        ext.resize(ext.size() + 6 + 8 * len8, 0);
+        ext.resize(ext.size() + 6 + size_t{8} * len8, 0);
         // PadN option filling the header, so it parses as valid options.
         size_t opt = ext.size() - (6 + 8 * len8);
         ext[opt] = 1;

@@ -16,7 +16,7 @@ namespace {
 using Nanos = int64_t;
 
 Nanos now_ns() {
-  timespec ts;
+  timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return Nanos{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
