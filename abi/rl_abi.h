@@ -12,6 +12,8 @@
 
 #include <linux/types.h>
 
+#include "rl_counters.h"
+
 #define RL_ABI_VERSION 4
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
@@ -69,9 +71,9 @@ enum rl_port_kind {
 /* ---- Enumerations shared with the policy model ----------------------------------------------- */
 
 enum rl_algo {
-	RL_ALGO_TOKEN_BUCKET = 0,   /* GCRA: state = theoretical arrival time (ns) */
-	RL_ALGO_FIXED_WINDOW = 1,   /* state = [window index:32][count:32] */
-	RL_ALGO_SLIDING_WINDOW = 2, /* state = [window index:16][previous:24][current:24] */
+	RL_ALGO_TOKEN_BUCKET = 0, /* state words: abi/rl_limiter_state.h */
+	RL_ALGO_FIXED_WINDOW = 1,
+	RL_ALGO_SLIDING_WINDOW = 2,
 };
 
 enum rl_key_kind {
@@ -296,30 +298,7 @@ struct rl_rule_counters {
 	__u64 monitored_bytes;
 };
 
-enum rl_global_counter {
-	RL_GC_RX = 0,	       /* every packet the program saw */
-	RL_GC_MALFORMED,       /* truncated or invalid headers */
-	RL_GC_NON_IP,	       /* not IPv4/IPv6 (ARP, LLDP, ...): passed */
-	RL_GC_ALLOWLISTED,     /* policy allow list */
-	RL_GC_DENYLISTED,      /* policy deny list */
-	RL_GC_RUNTIME_ALLOWED, /* runtime allow entries */
-	RL_GC_RUNTIME_DENIED,  /* runtime deny entries */
-	RL_GC_UNMATCHED,       /* no rule matched */
-	RL_GC_KEY_INSERTED,    /* a new key took a slot */
-	RL_GC_KEY_OVERFLOW,  /* a new key found its set busy and was judged by its prefix bucket */
-	RL_GC_CAS_EXHAUSTED, /* compare-and-swap retries ran out: the packet was dropped */
-	RL_GC_BLOCKED,	     /* dropped (or monitored) because the key is in its block period */
-	RL_GC_REPORTS,	     /* offender events written to the ring buffer */
-	RL_GC_REPORTS_LOST,  /* ring buffer full */
-	RL_GC_FRAGMENTS,     /* non-first fragments (matched without ports) */
-	RL_GC_CLUSTER_DROPPED, /* dropped (or monitored): the fleet used up the key's limit */
-	RL_GC_NEW_UNADMITTED, /* a new key found no new-source token: judged by the shared bucket */
-	RL_GC_REPORTS_SHED,   /* reports over RL_REPORTS_PER_SEC, not written */
-	RL_GC_SYNCOOKIE_SENT, /* SYNs answered with a SYN-ACK carrying a cookie (XDP_TX) */
-	RL_GC_SYNCOOKIE_ACCEPTED, /* ACKs without a connection whose cookie was valid: passed */
-	RL_GC_SYNCOOKIE_REJECTED, /* packets without a connection or a valid cookie: dropped */
-	RL_GC_MAX,
-};
+/* enum rl_global_counter: abi/rl_counters.h */
 
 struct rl_counter {
 	__u64 pkts;

@@ -36,6 +36,7 @@
 #include "addr.h"
 #include "parse.h"
 #include "rl_hash.h"
+#include "rl_limiter_state.h"
 
 /* Number of sets minus one; the loader sets it with the map size (a power of two). */
 const volatile __u32 rl_key_sets_mask = RL_DEFAULT_KEY_CAPACITY / RL_WAYS - 1;
@@ -109,7 +110,7 @@ static __always_inline int rl_state_view(__u64 word, __u64 now, __u64 *st)
 static __always_inline int rl_gcra(__u64 *state, __u64 interval_fp, __u64 burst_ns, __u64 now,
 				   __u64 units, __u64 *idle_at)
 {
-	__u64 cost = (units * interval_fp) >> 16;
+	__u64 cost = (units * interval_fp) >> RL_FP_SHIFT;
 	for (int i = 0; i < RL_CAS_RETRIES; i++) {
 		__u64 old = RL_READ_ONCE(*state), st;
 		if (rl_state_view(old, now, &st))
@@ -128,60 +129,49 @@ static __always_inline int rl_gcra(__u64 *state, __u64 interval_fp, __u64 burst_
 	return RL_LIMIT_EXHAUSTED;
 }
 
-/* Fixed window: state = [0:1][window index:31][count:32]; a state from another window counts 0. */
-#define RL_FW_IDX_MASK 0x7fffffffULL
+/* Fixed window (state word in abi/rl_abi.h): a state from another window counts 0. */
 
 static __always_inline int rl_fixed_window(__u64 *state, const struct rl_rule *r, __u64 now,
 					   __u64 units, __u64 *idle_at)
 {
 	__u64 win = now / r->window_ns;
-	__u64 widx = win & RL_FW_IDX_MASK;
 	*idle_at = (win + 1) * r->window_ns;
 	for (int i = 0; i < RL_CAS_RETRIES; i++) {
 		__u64 old = RL_READ_ONCE(*state), st;
 		if (rl_state_view(old, now, &st))
 			return RL_LIMIT_BLOCKED;
-		__u64 count = (st >> 32) == widx ? (__u32)st : 0;
+		__u64 count = rl_fw_count(st, win);
 		if (count + units > r->limit)
 			return RL_LIMIT_OVER;
-		__u64 next = (widx << 32) | (count + units);
+		__u64 next = rl_fw_state(win, count + units);
 		if (__sync_val_compare_and_swap(state, old, next) == old)
 			return RL_LIMIT_ADMIT;
 	}
 	return RL_LIMIT_EXHAUSTED;
 }
 
-/* Sliding window (two weighted windows): state = [0:1][index:23][previous:20][current:20].
- * estimate = previous * (window - elapsed) / window + current, the weight in 16-bit fixed point.
- * The compiler keeps limit below 2^20, so current never overflows its field. */
-#define RL_SW_IDX_MASK 0x7fffffULL
-#define RL_SW_CNT_MASK 0xfffffULL
+/* Sliding window (two weighted windows; state word in abi/rl_abi.h):
+ * estimate = previous * (window - elapsed) / window + current, the weight in RL_FP_SHIFT-bit
+ * fixed point. The compiler keeps limit within RL_SW_COUNT_MAX, so current never overflows its
+ * field. */
 
 static __always_inline int rl_sliding_window(__u64 *state, const struct rl_rule *r, __u64 now,
 					     __u64 units, __u64 *idle_at)
 {
 	__u64 win = now / r->window_ns;
 	__u64 elapsed = now - win * r->window_ns;
-	__u64 weight = ((r->window_ns - elapsed) << 16) / r->window_ns;
-	__u64 widx = win & RL_SW_IDX_MASK;
-	__u64 pidx = (win - 1) & RL_SW_IDX_MASK;
+	__u64 weight = rl_sw_weight(elapsed, r->window_ns);
 	*idle_at = (win + 2) * r->window_ns;
 	for (int i = 0; i < RL_CAS_RETRIES; i++) {
 		__u64 old = RL_READ_ONCE(*state), st;
 		if (rl_state_view(old, now, &st))
 			return RL_LIMIT_BLOCKED;
-		__u64 oidx = st >> 40;
-		__u64 prev = 0, cur = 0;
-		if (oidx == widx) {
-			prev = (st >> 20) & RL_SW_CNT_MASK;
-			cur = st & RL_SW_CNT_MASK;
-		} else if (oidx == pidx) {
-			prev = st & RL_SW_CNT_MASK;
-		}
-		__u64 estimate = ((prev * weight) >> 16) + cur;
+		__u64 prev, cur;
+		rl_sw_counts(st, win, &prev, &cur);
+		__u64 estimate = rl_sw_estimate(prev, cur, weight);
 		if (estimate + units > r->limit)
 			return RL_LIMIT_OVER;
-		__u64 next = (widx << 40) | (prev << 20) | (cur + units);
+		__u64 next = rl_sw_state(win, prev, cur + units);
 		if (__sync_val_compare_and_swap(state, old, next) == old)
 			return RL_LIMIT_ADMIT;
 	}
@@ -351,16 +341,16 @@ __attribute__((noinline)) int rl_refund(struct rl_slot *s, const struct rl_rule 
 		if (old & RL_STATE_BLOCKED)
 			return 0;
 		if (r->algo == RL_ALGO_TOKEN_BUCKET) {
-			__u64 cost = (units * r->interval_fp) >> 16;
+			__u64 cost = (units * r->interval_fp) >> RL_FP_SHIFT;
 			next = old > cost ? old - cost : 0;
 		} else if (r->algo == RL_ALGO_FIXED_WINDOW) {
 			__u64 widx = (now / r->window_ns) & RL_FW_IDX_MASK;
-			if ((old >> 32) != widx || (__u32)old < units)
+			if ((old >> RL_FW_COUNT_BITS) != widx || (old & RL_FW_COUNT_MAX) < units)
 				return 0;
 			next = old - units;
 		} else {
 			__u64 widx = (now / r->window_ns) & RL_SW_IDX_MASK;
-			if ((old >> 40) != widx || (old & RL_SW_CNT_MASK) < units)
+			if ((old >> RL_SW_IDX_SHIFT) != widx || (old & RL_SW_COUNT_MAX) < units)
 				return 0;
 			next = old - units;
 		}

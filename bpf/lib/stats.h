@@ -34,7 +34,7 @@ static __always_inline int rl_report_token(__u64 now)
 	__u32 zero = 0;
 	__u64 *tat = bpf_map_lookup_elem(&rl_report_budget, &zero);
 	__u64 idle_at;
-	return tat && rl_gcra(tat, interval << 16, RL_REPORTS_PER_SEC * interval, now, 1,
+	return tat && rl_gcra(tat, interval << RL_FP_SHIFT, RL_REPORTS_PER_SEC * interval, now, 1,
 			      &idle_at) == RL_LIMIT_ADMIT;
 }
 

@@ -173,7 +173,7 @@ int rl_xdp(struct xdp_md *ctx)
 	int res;
 	if ((r->flags & RL_RULE_F_CLUSTER) && rl_cluster_over_limit(&info.key, now)) {
 		/* The fleet used up this key's limit: the local bucket is not charged. */
-		rl_count(RL_GC_CLUSTER_DROPPED, bytes);
+		rl_count(RL_GC_CLUSTER_LIMITED, bytes);
 		if (rc_) {
 			if (r->action == RL_ACTION_MONITOR) {
 				rc_->monitored_pkts++;

@@ -4,14 +4,17 @@
 
 #include <algorithm>
 
+#include "rl_limiter_state.h"
+
 namespace rl::compiler {
 namespace {
 
 using policy::Algorithm;
 using policy::Unit;
 
-constexpr uint64_t kSlidingMax = (1ULL << 20) - 1;
-constexpr uint64_t kFixedMax = (1ULL << 32) - 1;
+// Window counts fit their fields of the state word (abi/rl_limiter_state.h).
+constexpr uint64_t kSlidingMax = RL_SW_COUNT_MAX;
+constexpr uint64_t kFixedMax = RL_FW_COUNT_MAX;
 
 uint8_t key_kind(policy::KeyKind k) {
   switch (k) {
@@ -53,7 +56,8 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
   switch (lim.algorithm) {
     case Algorithm::kTokenBucket: {
       r.algo = RL_ALGO_TOKEN_BUCKET;
-      unsigned __int128 fp = (static_cast<unsigned __int128>(rate.period_ns) << 16) / rate.amount;
+      unsigned __int128 fp =
+          (static_cast<unsigned __int128>(rate.period_ns) << RL_FP_SHIFT) / rate.amount;
       if (fp == 0) return fail("rate is faster than one unit per 1/65536 ns");
       // A packet's cost is units * interval_fp: with byte costs (frame lengths below 2^16) the
       // interval must stay below 2^48, with packet costs below 2^63.
@@ -62,7 +66,7 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
         return fail(bytes ? "byte rate is too slow (less than one byte per 4 s)"
                           : "rate is too slow (less than one packet per 39 hours)");
       uint64_t burst = lim.burst ? lim.burst : rate.amount;
-      unsigned __int128 burst_ns = (static_cast<unsigned __int128>(burst) * fp) >> 16;
+      unsigned __int128 burst_ns = (static_cast<unsigned __int128>(burst) * fp) >> RL_FP_SHIFT;
       if (burst_ns >= (1ULL << 62)) return fail("burst is too large for the rate");
       r.interval_fp = static_cast<uint64_t>(fp);
       r.burst_ns = static_cast<uint64_t>(burst_ns);
@@ -87,8 +91,8 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
       r.cost_shift = shift;
       r.limit = limit >> shift;
       r.window_ns = rate.period_ns;
-      // The sliding weight shifts (window - elapsed) left by 16 bits in 64.
-      if (r.window_ns > (1ULL << 47)) return fail("window longer than 39 hours");
+      // The sliding weight shifts (window - elapsed) left by RL_FP_SHIFT bits in 64.
+      if (r.window_ns > (1ULL << (63 - RL_FP_SHIFT))) return fail("window longer than 39 hours");
       // A tick of lateness moves a window edge by at most 1% of the window.
       if (r.window_ns < 100 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;
       break;

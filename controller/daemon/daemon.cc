@@ -50,29 +50,10 @@ Json counters_json(const rl_rule_counters& c) {
 }
 
 const char* global_name(int i) {
-  static const char* names[] = {"received",
-                                "malformed",
-                                "non_ip",
-                                "allowlisted",
-                                "denylisted",
-                                "runtime_allowed",
-                                "runtime_denied",
-                                "unmatched",
-                                "keys_inserted",
-                                "key_overflow",
-                                "cas_exhausted",
-                                "blocked",
-                                "reports",
-                                "reports_lost",
-                                "fragments",
-                                "cluster_limited",
-                                "new_unadmitted",
-                                "reports_shed",
-                                "syn_cookies_sent",
-                                "syn_cookies_accepted",
-                                "syn_cookies_rejected"};
-  static_assert(std::size(names) == RL_GC_MAX, "every global counter needs a name");
-  return names[i];
+#define RL_GC_NAME(id, name, packets, bytes, list, help) name,
+  static constexpr const char* kNames[] = {RL_GLOBAL_COUNTERS(RL_GC_NAME)};
+#undef RL_GC_NAME
+  return kNames[i];
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "rl_hash.h"
+#include "rl_limiter_state.h"
 
 namespace rl::daemon {
 
@@ -32,7 +33,7 @@ control::Json describe_key_state(const rl_rule& r, const rl_slot& slot, uint64_t
   switch (r.algo) {
     case RL_ALGO_TOKEN_BUCKET: {
       // GCRA (limiter.h): a packet of cost c passes iff max(tat, now) + c*T - now <= burst_ns.
-      double per_unit_ns = static_cast<double>(r.interval_fp) / 65536.0;
+      double per_unit_ns = static_cast<double>(r.interval_fp) / RL_FP_ONE;
       uint64_t ahead = st > now_ns ? st - now_ns : 0;
       double burst = per_unit_ns > 0 ? r.burst_ns / per_unit_ns : 0;
       double tokens = per_unit_ns > 0 ? (static_cast<double>(r.burst_ns) - ahead) / per_unit_ns : 0;
@@ -45,7 +46,7 @@ control::Json describe_key_state(const rl_rule& r, const rl_slot& slot, uint64_t
     }
     case RL_ALGO_FIXED_WINDOW: {
       uint64_t win = r.window_ns ? now_ns / r.window_ns : 0;
-      uint64_t count = (st >> 32) == (win & 0x7fffffffULL) ? static_cast<uint32_t>(st) : 0;
+      uint64_t count = rl_fw_count(st, win);
       j["algorithm"] = "fixed_window";
       j["count"] = count;
       j["limit"] = r.limit;
@@ -55,15 +56,10 @@ control::Json describe_key_state(const rl_rule& r, const rl_slot& slot, uint64_t
     case RL_ALGO_SLIDING_WINDOW: {
       uint64_t win = r.window_ns ? now_ns / r.window_ns : 0;
       uint64_t elapsed = now_ns - win * r.window_ns;
-      uint64_t weight = r.window_ns ? ((r.window_ns - elapsed) << 16) / r.window_ns : 0;
-      uint64_t idx = st >> 40, prev = 0, cur = 0;
-      if (idx == (win & 0x7fffffULL)) {
-        prev = (st >> 20) & 0xfffffULL;
-        cur = st & 0xfffffULL;
-      } else if (idx == ((win - 1) & 0x7fffffULL)) {
-        prev = st & 0xfffffULL;
-      }
-      uint64_t estimate = ((prev * weight) >> 16) + cur;
+      uint64_t weight = r.window_ns ? rl_sw_weight(elapsed, r.window_ns) : 0;
+      __u64 prev = 0, cur = 0;
+      rl_sw_counts(st, win, &prev, &cur);
+      uint64_t estimate = rl_sw_estimate(prev, cur, weight);
       j["algorithm"] = "sliding_window";
       j["count"] = estimate;
       j["limit"] = r.limit;

@@ -36,100 +36,23 @@ MetricFamily gauge(std::string name, std::string help, double value) {
 
 // ---- Data path global counters ----------------------------------------------------------------
 
+// The counters' names and help come from abi/rl_counters.h.
 struct GlobalCounter {
   rl_global_counter index;
   const char* packets;  // family counting packets, or events for counters that carry no bytes
-  const char* packets_help;
-  const char* bytes;  // nullptr where the data path counts an event, not a packet's bytes
-  const char* bytes_help;
-  const char* list;  // value of the "list" label; several counters can share one family
+  const char* bytes;    // "" where the data path counts an event, not a packet's bytes
+  const char* list;     // value of the "list" label; several counters can share one family
+  const char* help;     // "" for a counter whose family's first counter has the help
 };
 
-// Help texts of a family shared by several counters come from its first entry.
-constexpr GlobalCounter kGlobalCounters[] = {
-    {RL_GC_RX, "rl_received_packets_total",
-     "Packets the XDP program received, before any decision.", "rl_received_bytes_total",
-     "Bytes of received frames (L2 header included).", nullptr},
-    {RL_GC_MALFORMED, "rl_malformed_packets_total",
-     "Packets with truncated or invalid headers; what no list or rule decides gets the "
-     "policy's malformed verdict.",
-     "rl_malformed_bytes_total", "Bytes of malformed packets.", nullptr},
-    {RL_GC_NON_IP, "rl_non_ip_packets_total",
-     "Packets that are not IPv4 or IPv6 (ARP, LLDP...); always passed.", "rl_non_ip_bytes_total",
-     "Bytes of non-IP packets.", nullptr},
-    {RL_GC_ALLOWLISTED, "rl_allowlisted_packets_total",
-     "Packets passed by an allow list before any rule: list=policy (the policy file) or "
-     "list=runtime (rlctl allow).",
-     "rl_allowlisted_bytes_total", "Bytes of allow-listed packets, by list.", "policy"},
-    {RL_GC_RUNTIME_ALLOWED, "rl_allowlisted_packets_total", nullptr, "rl_allowlisted_bytes_total",
-     nullptr, "runtime"},
-    {RL_GC_DENYLISTED, "rl_denylisted_packets_total",
-     "Packets dropped by a deny list before any rule: list=policy (the policy file) or "
-     "list=runtime (rlctl deny).",
-     "rl_denylisted_bytes_total", "Bytes of deny-listed packets, by list.", "policy"},
-    {RL_GC_RUNTIME_DENIED, "rl_denylisted_packets_total", nullptr, "rl_denylisted_bytes_total",
-     nullptr, "runtime"},
-    {RL_GC_UNMATCHED, "rl_unmatched_packets_total", "IP packets that no rule matched; passed.",
-     "rl_unmatched_bytes_total", "Bytes of packets that no rule matched.", nullptr},
-    {RL_GC_KEY_INSERTED, "rl_key_inserts_total", "New keys that took a slot in the key table.",
-     nullptr, nullptr, nullptr},
-    {RL_GC_KEY_OVERFLOW, "rl_key_overflow_packets_total",
-     "Packets of new keys that found their key table set full of limited keys and were judged "
-     "by their rule's shared per-prefix overflow bucket.",
-     "rl_key_overflow_bytes_total", "Bytes of packets judged by an overflow bucket.", nullptr},
-    {RL_GC_CAS_EXHAUSTED, "rl_cas_exhausted_packets_total",
-     "Packets dropped because compare-and-swap retries on their key ran out (contention).",
-     "rl_cas_exhausted_bytes_total", "Bytes of packets dropped for CAS exhaustion.", nullptr},
-    {RL_GC_BLOCKED, "rl_blocked_packets_total",
-     "Packets dropped (or monitored) because their key is in its block period; a subset of the "
-     "rules' dropped and monitored packets.",
-     "rl_blocked_bytes_total", "Bytes of packets of blocked keys.", nullptr},
-    {RL_GC_REPORTS, "rl_offender_reports_total",
-     "Offender events written to the ring buffer (at most one per key per ~3 s).", nullptr, nullptr,
-     nullptr},
-    {RL_GC_REPORTS_LOST, "rl_offender_reports_lost_total",
-     "Offender events lost because the ring buffer was full.", nullptr, nullptr, nullptr},
-    {RL_GC_FRAGMENTS, "rl_fragments_total",
-     "Non-first IP fragments; matched on addresses and protocol only. Also counted by the "
-     "verdict they got.",
-     "rl_fragment_bytes_total", "Bytes of non-first IP fragments.", nullptr},
-    {RL_GC_CLUSTER_DROPPED, "rl_cluster_limited_packets_total",
-     "Packets dropped (or monitored) because the fleet used up their key's cluster limit; a "
-     "subset of the rules' dropped and monitored packets.",
-     "rl_cluster_limited_bytes_total", "Bytes of cluster-limited packets.", nullptr},
-    {RL_GC_NEW_UNADMITTED, "rl_new_source_unadmitted_packets_total",
-     "Packets of new keys that found no token in their rule's new-source budget: judged by the "
-     "rule's shared bucket for new sources, without creating a key.",
-     "rl_new_source_unadmitted_bytes_total", "Bytes of unadmitted new-source packets.", nullptr},
-    {RL_GC_REPORTS_SHED, "rl_offender_reports_shed_total",
-     "Offender events not written because all keys together reached the report cap (1,000 per "
-     "second).",
-     nullptr, nullptr, nullptr},
-    {RL_GC_SYNCOOKIE_SENT, "rl_syn_cookies_sent_total",
-     "SYNs of syn_cookies rules answered from XDP with a SYN-ACK carrying a cookie.", nullptr,
-     nullptr, nullptr},
-    {RL_GC_SYNCOOKIE_ACCEPTED, "rl_syn_cookies_accepted_total",
-     "ACKs without a connection whose SYN cookie was valid: passed on to the stack's SYNPROXY.",
-     nullptr, nullptr, nullptr},
-    {RL_GC_SYNCOOKIE_REJECTED, "rl_syn_cookies_rejected_packets_total",
-     "Packets of syn_cookies rules with neither a connection nor a valid cookie; dropped.",
-     "rl_syn_cookies_rejected_bytes_total", "Bytes of packets rejected by SYN cookies.", nullptr},
-};
-
-// A counter added to the ABI must get a name here, not vanish from the exposition.
-constexpr bool covers_every_global_counter() {
-  if (std::size(kGlobalCounters) != RL_GC_MAX) return false;
-  for (int i = 0; i < RL_GC_MAX; ++i) {
-    int seen = 0;
-    for (const auto& c : kGlobalCounters) seen += c.index == i;
-    if (seen != 1) return false;
-  }
-  return true;
-}
-static_assert(covers_every_global_counter(), "every rl_global_counter needs an exported name");
+#define RL_GC_ROW(id, name, packets, bytes, list, help) {RL_GC_##id, packets, bytes, list, help},
+constexpr GlobalCounter kGlobalCounters[] = {RL_GLOBAL_COUNTERS(RL_GC_ROW)};
+#undef RL_GC_ROW
+static_assert(std::size(kGlobalCounters) == RL_GC_MAX);
 
 // Counters sharing a family (the "list" label) add samples to the family of their first entry.
-MetricFamily& counter_family(std::vector<MetricFamily>& out, const char* name, const char* help) {
+MetricFamily& counter_family(std::vector<MetricFamily>& out, const char* name,
+                             const std::string& help) {
   for (auto& f : out)
     if (f.name == name) return f;
   out.push_back(family(name, help, MetricType::Counter));
@@ -141,10 +64,13 @@ void add_global_counters(std::vector<MetricFamily>& out, const Snapshot& s) {
   for (const auto& c : kGlobalCounters) {
     const rl_counter& v = s.global[c.index];
     Labels labels;
-    if (c.list) labels.push_back({"list", c.list});
-    add_sample(counter_family(families, c.packets, c.packets_help), double(v.pkts), labels);
-    if (c.bytes)
-      add_sample(counter_family(families, c.bytes, c.bytes_help), double(v.bytes), labels);
+    if (*c.list) labels.push_back({"list", c.list});
+    add_sample(counter_family(families, c.packets, c.help), double(v.pkts), labels);
+    if (*c.bytes) {
+      std::string help =
+          std::string("Bytes of the frames counted by ") + c.packets + " (L2 header included).";
+      add_sample(counter_family(families, c.bytes, help), double(v.bytes), labels);
+    }
   }
   for (auto& f : families) out.push_back(std::move(f));
 }

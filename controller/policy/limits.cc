@@ -1,6 +1,7 @@
 #include "policy/limits.h"
 
 #include "policy/rate.h"
+#include "rl_limiter_state.h"
 
 namespace rl::policy::detail {
 namespace {
@@ -9,7 +10,7 @@ using u128 = unsigned __int128;
 
 // Token buckets (GCRA) keep the emission interval, ns per unit, in 16.16 fixed point
 // (rl_rule.interval_fp): below one 65536th of a ns per unit it rounds to zero.
-constexpr u128 kFixedOne = 65536;
+constexpr u128 kFixedOne = RL_FP_ONE;
 // A byte bucket multiplies the interval by the packet size (up to 2^16 bytes) in 64 bits; a
 // packet bucket keeps it below 2^63 (about 39 hours per packet).
 constexpr u128 kByteIntervalLimit = u128{1} << 48;
@@ -21,10 +22,9 @@ constexpr uint64_t kMinPacketBytes = 64;  // smallest Ethernet frame
 // The window lengths the data path supports.
 constexpr uint64_t kMinWindowNs = 1'000'000;
 constexpr uint64_t kMaxWindowNs = uint64_t{24} * 3600 * 1'000'000'000;
-// Window state words hold the counts: fixed_window [index:32][count:32], sliding_window
-// [index:24][previous:20][current:20].
-constexpr uint64_t kSlidingMaxPackets = (1u << 20) - 1;
-constexpr uint64_t kFixedMaxPackets = 0xffffffffu;
+// Window state words hold the counts (abi/rl_limiter_state.h).
+constexpr uint64_t kSlidingMaxPackets = RL_SW_COUNT_MAX;
+constexpr uint64_t kFixedMaxPackets = RL_FW_COUNT_MAX;
 
 void check_token_bucket(const Limit& l, bool burst_given, std::vector<LimitProblem>& out) {
   using F = LimitProblem::Field;

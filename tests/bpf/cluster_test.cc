@@ -68,7 +68,7 @@ TEST_F(ClusterTest, OverLimitEntriesDropUntilTheyExpire) {
   auto live = dp_->cluster_prune_over(kT0 + kSec);
   ASSERT_TRUE(live.ok());
   EXPECT_EQ(*live, 0u);
-  EXPECT_EQ(global(RL_GC_CLUSTER_DROPPED), 1u);
+  EXPECT_EQ(global(RL_GC_CLUSTER_LIMITED), 1u);
 }
 
 TEST_F(ClusterTest, MonitorCountsClusterLimitedPackets) {

@@ -137,7 +137,7 @@ TEST(Collector, GlobalCountersByName) {
       {RL_GC_REPORTS, "rl_offender_reports_total", nullptr, {}},
       {RL_GC_REPORTS_LOST, "rl_offender_reports_lost_total", nullptr, {}},
       {RL_GC_FRAGMENTS, "rl_fragments_total", "rl_fragment_bytes_total", {}},
-      {RL_GC_CLUSTER_DROPPED,
+      {RL_GC_CLUSTER_LIMITED,
        "rl_cluster_limited_packets_total",
        "rl_cluster_limited_bytes_total",
        {}},

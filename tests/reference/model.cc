@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "rl_limiter_state.h"
+
 namespace rl::reference {
 
 using policy::Algorithm;
@@ -53,7 +55,7 @@ bool Model::take(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) 
     return true;
   }
   bool sliding = r.limit.algorithm == Algorithm::kSlidingWindow;
-  uint64_t max = sliding ? (1u << 20) - 1 : 0xffffffffULL;
+  uint64_t max = sliding ? RL_SW_COUNT_MAX : RL_FW_COUNT_MAX;
   unsigned shift = 0;
   if (in_bytes)
     while ((rate.amount >> shift) > max) shift++;
@@ -81,7 +83,7 @@ void Model::refund(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes
     s.tat = s.tat > cost ? s.tat - cost : 0;
     return;
   }
-  uint64_t max = r.limit.algorithm == Algorithm::kSlidingWindow ? (1u << 20) - 1 : 0xffffffffULL;
+  uint64_t max = r.limit.algorithm == Algorithm::kSlidingWindow ? RL_SW_COUNT_MAX : RL_FW_COUNT_MAX;
   unsigned shift = 0;
   if (in_bytes)
     while ((rate.amount >> shift) > max) shift++;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "daemon/key_state.h"
+#include "rl_limiter_state.h"
 
 namespace rl::daemon {
 namespace {
@@ -56,18 +57,18 @@ TEST(KeyState, WindowsCountOnlyTheirWindow) {
   r.window_ns = 1000 * kMs;
   r.limit = 100;
   uint64_t win = kNow / r.window_ns;
-  rl_slot s{1, 0, (win << 32) | 42};
+  rl_slot s{1, 0, rl_fw_state(win, 42)};
   auto now = describe_key_state(r, s, kNow);
   EXPECT_EQ(now["count"], 42u);
   EXPECT_EQ(now["limit"], 100u);
   EXPECT_EQ(now["unit"], "1024 bytes");
-  s.state = ((win - 1) << 32) | 42;  // the last window's count is no longer counted
+  s.state = rl_fw_state(win - 1, 42);  // the last window's count is no longer counted
   EXPECT_EQ(describe_key_state(r, s, kNow)["count"], 0u);
 
   r.algo = RL_ALGO_SLIDING_WINDOW;
   r.cost_unit = RL_COST_PACKETS;
   // Now is the start of window `win`: the previous window weighs fully.
-  s.state = ((win - 1) & 0x7fffffULL) << 40 | 60;
+  s.state = rl_sw_state(win - 1, 0, 60);
   EXPECT_EQ(describe_key_state(r, s, kNow)["count"], 60u);
 }
 
