@@ -26,7 +26,7 @@ bool ClusterSync::KeyEq::operator()(const rl_key& a, const rl_key& b) const noex
   return std::memcmp(&a, &b, sizeof(a)) == 0;
 }
 
-ClusterSync::ClusterSync(BpfDatapath& dp, std::unique_ptr<cluster::Store> store, ClusterConfig cfg,
+ClusterSync::ClusterSync(Datapath& dp, std::unique_ptr<cluster::Store> store, ClusterConfig cfg,
                          RulesFn rules)
     : dp_(dp),
       store_(std::move(store)),
@@ -114,7 +114,7 @@ void ClusterSync::sync_once() {
     size_t read = 0;
     kernel_keys.reserve(first_fresh + totals_.size());
     const RuleView* v = nullptr;
-    auto status = dp_.cluster_admitted_each([&](const BpfDatapath::ClusterCount& c) {
+    auto status = dp_.cluster_admitted_each([&](const ClusterCount& c) {
       if (!v || v->compiled.id != c.key.rule_id) {
         auto it = by_id.find(c.key.rule_id);
         if (it == by_id.end()) return;
@@ -267,7 +267,7 @@ void ClusterSync::fallback(const std::deque<cluster::KeyDelta>& deltas, size_t f
     const RuleView* v = closed[d.rule];
     if ((lw.count + d.delta) * nodes <= v->rule.cluster->rate.amount) continue;
     uint64_t until = (w + 1) * window_ns;
-    if (dp_.cluster_set_over(*kernel_keys[i], until)) {
+    if (dp_.cluster_set_over({{*kernel_keys[i], until}})) {
       MutexLock lock(mu_);
       blocked_[joined(d.rule, d.key)] = {d.rule, d.key, (until - now) / 1'000'000};
       blocked_until_[joined(d.rule, d.key)] = until;

@@ -27,7 +27,7 @@
 #include "cluster/store.h"
 #include "common/mutex.h"
 #include "daemon/policy_manager.h"
-#include "datapath/bpf_datapath.h"
+#include "datapath/datapath.h"
 
 namespace rl::daemon {
 
@@ -64,7 +64,7 @@ class ClusterSync {
  public:
   using RulesFn = std::function<std::vector<RuleView>()>;
 
-  ClusterSync(BpfDatapath& dp, std::unique_ptr<cluster::Store> store, ClusterConfig cfg,
+  ClusterSync(Datapath& dp, std::unique_ptr<cluster::Store> store, ClusterConfig cfg,
               RulesFn rules);
   ~ClusterSync();  // stops the thread
   ClusterSync(const ClusterSync&) = delete;
@@ -91,7 +91,7 @@ class ClusterSync {
                 const std::vector<std::optional<rl_key>>& kernel_keys, uint64_t now_ns);
   void count_error(const std::string& kind);
 
-  BpfDatapath& dp_;
+  Datapath& dp_;
   std::unique_ptr<cluster::Store> store_;
   ClusterConfig cfg_;
   RulesFn rules_;

@@ -19,7 +19,8 @@
 #include "cluster/redis_store.h"
 #include "cluster/sync_memory.h"
 #include "common/log.h"
-#include "daemon/key_show.h"
+#include "daemon/handlers/handlers.h"
+#include "daemon/handlers/key_show.h"
 #include "daemon/key_state.h"
 #include "daemon/loop_priority.h"
 #include "daemon/notify.h"
@@ -42,23 +43,9 @@ uint64_t coarse_clock_resolution_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-Json counters_json(const rl_rule_counters& c) {
-  return Json{{"matched_packets", c.matched_pkts},     {"matched_bytes", c.matched_bytes},
-              {"passed_packets", c.passed_pkts},       {"passed_bytes", c.passed_bytes},
-              {"dropped_packets", c.dropped_pkts},     {"dropped_bytes", c.dropped_bytes},
-              {"monitored_packets", c.monitored_pkts}, {"monitored_bytes", c.monitored_bytes}};
-}
-
-const char* global_name(int i) {
-#define RL_GC_NAME(id, name, packets, bytes, list, help) name,
-  static constexpr const char* kNames[] = {RL_GLOBAL_COUNTERS(RL_GC_NAME)};
-#undef RL_GC_NAME
-  return kNames[i];
-}
-
 }  // namespace
 
-Daemon::Daemon(Config cfg) : cfg_(std::move(cfg)) {}
+Daemon::Daemon(Config cfg) : cfg_(std::move(cfg)) { register_handlers(); }
 
 Daemon::~Daemon() {
   if (listen_) ::unlink(cfg_.control_socket.c_str());
@@ -262,7 +249,7 @@ Status Daemon::init() {
       [this](const Json& req, ControlServer::Responder reply) {
         return defer_policy_request(req, std::move(reply));
       });
-  sample_rates();
+  rates_.sample(*dp_, policies_->rules(), std::chrono::steady_clock::now());
   return {};
 }
 
@@ -395,28 +382,9 @@ void Daemon::on_inotify() {
 void Daemon::housekeeping() {
   last_housekeeping_ = std::chrono::steady_clock::now();
   // Expired runtime entries no longer apply in the kernel; remove them from the maps.
-  auto entries = dp_->runtime_acl_list();
-  if (entries) {
-    uint64_t now = dp_->now_ns();
-    for (const auto& e : *entries)
-      if (e.expires_ns && e.expires_ns <= now) {
-        (void)dp_->runtime_acl_remove(e.prefix);
-        log::info("runtime entry expired", {{"prefix", e.prefix.str()},
-                                            {"list", e.flags & RL_SRC_F_ALLOW ? "allow" : "deny"}});
-      }
-  }
-  if (last_housekeeping_ - current_.at >= std::chrono::seconds(5)) sample_rates();
-}
-
-void Daemon::sample_rates() {
-  Sample s;
-  s.at = std::chrono::steady_clock::now();
-  for (const auto& v : policies_->rules()) {
-    auto c = dp_->rule_counters(v.compiled.stats_slot);
-    if (c) s.rules[v.name] = *c;
-  }
-  previous_ = std::move(current_);
-  current_ = std::move(s);
+  handlers::expire_runtime_entries(*dp_, *dp_);
+  if (last_housekeeping_ - rates_.last() >= std::chrono::seconds(5))
+    rates_.sample(*dp_, policies_->rules(), last_housekeeping_);
 }
 
 bool Daemon::is_attached(const std::string& ifname) const {
@@ -430,32 +398,31 @@ std::map<std::string, Attachment> Daemon::attachments() const {
   return interfaces_;
 }
 
-Json Daemon::handle(const Json& req) {
-  if (req.value("v", 0) != control::kProtocolVersion)
-    return control::fail("rlctl speaks control protocol version " +
-                         std::to_string(req.value("v", 0)) + ", rld speaks " +
-                         std::to_string(control::kProtocolVersion));
-  std::string cmd = req.value("cmd", "");
-  Json args = req.value("args", Json::object());
-  try {
-    if (cmd == "status") return cmd_status();
-    if (cmd == "attach") return cmd_attach(args);
-    if (cmd == "detach") return cmd_detach(args);
-    if (cmd == "policy.list") return cmd_policy_list();
-    if (cmd == "policy.show") return cmd_policy_show(args);
-    // policy.reload, .diff and .apply load on the worker: defer_policy_request.
-    if (cmd == "acl.add") return cmd_acl_add(args);
-    if (cmd == "acl.del") return cmd_acl_del(args);
-    if (cmd == "acl.list") return cmd_acl_list();
-    if (cmd == "unblock") return cmd_unblock(args);
-    if (cmd == "top") return cmd_top(args);
-    if (cmd == "key.show") return key_show(*dp_, policies_->rules(), *offenders_, args);
-    if (cmd == "stats") return cmd_stats();
-    if (cmd == "cluster.status") return cmd_cluster_status();
-  } catch (const Json::exception& e) {
-    return control::fail(std::string("bad arguments: ") + e.what());
-  }
-  return control::fail("unknown command '" + cmd + "'");
+Json Daemon::handle(const Json& req) { return handlers_.dispatch(req); }
+
+// Every command rld answers on the spot; policy.reload, .diff and .apply load on the worker
+// (defer_policy_request) and are answered when their load is done.
+void Daemon::register_handlers() {
+  auto& h = handlers_;
+  h.add("status", [this](const Json&) { return cmd_status(); });
+  h.add("attach", [this](const Json& a) { return cmd_attach(a); });
+  h.add("detach", [this](const Json& a) { return cmd_detach(a); });
+  h.add("policy.list", [this](const Json&) { return handlers::policy_list(policies_->rules()); });
+  h.add("policy.show",
+        [this](const Json& a) { return handlers::policy_show(*dp_, policies_->rules(), a); });
+  h.add("acl.add", [this](const Json& a) { return handlers::acl_add(*dp_, *dp_, a); });
+  h.add("acl.del", [this](const Json& a) { return handlers::acl_del(*dp_, a); });
+  h.add("acl.list", [this](const Json&) { return handlers::acl_list(*dp_, *dp_); });
+  h.add("unblock",
+        [this](const Json& a) { return handlers::unblock(*dp_, policies_->rules(), a); });
+  h.add("top", [this](const Json& a) { return cmd_top(a); });
+  h.add("key.show",
+        [this](const Json& a) { return key_show(*dp_, policies_->rules(), *offenders_, a); });
+  h.add("stats", [this](const Json&) {
+    rates_.sample(*dp_, policies_->rules(), std::chrono::steady_clock::now());
+    return handlers::stats(*dp_, policies_->rules(), rates_);
+  });
+  h.add("cluster.status", [this](const Json&) { return cmd_cluster_status(); });
 }
 
 Json Daemon::cmd_status() {
@@ -542,109 +509,6 @@ Json Daemon::cmd_detach(const Json& args) {
   return control::ok({{"interface", ifname}});
 }
 
-Json Daemon::cmd_policy_list() {
-  Json rules = Json::array();
-  int pos = 0;
-  for (const auto& v : policies_->rules())
-    rules.push_back({{"position", pos++},
-                     {"name", v.name},
-                     {"priority", v.rule.priority},
-                     {"action", policy::action_name(v.rule.action)},
-                     {"match", policy::describe_match(v.rule.match)},
-                     {"limit", policy::describe_limit(v.rule)},
-                     {"where", v.rule.where.str()}});
-  return control::ok({{"rules", rules}});
-}
-
-Json Daemon::cmd_policy_show(const Json& args) {
-  std::string name = args.at("name");
-  for (const auto& v : policies_->rules()) {
-    if (v.name != name) continue;
-    auto c = dp_->rule_counters(v.compiled.stats_slot);
-    return control::ok({{"name", v.name},
-                        {"priority", v.rule.priority},
-                        {"where", v.rule.where.str()},
-                        {"match", policy::describe_match(v.rule.match)},
-                        {"limit", policy::describe_limit(v.rule)},
-                        {"action", policy::action_name(v.rule.action)},
-                        {"block_seconds", v.rule.block_ns / 1e9},
-                        {"report", v.rule.report},
-                        {"precise_clock", (v.compiled.flags & RL_RULE_F_PRECISE_CLOCK) != 0},
-                        {"id", v.compiled.id},
-                        {"counters", c ? counters_json(*c) : Json(nullptr)}});
-  }
-  return control::fail("no rule named '" + name + "' in force");
-}
-
-Json Daemon::cmd_acl_add(const Json& args) {
-  std::string list = args.at("list");
-  auto p = Prefix::parse(args.at("cidr").get<std::string>());
-  if (!p) return control::fail(p.error().message);
-  if (list != "allow" && list != "deny") return control::fail("list must be allow or deny");
-  uint64_t ttl = args.value("ttl_seconds", 0ULL);
-  uint64_t expires = ttl ? dp_->now_ns() + ttl * 1'000'000'000ULL : 0;
-  if (auto s = dp_->runtime_acl_set(*p, list == "allow" ? RL_SRC_F_ALLOW : RL_SRC_F_DENY, expires);
-      !s)
-    return control::fail(s.error().str());
-  log::info("runtime entry added",
-            {{"list", list}, {"prefix", p->str()}, {"ttl_seconds", std::to_string(ttl)}});
-  return control::ok({{"list", list}, {"cidr", p->str()}, {"ttl_seconds", ttl}});
-}
-
-Json Daemon::cmd_acl_del(const Json& args) {
-  auto p = Prefix::parse(args.at("cidr").get<std::string>());
-  if (!p) return control::fail(p.error().message);
-  auto entries = dp_->runtime_acl_list();
-  if (!entries) return control::fail(entries.error().str());
-  std::string list = args.value("list", "");
-  bool found = false;
-  for (const auto& e : *entries)
-    if (e.prefix == *p && (list.empty() || (list == "allow") == bool(e.flags & RL_SRC_F_ALLOW)))
-      found = true;
-  if (!found)
-    return control::fail("no runtime " + (list.empty() ? std::string("") : list + " ") + "entry " +
-                         p->str());
-  if (auto s = dp_->runtime_acl_remove(*p); !s) return control::fail(s.error().str());
-  log::info("runtime entry removed", {{"prefix", p->str()}});
-  return control::ok({{"cidr", p->str()}});
-}
-
-Json Daemon::cmd_acl_list() {
-  auto entries = dp_->runtime_acl_list();
-  if (!entries) return control::fail(entries.error().str());
-  uint64_t now = dp_->now_ns();
-  Json out = Json::array();
-  for (const auto& e : *entries) {
-    if (e.expires_ns && e.expires_ns <= now) continue;
-    out.push_back({{"list", e.flags & RL_SRC_F_ALLOW ? "allow" : "deny"},
-                   {"cidr", e.prefix.str()},
-                   {"expires_in_seconds",
-                    e.expires_ns ? Json((e.expires_ns - now) / 1'000'000'000ULL) : Json(nullptr)}});
-  }
-  return control::ok({{"entries", out}});
-}
-
-Json Daemon::cmd_unblock(const Json& args) {
-  auto addr = Address::parse(args.at("address").get<std::string>());
-  if (!addr) return control::fail(addr.error().message);
-  size_t reset = 0;
-  for (const auto& v : policies_->rules()) {
-    const rl_rule& r = v.compiled;
-    if (r.key_kind == RL_KEY_RULE) continue;
-    if (r.key_kind == RL_KEY_SRC_ADDR_DPORT) {
-      for (uint32_t port = 0; port < 65536; port++) {
-        rl_key k = key_for(r, *addr, static_cast<uint16_t>(port));
-        reset += dp_->reset_key(k);
-      }
-    } else {
-      rl_key k = key_for(r, *addr, 0);
-      reset += dp_->reset_key(k);
-    }
-  }
-  log::info("unblocked", {{"address", addr->str()}, {"keys", std::to_string(reset)}});
-  return control::ok({{"address", addr->str()}, {"keys_reset", reset}});
-}
-
 Json Daemon::cmd_top(const Json& args) {
   if (std::string by = args.value("by", "drops"); by != "drops")
     return control::fail(
@@ -665,44 +529,6 @@ Json Daemon::cmd_top(const Json& args) {
                     std::chrono::duration_cast<std::chrono::seconds>(o.last_seen.time_since_epoch())
                         .count()}});
   return control::ok({{"offenders", out}});
-}
-
-Json Daemon::cmd_stats() {
-  sample_rates();
-  double secs = std::chrono::duration<double>(current_.at - previous_.at).count();
-  Json rules = Json::array();
-  for (const auto& v : policies_->rules()) {
-    auto c = dp_->rule_counters(v.compiled.stats_slot);
-    if (!c) continue;
-    Json j = {{"name", v.name},
-              {"action", policy::action_name(v.rule.action)},
-              {"counters", counters_json(*c)}};
-    // Stacked limits: what each one refused (dropped, or monitored under monitor).
-    if (v.compiled.more_limits)
-      if (auto by = dp_->limit_counters(v.compiled.stats_slot)) {
-        Json limits = Json::array();
-        for (uint32_t l = 0; l <= v.compiled.more_limits && l < RL_MAX_LIMITS; l++)
-          limits.push_back({{"name", limit_name(v, l)},
-                            {"refused_packets", (*by)[l].pkts},
-                            {"refused_bytes", (*by)[l].bytes}});
-        j["limits"] = limits;
-      }
-    auto prev = previous_.rules.find(v.name);
-    if (prev != previous_.rules.end() && secs > 0) {
-      const auto& p = prev->second;
-      j["rates"] = {{"interval_seconds", secs},
-                    {"matched_pps", (c->matched_pkts - p.matched_pkts) / secs},
-                    {"passed_pps", (c->passed_pkts - p.passed_pkts) / secs},
-                    {"dropped_pps", (c->dropped_pkts - p.dropped_pkts) / secs},
-                    {"monitored_pps", (c->monitored_pkts - p.monitored_pkts) / secs}};
-    }
-    rules.push_back(j);
-  }
-  Json global = Json::object();
-  if (auto g = dp_->global_counters())
-    for (int i = 0; i < RL_GC_MAX; i++)
-      global[global_name(i)] = {{"packets", (*g)[i].pkts}, {"bytes", (*g)[i].bytes}};
-  return control::ok({{"rules", rules}, {"global", global}});
 }
 
 Json Daemon::cmd_cluster_status() {

@@ -12,10 +12,12 @@
 
 #include "common/mutex.h"
 #include "common/result.h"
+#include "control/control_server.h"
+#include "control/handler_table.h"
 #include "control/protocol.h"
 #include "daemon/cluster_sync.h"
 #include "daemon/config.h"
-#include "daemon/control_server.h"
+#include "daemon/handlers/handlers.h"
 #include "daemon/key_usage.h"
 #include "daemon/load_worker.h"
 #include "daemon/offenders.h"
@@ -27,6 +29,8 @@
 #include "metrics/snapshot.h"
 
 namespace rl::daemon {
+
+using control::ControlServer;
 
 class Daemon {
  public:
@@ -50,13 +54,11 @@ class Daemon {
   Status watch_policy_dir();
   void on_inotify();
   void housekeeping();
-  void sample_rates();
+  void register_handlers();
 
   control::Json cmd_status();
   control::Json cmd_attach(const control::Json& args);
   control::Json cmd_detach(const control::Json& args);
-  control::Json cmd_policy_list();
-  control::Json cmd_policy_show(const control::Json& args);
   // Policy loads, on loads_ (policy_requests.cc). `then` runs on the loop with the outcome.
   struct ReloadRequest;
   void request_reload(const std::string& trigger, bool force,
@@ -65,12 +67,7 @@ class Daemon {
   // every other request.
   bool defer_policy_request(const control::Json& req, ControlServer::Responder reply);
   policy::LoadLimits load_limits() const;
-  control::Json cmd_acl_add(const control::Json& args);
-  control::Json cmd_acl_del(const control::Json& args);
-  control::Json cmd_acl_list();
-  control::Json cmd_unblock(const control::Json& args);
   control::Json cmd_top(const control::Json& args);
-  control::Json cmd_stats();
   control::Json cmd_cluster_status();
 
   Config cfg_;
@@ -99,13 +96,8 @@ class Daemon {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_housekeeping_{};
   bool stop_ = false;
-
-  // Per-rule counters one sampling interval apart, for rates in `rlctl stats`.
-  struct Sample {
-    std::chrono::steady_clock::time_point at;
-    std::map<std::string, rl_rule_counters> rules;
-  };
-  Sample previous_, current_;
+  handlers::RuleRates rates_;       // per-rule counters one interval apart, for rlctl stats
+  control::HandlerTable handlers_;  // every command answered on the spot
 };
 
 }  // namespace rl::daemon

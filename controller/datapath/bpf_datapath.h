@@ -47,44 +47,27 @@ class BpfDatapath final : public Datapath {
   uint32_t active_generation() const override;
   Result<GlobalCounters> global_counters() const override;
   Result<rl_rule_counters> rule_counters(uint32_t stats_slot) const override;
-  // Packets of a rule with stacked limits that each of its limits dropped (or monitored).
-  Result<std::array<rl_counter, RL_MAX_LIMITS>> limit_counters(uint32_t stats_slot) const;
+  Result<LimitCounters> limit_counters(uint32_t stats_slot) const override;
 
-  // Runtime allow/deny entries (flags RL_SRC_F_ALLOW or RL_SRC_F_DENY), outside the policy and
-  // its generations; expires_ns is CLOCK_MONOTONIC, 0 for never.
-  Status runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64_t expires_ns);
-  Status runtime_acl_remove(const Prefix& prefix);
-  struct RuntimeEntry {
-    Prefix prefix;
-    uint32_t flags = 0;
-    uint64_t expires_ns = 0;
-  };
-  Result<std::vector<RuntimeEntry>> runtime_acl_list() const;
+  Status runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64_t expires_ns) override;
+  Status runtime_acl_remove(const Prefix& prefix) override;
+  using RuntimeEntry = ::rl::RuntimeEntry;
+  Result<std::vector<RuntimeEntry>> runtime_acl_list() const override;
 
-  // Cluster rules. Per key, what this node admitted ever (summed over CPUs).
-  struct ClusterCount {
-    rl_key key{};
-    uint64_t admitted = 0;
-  };
+  using ClusterCount = ::rl::ClusterCount;
   Result<std::vector<ClusterCount>> cluster_admitted() const;
-  // The same, handed over a batch at a time as the kernel returns them.
-  Status cluster_admitted_each(const std::function<void(const ClusterCount&)>& fn) const;
-  // Marks a key as over its fleet limit until `until_ns` (CLOCK_MONOTONIC).
+  Status cluster_admitted_each(const std::function<void(const ClusterCount&)>& fn) const override;
+  // One key (tests); the many-key form is one syscall (BPF_MAP_UPDATE_BATCH).
   Status cluster_set_over(const rl_key& key, uint64_t until_ns);
-  // The same for many keys, in one syscall (BPF_MAP_UPDATE_BATCH).
-  Status cluster_set_over(const std::vector<std::pair<rl_key, uint64_t>>& until_ns);
-  // Removes entries that expired before now_ns; returns how many remain in force.
-  Result<uint64_t> cluster_prune_over(uint64_t now_ns);
+  Status cluster_set_over(const std::vector<std::pair<rl_key, uint64_t>>& until_ns) override;
+  Result<uint64_t> cluster_prune_over(uint64_t now_ns) override;
 
-  // Resets the key's slot in the key table, a block included (rlctl unblock). Returns how many.
-  size_t reset_key(const rl_key& key);
-  // The slot holding the key (a copy), if any. A slot is found by the key's set and 32-bit tag,
-  // as the data path finds it, so another key with the same set and tag would be read too.
-  std::optional<rl_slot> read_key(const rl_key& key) const;
-  // The key's seeded hash, as the data path and the offender reports have it.
-  uint64_t key_hash(const rl_key& key) const;
-  // Drop count of the rl_offenders slot of a key hash.
-  uint64_t offender_drops(uint64_t hash) const;
+  // Another key with the same set and 32-bit tag as the one asked for would be read and reset
+  // too, as the data path would judge it by that slot.
+  size_t reset_key(const rl_key& key) override;
+  std::optional<rl_slot> read_key(const rl_key& key) const override;
+  uint64_t key_hash(const rl_key& key) const override;
+  uint64_t offender_drops(uint64_t hash) const override;
   // Slots holding a key and keys inside a block period, at `now_ns` (CLOCK_MONOTONIC). Exact up
   // to kUsageScanSets sets (the default table, 16 MiB, a few ms to read); a larger table is
   // sampled evenly over that many sets and scaled up, so `rlctl status` and a scrape stay
@@ -109,7 +92,7 @@ class BpfDatapath final : public Datapath {
 
   // CLOCK_MONOTONIC as the data path reads it (bpf_ktime_get_ns), whatever this process's
   // time namespace; the test clock when one is set.
-  uint64_t now_ns() const;
+  uint64_t now_ns() const override;
 
   int prog_fd() const;
   int events_fd() const;  // rl_events ring buffer

@@ -1,10 +1,23 @@
-// The data path as the policy logic sees it. rld and its tests are written against this
-// interface; BpfDatapath is the kernel implementation, tests may inject a fake.
+// The data path as rld's logic sees it: small interfaces, one per concern, so that each part of
+// rld asks only for what it uses and its tests can hand it a fake (tests/support/fake_datapath.h).
+// BpfDatapath implements them all on the kernel's maps.
+//
+//   RuleSets      the rule set in force and its generation switch       PolicyManager
+//   Counters      global, per-rule and per-limit counters               stats, metrics
+//   RuntimeLists  runtime allow/deny entries (rlctl allow/deny)         acl handlers
+//   KeyTable      one key's slot, its hash, its offender drops          unblock, key show
+//   ClusterMaps   what cluster rules admitted, and keys over the fleet  ClusterSync
+//   Clock         the data path's clock (CLOCK_MONOTONIC, ns)           everything that expires
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
 
+#include "common/prefix.h"
 #include "common/result.h"
 #include "compiler/compiled.h"
 #include "rl_abi.h"
@@ -12,17 +25,82 @@
 namespace rl {
 
 using GlobalCounters = std::array<rl_counter, RL_GC_MAX>;
+using LimitCounters = std::array<rl_counter, RL_MAX_LIMITS>;
 
-class Datapath {
+class RuleSets {
  public:
-  virtual ~Datapath() = default;
-
+  virtual ~RuleSets() = default;
   // Make `rules` the rule set in force, in one atomic step for packets.
   virtual Status apply(const compiler::CompiledRuleSet& rules) = 0;
   virtual uint32_t active_generation() const = 0;
+};
 
+class Counters {
+ public:
+  virtual ~Counters() = default;
   virtual Result<GlobalCounters> global_counters() const = 0;
   virtual Result<rl_rule_counters> rule_counters(uint32_t stats_slot) const = 0;
+  // Packets of a rule with stacked limits that each of its limits dropped (or monitored).
+  virtual Result<LimitCounters> limit_counters(uint32_t stats_slot) const = 0;
 };
+
+struct RuntimeEntry {
+  Prefix prefix;
+  uint32_t flags = 0;       // RL_SRC_F_ALLOW or RL_SRC_F_DENY
+  uint64_t expires_ns = 0;  // CLOCK_MONOTONIC; 0 for never
+};
+
+// Runtime allow/deny entries, outside the policy and its generations.
+class RuntimeLists {
+ public:
+  virtual ~RuntimeLists() = default;
+  virtual Status runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64_t expires_ns) = 0;
+  virtual Status runtime_acl_remove(const Prefix& prefix) = 0;
+  virtual Result<std::vector<RuntimeEntry>> runtime_acl_list() const = 0;
+};
+
+class KeyTable {
+ public:
+  virtual ~KeyTable() = default;
+  // Resets the key's slot, a block included (rlctl unblock). Returns how many slots.
+  virtual size_t reset_key(const rl_key& key) = 0;
+  // The slot holding the key (a copy), if any, found by set and tag as the data path finds it.
+  virtual std::optional<rl_slot> read_key(const rl_key& key) const = 0;
+  // The key's seeded hash, as the data path and the offender reports have it.
+  virtual uint64_t key_hash(const rl_key& key) const = 0;
+  // Drop count of the rl_offenders slot of a key hash.
+  virtual uint64_t offender_drops(uint64_t hash) const = 0;
+};
+
+// Per key of a cluster rule, what this node admitted ever (summed over CPUs).
+struct ClusterCount {
+  rl_key key{};
+  uint64_t admitted = 0;
+};
+
+class ClusterMaps {
+ public:
+  virtual ~ClusterMaps() = default;
+  // Every count, handed over a batch at a time as the kernel returns them.
+  virtual Status cluster_admitted_each(
+      const std::function<void(const ClusterCount&)>& fn) const = 0;
+  // Marks keys as over their fleet limit until the time given (CLOCK_MONOTONIC), in one call.
+  virtual Status cluster_set_over(const std::vector<std::pair<rl_key, uint64_t>>& until_ns) = 0;
+  // Removes entries that expired before now_ns; returns how many remain in force.
+  virtual Result<uint64_t> cluster_prune_over(uint64_t now_ns) = 0;
+};
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual uint64_t now_ns() const = 0;
+};
+
+class Datapath : public RuleSets,
+                 public Counters,
+                 public RuntimeLists,
+                 public KeyTable,
+                 public ClusterMaps,
+                 public Clock {};
 
 }  // namespace rl

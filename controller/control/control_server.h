@@ -17,7 +17,7 @@
 #include "control/protocol.h"
 #include "datapath/fd.h"
 
-namespace rl::daemon {
+namespace rl::control {
 
 class ControlServer {
  public:
@@ -72,4 +72,4 @@ class ControlServer {
   uint64_t next_serial_ = 0;
 };
 
-}  // namespace rl::daemon
+}  // namespace rl::control

@@ -1,11 +1,11 @@
-#include "daemon/key_show.h"
+#include "daemon/handlers/key_show.h"
 
 #include "daemon/key_state.h"
 #include "daemon/key_text.h"
 
 namespace rl::daemon {
 
-control::Json key_show(const BpfDatapath& dp, const std::vector<RuleView>& rules,
+control::Json key_show(const Datapath& dp, const std::vector<RuleView>& rules,
                        OffenderLog& offenders, const control::Json& args) {
   using control::Json;
   auto parsed = parse_key_arg(args.at("key").get<std::string>());

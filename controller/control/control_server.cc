@@ -1,4 +1,4 @@
-#include "daemon/control_server.h"
+#include "control/control_server.h"
 
 #include <sys/socket.h>
 
@@ -8,9 +8,7 @@
 
 #include "common/log.h"
 
-namespace rl::daemon {
-
-using control::Json;
+namespace rl::control {
 
 ControlServer::ControlServer(int epoll_fd, int listen_fd, Handler handler, Deferrer deferrer)
     : epoll_fd_(epoll_fd),
@@ -158,4 +156,4 @@ int ControlServer::expire(Clock::time_point now) {
   return static_cast<int>(std::max<int64_t>(ms, 0));
 }
 
-}  // namespace rl::daemon
+}  // namespace rl::control

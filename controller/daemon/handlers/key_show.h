@@ -7,11 +7,11 @@
 #include "control/protocol.h"
 #include "daemon/offenders.h"
 #include "daemon/policy_manager.h"
-#include "datapath/bpf_datapath.h"
+#include "datapath/datapath.h"
 
 namespace rl::daemon {
 
-control::Json key_show(const BpfDatapath& dp, const std::vector<RuleView>& rules,
+control::Json key_show(const Datapath& dp, const std::vector<RuleView>& rules,
                        OffenderLog& offenders, const control::Json& args);
 
 }  // namespace rl::daemon

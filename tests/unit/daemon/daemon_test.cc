@@ -1,4 +1,4 @@
-// rld's policy logic without a kernel: a fake Datapath records what would be applied.
+// rld's policy logic without a kernel: the in-memory data path records what would be applied.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -6,31 +6,14 @@
 
 #include "daemon/config.h"
 #include "daemon/policy_manager.h"
+#include "fake_datapath.h"
 
 namespace rl::daemon {
 namespace {
 
 namespace fs = std::filesystem;
 
-class FakeDatapath : public Datapath {
- public:
-  Status apply(const compiler::CompiledRuleSet& rs) override {
-    if (fail_next) {
-      fail_next = false;
-      return Error{EIO, "injected failure"};
-    }
-    applied.push_back(rs);
-    gen ^= 1;
-    return {};
-  }
-  uint32_t active_generation() const override { return gen; }
-  Result<GlobalCounters> global_counters() const override { return GlobalCounters{}; }
-  Result<rl_rule_counters> rule_counters(uint32_t) const override { return rl_rule_counters{}; }
-
-  std::vector<compiler::CompiledRuleSet> applied;
-  uint32_t gen = 0;
-  bool fail_next = false;
-};
+using testing::FakeDatapath;
 
 class PolicyDir : public ::testing::Test {
  protected:

@@ -1,0 +1,60 @@
+// rlctl's requests that read or change the data path and the rules in force, each a function of
+// exactly what it needs: rld's table (daemon.cc) binds them to the kernel's data path, unit tests
+// (tests/unit/daemon/handlers_test.cc) to tests/support/fake_datapath.h.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "control/protocol.h"
+#include "daemon/policy_manager.h"
+#include "datapath/datapath.h"
+
+namespace rl::daemon::handlers {
+
+using control::Json;
+
+// acl.add / acl.del / acl.list: runtime allow and deny entries (runtime_lists.cc).
+Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args);
+Json acl_del(RuntimeLists& lists, const Json& args);
+Json acl_list(const RuntimeLists& lists, const Clock& clock);
+// Runtime entries whose time is up, removed from the maps (the data path already ignores them).
+// Returns how many.
+size_t expire_runtime_entries(RuntimeLists& lists, const Clock& clock);
+
+// unblock: every key of the address, under every rule keyed by source (keys.cc).
+Json unblock(KeyTable& keys, const std::vector<RuleView>& rules, const Json& args);
+
+// policy.list / policy.show: the rules in force (rules.cc).
+Json policy_list(const std::vector<RuleView>& rules);
+Json policy_show(const Counters& counters, const std::vector<RuleView>& rules, const Json& args);
+
+// Per-rule counters one interval apart, for the rates `rlctl stats` prints (stats.cc).
+class RuleRates {
+ public:
+  using Clock = std::chrono::steady_clock;
+  void sample(const Counters& counters, const std::vector<RuleView>& rules, Clock::time_point at);
+  // When the newest sample was taken.
+  Clock::time_point last() const { return current_.at; }
+
+  struct Sample {
+    Clock::time_point at{};
+    std::map<std::string, rl_rule_counters> rules;
+  };
+  const Sample& previous() const { return previous_; }
+  const Sample& current() const { return current_; }
+
+ private:
+  Sample previous_, current_;
+};
+
+// stats: per rule, its counters, what each stacked limit refused and rates between the last
+// two samples; the global counters by name (stats.cc).
+Json stats(const Counters& counters, const std::vector<RuleView>& rules, const RuleRates& rates);
+
+// A rule's counters as the control protocol has them.
+Json counters_json(const rl_rule_counters& c);
+
+}  // namespace rl::daemon::handlers

@@ -1,0 +1,68 @@
+#include "common/log.h"
+#include "daemon/handlers/handlers.h"
+
+namespace rl::daemon::handlers {
+
+Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args) {
+  std::string list = args.at("list");
+  auto p = Prefix::parse(args.at("cidr").get<std::string>());
+  if (!p) return control::fail(p.error().message);
+  if (list != "allow" && list != "deny") return control::fail("list must be allow or deny");
+  uint64_t ttl = args.value("ttl_seconds", 0ULL);
+  uint64_t expires = ttl ? clock.now_ns() + ttl * 1'000'000'000ULL : 0;
+  if (auto s = lists.runtime_acl_set(*p, list == "allow" ? RL_SRC_F_ALLOW : RL_SRC_F_DENY, expires);
+      !s)
+    return control::fail(s.error().str());
+  log::info("runtime entry added",
+            {{"list", list}, {"prefix", p->str()}, {"ttl_seconds", std::to_string(ttl)}});
+  return control::ok({{"list", list}, {"cidr", p->str()}, {"ttl_seconds", ttl}});
+}
+
+Json acl_del(RuntimeLists& lists, const Json& args) {
+  auto p = Prefix::parse(args.at("cidr").get<std::string>());
+  if (!p) return control::fail(p.error().message);
+  auto entries = lists.runtime_acl_list();
+  if (!entries) return control::fail(entries.error().str());
+  std::string list = args.value("list", "");
+  bool found = false;
+  for (const auto& e : *entries)
+    if (e.prefix == *p && (list.empty() || (list == "allow") == bool(e.flags & RL_SRC_F_ALLOW)))
+      found = true;
+  if (!found)
+    return control::fail("no runtime " + (list.empty() ? std::string("") : list + " ") + "entry " +
+                         p->str());
+  if (auto s = lists.runtime_acl_remove(*p); !s) return control::fail(s.error().str());
+  log::info("runtime entry removed", {{"prefix", p->str()}});
+  return control::ok({{"cidr", p->str()}});
+}
+
+Json acl_list(const RuntimeLists& lists, const Clock& clock) {
+  auto entries = lists.runtime_acl_list();
+  if (!entries) return control::fail(entries.error().str());
+  uint64_t now = clock.now_ns();
+  Json out = Json::array();
+  for (const auto& e : *entries) {
+    if (e.expires_ns && e.expires_ns <= now) continue;
+    out.push_back({{"list", e.flags & RL_SRC_F_ALLOW ? "allow" : "deny"},
+                   {"cidr", e.prefix.str()},
+                   {"expires_in_seconds",
+                    e.expires_ns ? Json((e.expires_ns - now) / 1'000'000'000ULL) : Json(nullptr)}});
+  }
+  return control::ok({{"entries", out}});
+}
+
+size_t expire_runtime_entries(RuntimeLists& lists, const Clock& clock) {
+  auto entries = lists.runtime_acl_list();
+  if (!entries) return 0;
+  uint64_t now = clock.now_ns();
+  size_t removed = 0;
+  for (const auto& e : *entries)
+    if (e.expires_ns && e.expires_ns <= now && lists.runtime_acl_remove(e.prefix)) {
+      removed++;
+      log::info("runtime entry expired", {{"prefix", e.prefix.str()},
+                                          {"list", e.flags & RL_SRC_F_ALLOW ? "allow" : "deny"}});
+    }
+  return removed;
+}
+
+}  // namespace rl::daemon::handlers

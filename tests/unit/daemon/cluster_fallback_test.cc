@@ -1,0 +1,81 @@
+// A cluster rule while Redis is unreachable, over the in-memory data path: a closed rule holds
+// each key to its share of the fleet's limit (limit / nodes) on this node, an open one blocks
+// nothing. The cluster lab test does the same against a real redis-server and real packets.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "daemon/cluster_sync.h"
+#include "daemon/key_state.h"
+#include "fake_datapath.h"
+
+namespace rl::daemon {
+namespace {
+
+using testing::FakeDatapath;
+
+// Redis, down: every call fails as a refused connection does.
+class DownStore : public cluster::Store {
+ public:
+  Result<cluster::SyncReply> sync(const std::vector<cluster::KeyDelta>&) override {
+    return Error{ECONNREFUSED, "connect to redis"};
+  }
+  Status heartbeat(const std::string&) override { return Error{ECONNREFUSED, "connect to redis"}; }
+  Result<std::vector<cluster::Peer>> peers(std::chrono::milliseconds) override {
+    return Error{ECONNREFUSED, "connect to redis"};
+  }
+  bool connected() const override { return false; }
+};
+
+RuleView cluster_rule(const std::string& name, uint32_t id, policy::RedisFailure on_failure) {
+  RuleView v;
+  v.name = name;
+  v.rule.name = name;
+  v.compiled.id = id;
+  v.compiled.key_kind = RL_KEY_SRC_ADDR;
+  v.compiled.flags = RL_RULE_F_CLUSTER;
+  v.rule.cluster = policy::ClusterLimit{{100, 60'000'000'000ULL, policy::Unit::kPackets},
+                                        on_failure};
+  return v;
+}
+
+// Runs the sync thread until `done` or two seconds.
+template <class Done>
+bool run_until(ClusterSync& sync, Done done) {
+  sync.start();
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!done() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return done();
+}
+
+TEST(ClusterFallback, ClosedRulesHoldEachKeyToItsShareWithoutRedis) {
+  FakeDatapath dp;
+  std::vector<RuleView> rules = {cluster_rule("closed", 1, policy::RedisFailure::kClosed),
+                                 cluster_rule("open", 2, policy::RedisFailure::kOpen)};
+  auto addr = Address::parse("198.18.0.7");
+  ASSERT_TRUE(addr);
+  rl_key over_share = key_for(rules[0].compiled, *addr, 0);
+  rl_key open_key = key_for(rules[1].compiled, *addr, 0);
+  rl_key within = key_for(rules[0].compiled, *Address::parse("198.18.0.8"), 0);
+  // Two nodes: a share of 50 per minute. 80 admitted here is over it; 10 is not.
+  dp.admitted = {{over_share, 80}, {open_key, 80}, {within, 10}};
+
+  ClusterConfig cfg;
+  cfg.node = "node-a";
+  cfg.nodes = 2;
+  cfg.interval = std::chrono::milliseconds(10);
+  // The fake is read by the sync thread only while this test waits on it.
+  ClusterSync sync(dp, std::make_unique<DownStore>(), cfg, [&] { return rules; });
+  ASSERT_TRUE(run_until(sync, [&] { return sync.stats().errors.size() > 0 && sync.stats().passes >= 3; }));
+  auto st = sync.stats();
+  EXPECT_FALSE(st.redis_up);
+  ASSERT_EQ(sync.blocked().size(), 1u);
+  EXPECT_EQ(sync.blocked()[0].rule, "closed");
+  EXPECT_EQ(sync.blocked()[0].key, "198.18.0.7");
+  EXPECT_EQ(st.pending_keys, 3u) << "what Redis did not hear waits for it";
+}
+
+}  // namespace
+}  // namespace rl::daemon

@@ -1,0 +1,151 @@
+// rlctl's requests as rld answers them, over the in-memory data path: what each one changes in
+// the maps and what it replies, without a kernel. The integration tests ask the same of a real
+// rld on real maps.
+#include <gtest/gtest.h>
+
+#include "control/handler_table.h"
+#include "daemon/handlers/handlers.h"
+#include "daemon/key_state.h"
+#include "fake_datapath.h"
+
+namespace rl::daemon {
+namespace {
+
+using control::Json;
+using testing::FakeDatapath;
+constexpr uint64_t kSec = 1'000'000'000ULL;
+
+// Arguments as rlctl sends them: a JSON object.
+Json args(Json kv) { return kv; }
+
+RuleView rule(const std::string& name, uint32_t id, uint8_t key_kind, uint32_t slot = 0) {
+  RuleView v;
+  v.name = name;
+  v.rule.name = name;
+  v.compiled.id = id;
+  v.compiled.key_kind = key_kind;
+  v.compiled.stats_slot = slot;
+  return v;
+}
+
+TEST(Handlers, RuntimeEntriesAddListExpireAndDelete) {
+  FakeDatapath dp;
+  auto r = handlers::acl_add(dp, dp, args({{"list", "deny"}, {"cidr", "198.18.0.0/24"},
+                                           {"ttl_seconds", 60}}));
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  ASSERT_EQ(dp.runtime.size(), 1u);
+  EXPECT_EQ(dp.runtime[0].flags, RL_SRC_F_DENY);
+  EXPECT_EQ(dp.runtime[0].expires_ns, dp.now + 60 * kSec);
+  ASSERT_TRUE(handlers::acl_add(dp, dp, args({{"list", "allow"}, {"cidr", "2001:db8::/32"}}))["ok"]);
+  EXPECT_EQ(dp.runtime[1].expires_ns, 0u) << "no ttl: never expires";
+
+  dp.now += 20 * kSec;
+  auto list = handlers::acl_list(dp, dp)["data"]["entries"];
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0]["list"], "deny");
+  EXPECT_EQ(list[0]["expires_in_seconds"], 40);
+  EXPECT_TRUE(list[1]["expires_in_seconds"].is_null());
+
+  EXPECT_FALSE(handlers::acl_add(dp, dp, args({{"list", "maybe"}, {"cidr", "198.18.1.0/24"}}))["ok"]);
+  EXPECT_FALSE(handlers::acl_add(dp, dp, args({{"list", "deny"}, {"cidr", "198.18.1.0/33"}}))["ok"]);
+  EXPECT_EQ(dp.runtime.size(), 2u) << "a refused request changes nothing";
+
+  auto wrong = handlers::acl_del(dp, args({{"cidr", "198.18.0.0/24"}, {"list", "allow"}}));
+  EXPECT_FALSE(wrong["ok"]);
+  EXPECT_EQ(wrong["error"], "no runtime allow entry 198.18.0.0/24");
+
+  dp.now += 41 * kSec;  // the deny entry is over: listed no more, then removed from the maps
+  EXPECT_EQ(handlers::acl_list(dp, dp)["data"]["entries"].size(), 1u);
+  EXPECT_EQ(dp.runtime.size(), 2u);
+  EXPECT_EQ(handlers::expire_runtime_entries(dp, dp), 1u);
+  ASSERT_EQ(dp.runtime.size(), 1u);
+  EXPECT_TRUE(handlers::acl_del(dp, args({{"cidr", "2001:db8::/32"}}))["ok"]);
+  EXPECT_TRUE(dp.runtime.empty());
+}
+
+TEST(Handlers, UnblockResetsEveryKeyOfTheAddress) {
+  FakeDatapath dp;
+  std::vector<RuleView> rules = {rule("per-source", 1, RL_KEY_SRC_ADDR),
+                                 rule("per-port", 2, RL_KEY_SRC_ADDR_DPORT),
+                                 rule("aggregate", 3, RL_KEY_RULE)};
+  auto addr = Address::parse("198.18.0.7");
+  ASSERT_TRUE(addr);
+  dp.put_key(key_for(rules[0].compiled, *addr, 0), rl_slot{1, 2, 3});
+  dp.put_key(key_for(rules[1].compiled, *addr, 443), rl_slot{4, 5, 6});
+  dp.put_key(key_for(rules[0].compiled, *Address::parse("198.18.0.8"), 0), rl_slot{7, 8, 9});
+
+  auto r = handlers::unblock(dp, rules, args({{"address", "198.18.0.7"}}));
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  EXPECT_EQ(r["data"]["keys_reset"], 2);
+  EXPECT_EQ(dp.resets.size(), 1u + 65536u) << "one key, then one per port; none for the aggregate";
+  EXPECT_EQ(dp.keys.size(), 1u) << "another address keeps its state";
+  EXPECT_FALSE(handlers::unblock(dp, rules, args({{"address", "198.18.0.300"}}))["ok"]);
+}
+
+TEST(Handlers, StatsRatesAndStackedLimitsAndGlobalNames) {
+  FakeDatapath dp;
+  std::vector<RuleView> rules = {rule("web", 1, RL_KEY_SRC_ADDR, 7)};
+  rules[0].compiled.more_limits = 1;
+  rules[0].rule.limit_name = "per-source";
+  rules[0].rule.more.resize(1);
+  rules[0].rule.more[0].name = "per-24";
+  handlers::RuleRates rates;
+  auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  dp.rules[7].matched_pkts = 1000;
+  dp.rules[7].dropped_pkts = 100;
+  rates.sample(dp, rules, t0);
+  dp.rules[7].matched_pkts = 3000;
+  dp.rules[7].dropped_pkts = 1100;
+  dp.limits[7][1] = {900, 90'000};
+  dp.global[RL_GC_CLUSTER_LIMITED] = {5, 500};
+  rates.sample(dp, rules, t0 + std::chrono::seconds(2));
+
+  auto d = handlers::stats(dp, rules, rates)["data"];
+  const auto& web = d["rules"][0];
+  EXPECT_EQ(web["counters"]["matched_packets"], 3000);
+  EXPECT_DOUBLE_EQ(web["rates"]["matched_pps"].get<double>(), 1000.0);
+  EXPECT_DOUBLE_EQ(web["rates"]["dropped_pps"].get<double>(), 500.0);
+  ASSERT_EQ(web["limits"].size(), 2u);
+  EXPECT_EQ(web["limits"][0]["name"], "per-source");
+  EXPECT_EQ(web["limits"][1]["name"], "per-24");
+  EXPECT_EQ(web["limits"][1]["refused_packets"], 900);
+  EXPECT_EQ(d["global"]["cluster_limited"]["packets"], 5);
+  EXPECT_EQ(d["global"].size(), static_cast<size_t>(RL_GC_MAX));
+}
+
+TEST(Handlers, PolicyShowAndList) {
+  FakeDatapath dp;
+  std::vector<RuleView> rules = {rule("a", 1, RL_KEY_SRC_ADDR, 3), rule("b", 2, RL_KEY_RULE, 4)};
+  dp.rules[4].passed_pkts = 42;
+  auto list = handlers::policy_list(rules)["data"]["rules"];
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[1]["position"], 1);
+  auto b = handlers::policy_show(dp, rules, args({{"name", "b"}}));
+  EXPECT_EQ(b["data"]["counters"]["passed_packets"], 42);
+  auto none = handlers::policy_show(dp, rules, args({{"name", "c"}}));
+  EXPECT_FALSE(none["ok"]);
+  EXPECT_EQ(none["error"], "no rule named 'c' in force");
+}
+
+TEST(HandlerTable, DispatchesAndRefusesWhatItCannotAnswer) {
+  control::HandlerTable t;
+  t.add("echo", [](const Json& a) { return control::ok({{"n", a.at("n").get<int>()}}); });
+  Json req = {{"v", control::kProtocolVersion}, {"cmd", "echo"}, {"args", {{"n", 3}}}};
+  EXPECT_EQ(t.dispatch(req)["data"]["n"], 3);
+  Json other = req;
+  other["v"] = control::kProtocolVersion + 1;
+  EXPECT_FALSE(t.dispatch(other)["ok"]);
+  Json unknown = req;
+  unknown["cmd"] = "nope";
+  EXPECT_EQ(t.dispatch(unknown)["error"], "unknown command 'nope'");
+  Json bad = req;
+  bad["args"]["n"] = "three";  // a type error inside the handler is a reply, not an exception
+  auto r = t.dispatch(bad);
+  EXPECT_FALSE(r["ok"]);
+  EXPECT_NE(r["error"].get<std::string>().find("bad arguments"), std::string::npos);
+  EXPECT_TRUE(t.has("echo"));
+  EXPECT_EQ(t.commands(), std::vector<std::string>{"echo"});
+}
+
+}  // namespace
+}  // namespace rl::daemon
