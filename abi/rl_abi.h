@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define RL_ABI_VERSION 4
+#define RL_ABI_VERSION 5
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
@@ -23,6 +23,7 @@
 #define RL_MAX_CLASSES		 16384	/* rule bitmaps per generation (see class layout below) */
 #define RL_MAX_PREFIXES		 262144 /* LPM entries per family, both generations together */
 #define RL_RUNTIME_ACL_MAX	 65536	/* runtime allow/deny entries per family */
+#define RL_MAX_DST_PREFIXES	 65536	/* destination LPM entries per family, both generations */
 #define RL_PORT_KINDS		 4	/* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
 #define RL_PORTS_PER_ENTRY	 4	/* u16 classes packed per 8-byte array element */
 #define RL_PORT_ENTRIES_PER_KIND (65536 / RL_PORTS_PER_ENTRY)
@@ -81,6 +82,11 @@ enum rl_key_kind {
 	RL_KEY_OVERFLOW = 4,   /* internal: the per-prefix bucket for keys that found no free way */
 	RL_KEY_NEW_BUDGET = 5, /* internal: a rule's new-source budget (per rule or per prefix) */
 	RL_KEY_UNADMITTED = 6, /* internal: the bucket of new keys that found no budget token */
+	RL_KEY_DST_PREFIX =
+	    7, /* destination masked to v4_prefix / v6_prefix (32 / 128: per address) */
+	/* source and destination: IPv4 addr[0] source, addr[1] destination; IPv6 addr[0..1] the
+	 * source's /64, addr[2..3] the destination's /64. The key stays 24 bytes. */
+	RL_KEY_SRC_DST = 8,
 };
 
 enum rl_cost_unit {
@@ -131,6 +137,11 @@ struct rl_gen_config {
 	__u8 min_len[2];	 /* [fam6]: shortest source prefix other than /0; 0 = none */
 	__u16 pad;
 	struct rl_src_entry defaults[2]; /* [fam6]: the /0 entry */
+	/* Destinations. A family whose rules name no destination has no trie entries: its packets
+	 * take dst_default (the class of every rule) without a lookup. */
+	__u16 dst_default[2]; /* [fam6]: class of a destination no entry longer than /0 covers */
+	__u8 dst_lpm[2];      /* [fam6]: rl_dst_v4 / rl_dst_v6 hold entries for this generation */
+	__u16 pad2;
 };
 
 /* rl_rules[gen * RL_MAX_RULES + position]: position is the priority order (0 = first). */
@@ -202,7 +213,9 @@ struct rl_rule_meta {
 	__u64 signature;
 };
 
-/* Source LPM tries: one per family, the generation is the first 32 bits of the prefix. */
+/* Source LPM tries: one per family, the generation is the first 32 bits of the prefix.
+ * Destination tries (rl_dst_v4, rl_dst_v6) use the same keys and entries; their entries carry
+ * only a class (flags 0). */
 struct rl_lpm4_key {
 	__u32 prefixlen; /* 32 + CIDR length */
 	__u32 gen;
@@ -398,7 +411,7 @@ struct rl_decision {
 #endif
 
 RL_STATIC_ASSERT(sizeof(struct rl_control) == 32, "rl_control layout");
-RL_STATIC_ASSERT(sizeof(struct rl_gen_config) == 32, "rl_gen_config layout");
+RL_STATIC_ASSERT(sizeof(struct rl_gen_config) == 40, "rl_gen_config layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) == 64, "rl_rule layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule_meta) == 64, "rl_rule_meta layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm4_key) == 12, "rl_lpm4_key layout");

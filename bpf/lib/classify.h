@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Rule lookup. Cost does not grow with the rule count: each dimension of a packet (source
- * prefix, protocol, L4 index, new-connection flag) selects one precomputed bitmap of the rules
- * it satisfies; the AND of those bitmaps has the matching rules set, and the lowest set bit is
- * the highest-priority rule (the compiler orders bits by priority). At most RL_RULE_WORDS
- * 64-bit words are ANDed, and only as many as the active generation uses.
+ * prefix, destination prefix, protocol, L4 index, new-connection flag) selects one precomputed
+ * bitmap of the rules it satisfies; the AND of those bitmaps has the matching rules set, and the
+ * lowest set bit is the highest-priority rule (the compiler orders bits by priority). At most
+ * RL_RULE_WORDS 64-bit words are ANDed, and only as many as the active generation uses.
  */
 #ifndef RL_BPF_CLASSIFY_H
 #define RL_BPF_CLASSIFY_H
@@ -74,6 +74,27 @@ static __always_inline __u32 rl_lookup_runtime(const struct rl_control *ctl, con
 	return e->flags;
 }
 
+/* The class of the packet's destination. A family without destination entries (no rule names a
+ * destination of it) costs no lookup; an address no entry covers takes the family's default. */
+static __always_inline __u32 rl_dst_class(__u32 gen, const struct rl_gen_config *gc,
+					  const struct rl_pkt *p)
+{
+	__u32 fam6 = p->family == 6;
+	const struct rl_src_entry *e;
+	if (!gc->dst_lpm[fam6 & 1])
+		return gc->dst_default[fam6 & 1];
+	if (!fam6) {
+		struct rl_lpm4_key k = {.prefixlen = 64, .gen = gen};
+		__builtin_memcpy(k.addr, p->daddr, 4);
+		e = bpf_map_lookup_elem(&rl_dst_v4, &k);
+	} else {
+		struct rl_lpm6_key k = {.prefixlen = 160, .gen = gen};
+		__builtin_memcpy(k.addr, p->daddr, 16);
+		e = bpf_map_lookup_elem(&rl_dst_v6, &k);
+	}
+	return e ? e->class_id : gc->dst_default[fam6 & 1];
+}
+
 static __always_inline struct rl_bitmap *rl_bitmap_of(__u32 gen, __u32 cls)
 {
 	__u32 idx = gen * RL_MAX_CLASSES + (cls & (RL_MAX_CLASSES - 1));
@@ -129,18 +150,19 @@ static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *
 	struct rl_bitmap *bs = rl_bitmap_of(gen, src_class);
 	struct rl_bitmap *bp = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + p->proto);
 	struct rl_bitmap *bl = rl_bitmap_of(gen, rl_l4_class(gen, p));
+	struct rl_bitmap *bd = rl_bitmap_of(gen, rl_dst_class(gen, gc, p));
 	/* Packets that are not a new TCP connection (including TCP fragments, whose flags are
 	 * unknown) must not match rules that require one. */
 	int need_syn_mask = !p->tcp_new;
 	struct rl_bitmap *bn = rl_bitmap_of(gen, RL_CLASS_NOT_SYN);
-	if (!bs || !bp || !bl || !bn)
+	if (!bs || !bp || !bl || !bn || !bd)
 		return -1;
 
 	__u32 words = gc->rule_words;
 	for (__u32 i = 0; i < RL_RULE_WORDS; i++) {
 		if (i >= words)
 			break;
-		__u64 m = bs->w[i] & bp->w[i] & bl->w[i];
+		__u64 m = bs->w[i] & bp->w[i] & bl->w[i] & bd->w[i];
 		if (need_syn_mask)
 			m &= bn->w[i];
 		if (m)

@@ -92,6 +92,22 @@ struct {
 } rl_src_v6 SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_MAX_DST_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_lpm4_key);
+	__type(value, struct rl_src_entry);
+} rl_dst_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_MAX_DST_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_lpm6_key);
+	__type(value, struct rl_src_entry);
+} rl_dst_v6 SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, RL_GENERATIONS * 2 * RL_FILTER_WORDS);
 	__uint(map_flags, BPF_F_MMAPABLE);

@@ -30,6 +30,7 @@ struct rl_cursor {
 /* What the rest of the program knows about a packet. */
 struct rl_pkt {
 	__u32 saddr[4]; /* network order; IPv4 uses saddr[0] */
+	__u32 daddr[4]; /* network order; IPv4 uses daddr[0] */
 	__u16 l4_index; /* destination port (host order) or ICMP type */
 	__u8 family;	/* 4 or 6 */
 	__u8 proto;	/* IP protocol after IPv6 extension headers */
@@ -85,6 +86,7 @@ static __always_inline int rl_parse_ipv4(struct rl_cursor *c, void *data_end, st
 	c->pos += hlen;
 	p->family = 4;
 	p->saddr[0] = ip->saddr;
+	p->daddr[0] = ip->daddr;
 	p->proto = ip->protocol;
 	/* A non-first fragment carries no L4 header: it is matched on addresses and protocol. */
 	if (bpf_ntohs(ip->frag_off) & 0x1fff)
@@ -122,6 +124,7 @@ static __always_inline int rl_parse_ipv6(struct rl_cursor *c, void *data_end, st
 	c->pos = ip6 + 1;
 	p->family = 6;
 	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
+	__builtin_memcpy(p->daddr, &ip6->daddr, 16);
 	__u8 nh = ip6->nexthdr;
 
 #pragma unroll

@@ -51,7 +51,8 @@ struct CompiledRuleSet {
   std::vector<std::string> names;  // by position
   std::vector<rl_bitmap> classes;  // by class id; at least RL_CLASS_FIRST_DYNAMIC entries
   std::array<std::vector<uint16_t>, RL_PORT_KINDS> port_classes;  // 65536 class ids per kind
-  std::vector<SourceEntry> sources;                    // flattened LPM entries, both families
+  std::vector<SourceEntry> sources;       // flattened LPM entries, both families
+  std::vector<SourceEntry> destinations;  // flattened destination entries (flags 0), both families
   std::array<std::vector<uint64_t>, 2> source_filter;  // [fam6]: RL_FILTER_WORDS words
   RuleIds ids;                      // pass to the next compile to keep state across reloads
   std::vector<uint32_t> new_slots;  // stats slots first used by this rule set (counters reset)

@@ -21,4 +21,8 @@ Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& t
 Status source_entries(const policy::Policy& policy, const std::vector<const policy::Rule*>& rules,
                       ClassTable& table, CompiledRuleSet& out);
 
+// Flattened destination LPM entries, and each family's class for uncovered destinations.
+Status destination_entries(const std::vector<const policy::Rule*>& rules, ClassTable& table,
+                           CompiledRuleSet& out);
+
 }  // namespace rl::compiler

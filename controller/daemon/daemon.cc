@@ -644,7 +644,8 @@ Json Daemon::cmd_unblock(const Json& args) {
   size_t reset = 0;
   for (const auto& v : policies_->rules()) {
     const rl_rule& r = v.compiled;
-    if (r.key_kind == RL_KEY_RULE) continue;
+    // A source-and-destination pair is not named by one address.
+    if (r.key_kind == RL_KEY_RULE || r.key_kind == RL_KEY_SRC_DST) continue;
     if (r.key_kind == RL_KEY_SRC_ADDR_DPORT) {
       for (uint32_t port = 0; port < 65536; port++) {
         rl_key k = key_for(r, *addr, static_cast<uint16_t>(port));

@@ -266,20 +266,48 @@ Result<compiler::RuleIds> BpfDatapath::rule_ids() const {
   return ids;
 }
 
-Status BpfDatapath::clear_generation(uint32_t gen) {
-  auto v4 = trie<rl_lpm4_key>(skel_->maps.rl_src_v4);
+namespace {
+
+// Removes one generation's entries from a pair of per-family tries (sources or destinations).
+Status clear_tries(bpf_map* m4, bpf_map* m6, uint32_t gen) {
+  auto v4 = trie<rl_lpm4_key>(m4);
   auto keys4 = v4.keys();
   if (!keys4) return keys4.error();
   for (const auto& k : *keys4)
     if (k.gen == gen)
       if (auto s = v4.remove(k); !s) return s;
-  auto v6 = trie<rl_lpm6_key>(skel_->maps.rl_src_v6);
+  auto v6 = trie<rl_lpm6_key>(m6);
   auto keys6 = v6.keys();
   if (!keys6) return keys6.error();
   for (const auto& k : *keys6)
     if (k.gen == gen)
       if (auto s = v6.remove(k); !s) return s;
   return {};
+}
+
+Status write_tries(bpf_map* m4, bpf_map* m6, uint32_t gen,
+                   const std::vector<compiler::SourceEntry>& entries) {
+  auto v4 = trie<rl_lpm4_key>(m4);
+  auto v6 = trie<rl_lpm6_key>(m6);
+  for (const auto& e : entries) {
+    if (e.prefix.addr.family == 4) {
+      rl_lpm4_key k{32u + e.prefix.len, gen, {}};
+      std::memcpy(k.addr, e.prefix.addr.bytes.data(), 4);
+      if (auto s = v4.update(k, e.value); !s) return s.error().wrap(e.prefix.str());
+    } else {
+      rl_lpm6_key k{32u + e.prefix.len, gen, {}};
+      std::memcpy(k.addr, e.prefix.addr.bytes.data(), 16);
+      if (auto s = v6.update(k, e.value); !s) return s.error().wrap(e.prefix.str());
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Status BpfDatapath::clear_generation(uint32_t gen) {
+  if (auto s = clear_tries(skel_->maps.rl_src_v4, skel_->maps.rl_src_v6, gen); !s) return s;
+  return clear_tries(skel_->maps.rl_dst_v4, skel_->maps.rl_dst_v6, gen);
 }
 
 Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
@@ -349,19 +377,10 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
       std::memset(words, 0, RL_FILTER_WORDS * sizeof(uint64_t));
   }
 
-  auto v4 = trie<rl_lpm4_key>(skel_->maps.rl_src_v4);
-  auto v6 = trie<rl_lpm6_key>(skel_->maps.rl_src_v6);
-  for (const auto& e : rs.sources) {
-    if (e.prefix.addr.family == 4) {
-      rl_lpm4_key k{32u + e.prefix.len, next, {}};
-      std::memcpy(k.addr, e.prefix.addr.bytes.data(), 4);
-      if (auto s = v4.update(k, e.value); !s) return s.error().wrap(e.prefix.str());
-    } else {
-      rl_lpm6_key k{32u + e.prefix.len, next, {}};
-      std::memcpy(k.addr, e.prefix.addr.bytes.data(), 16);
-      if (auto s = v6.update(k, e.value); !s) return s.error().wrap(e.prefix.str());
-    }
-  }
+  if (auto s = write_tries(skel_->maps.rl_src_v4, skel_->maps.rl_src_v6, next, rs.sources); !s)
+    return s;
+  if (auto s = write_tries(skel_->maps.rl_dst_v4, skel_->maps.rl_dst_v6, next, rs.destinations); !s)
+    return s.error().wrap("destination");
 
   MapRef<uint32_t, rl_gen_config> gcfg(bpf_map__fd(skel_->maps.rl_gen_config), "rl_gen_config");
   if (auto s = gcfg.update(next, rs.config); !s) return s;

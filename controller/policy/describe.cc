@@ -15,6 +15,12 @@ const char* key_name(KeyKind k) {
       return "source_port";
     case KeyKind::kRule:
       return "rule";
+    case KeyKind::kDestinationAddress:
+      return "destination";
+    case KeyKind::kDestinationPrefix:
+      return "destination_prefix";
+    case KeyKind::kSourceDestination:
+      return "source_destination";
   }
   return "source";
 }
@@ -53,6 +59,11 @@ std::string describe_match(const Match& m) {
     out += " from ";
     for (size_t i = 0; i < m.sources.size(); i++) out += (i ? "," : "") + m.sources[i];
   }
+  if (!m.destinations.empty()) {
+    out += " to ";
+    for (size_t i = 0; i < m.destinations.size(); i++)
+      out += (i ? "," : "") + m.destinations[i].str();
+  }
   return out;
 }
 
@@ -64,7 +75,7 @@ std::string describe_one(const Limit& l, KeyKind key, uint8_t v4_prefix, uint8_t
   if (l.algorithm == Algorithm::kTokenBucket && l.burst)
     out += " burst " + std::to_string(l.burst) + (l.rate.unit == Unit::kBytes ? "B" : "");
   out += std::string(" per ") + key_name(key);
-  if (key == KeyKind::kSourcePrefix)
+  if (key == KeyKind::kSourcePrefix || key == KeyKind::kDestinationPrefix)
     out += " /" + std::to_string(v4_prefix) + " /" + std::to_string(v6_prefix);
   return out;
 }

@@ -8,7 +8,8 @@ namespace rl::policy::detail {
 namespace {
 
 const Schema kMatchSchema{"in match",
-                          {"sources", "protocol", "ports", "port", "tcp_flags", "icmp_types"},
+                          {"sources", "destinations", "destination", "protocol", "ports", "port",
+                           "tcp_flags", "icmp_types"},
                           {{{"name", "priority", "limit", "key", "prefix", "action", "block",
                              "report", "cluster", "syn_cookies"},
                             "it belongs to the rule, one level up"},
@@ -31,6 +32,51 @@ void read_sources(Reader& r, const Field& f, RuleDraft& d) {
              d.inline_prefixes.end())
       d.inline_prefixes.push_back(*entry->prefix);
   }
+}
+
+// A destination is an address or a CIDR (no set names: sets hold sources).
+void read_destination(Reader& r, const YAML::Node& node, const SourceLocation& at, Match& m) {
+  const std::string type_error = "destinations entries must be addresses or CIDRs";
+  auto text = scalar(r, node, at, type_error);
+  if (!text) return;
+  if (!looks_like_address(*text)) {
+    r.error(at, "destination '" + *text +
+                    "' is not an address or CIDR (set names are for sources); " + type_error +
+                    " like 192.0.2.10 or 2001:db8::/64");
+    return;
+  }
+  auto prefix = Prefix::parse(*text);
+  if (!prefix) {
+    r.error(at, prefix.error().message);
+    return;
+  }
+  if (std::find(m.destinations.begin(), m.destinations.end(), *prefix) != m.destinations.end()) {
+    r.error(at, "destination " + prefix->str() + " is listed twice");
+    return;
+  }
+  m.destinations.push_back(*prefix);
+}
+
+// `destination: CIDR` or `destinations: [CIDR, ...]`, like port and ports.
+void read_destinations(Reader& r, const Field* many, const Field* one, Match& m) {
+  if (many && one) {
+    auto after = [](const SourceLocation& a, const SourceLocation& b) {
+      return a.line != b.line ? a.line > b.line : a.column > b.column;
+    };
+    r.error((after(many->key_at, one->key_at) ? many : one)->key_at,
+            "use either destination or destinations, not both");
+    return;
+  }
+  if (one) {
+    read_destination(r, one->value, one->at, m);
+    return;
+  }
+  if (!expect_list(r, *many, "destinations must be a list of addresses or CIDRs")) return;
+  if (many->value.size() == 0) {
+    r.error(many->at, "destinations must not be empty (leave it out to match any destination)");
+    return;
+  }
+  for (const auto& item : many->value) read_destination(r, item, r.at(item), m);
 }
 
 std::optional<uint8_t> read_protocol(Reader& r, const Field& f) {
@@ -146,6 +192,9 @@ void read_match(Reader& r, const Field& f, RuleDraft& d) {
     Match& m = d.rule.match;
 
     if (const Field* sources = fields.get("sources")) read_sources(r, *sources, d);
+    const Field* dsts = fields.get("destinations");
+    const Field* dst = fields.get("destination");
+    if (dsts || dst) read_destinations(r, dsts, dst, m);
 
     // Conditions below depend on the protocol; when it failed to read, they are checked for
     // syntax only, since "can never match" would be a guess.

@@ -23,7 +23,15 @@ struct SourceLocation {
 
 enum class Algorithm { kTokenBucket, kFixedWindow, kSlidingWindow };
 enum class Unit { kPackets, kBytes };
-enum class KeyKind { kSourceAddress, kSourcePrefix, kSourceAddressPort, kRule };
+enum class KeyKind {
+  kSourceAddress,
+  kSourcePrefix,
+  kSourceAddressPort,
+  kRule,
+  kDestinationAddress,  // the packet's destination (per VIP)
+  kDestinationPrefix,   // its destination prefix (v4_prefix / v6_prefix), like hashlimit's dstmask
+  kSourceDestination,   // the pair: IPv4 whole addresses, IPv6 the /64 of each
+};
 enum class Action { kDrop, kMonitor };
 enum class Verdict { kPass, kDrop };
 enum class RedisFailure { kOpen, kClosed };
@@ -54,6 +62,7 @@ struct PortRange {
 
 struct Match {
   std::vector<std::string> sources;  // source set names (union); empty: any source
+  std::vector<Prefix> destinations;  // destination prefixes (union); empty: any destination
   std::optional<uint8_t> protocol;   // IP protocol number; empty: any
   std::vector<PortRange> ports;      // destination ports (TCP/UDP); empty: any
   bool tcp_syn = false;              // only new TCP connections (SYN without ACK)
@@ -75,7 +84,7 @@ struct StackedLimit {
   std::string name;  // for counters and rlctl: unique within the rule
   Limit limit;
   KeyKind key = KeyKind::kSourceAddress;
-  uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix
+  uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix and kDestinationPrefix
   uint8_t v6_prefix = 64;
   bool operator==(const StackedLimit&) const = default;
 };
@@ -98,7 +107,7 @@ struct Rule {
   Match match;
   Limit limit;
   KeyKind key = KeyKind::kSourceAddress;
-  uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix
+  uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix and kDestinationPrefix
   uint8_t v6_prefix = 64;
   Action action = Action::kDrop;
   uint64_t block_ns = 0;  // drop everything from a key for this long once it exceeds

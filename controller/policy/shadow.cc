@@ -5,8 +5,18 @@
 namespace rl::policy::detail {
 namespace {
 
-// Sorted, without prefixes covered by another one: two source lists written differently
+// Sorted, without prefixes covered by another one: two prefix lists written differently
 // but covering the same addresses compare equal (mostly; adjacent halves are not joined).
+std::vector<Prefix> canonical_prefixes(std::vector<Prefix> all) {
+  // Sorting by (address, length) puts a covering prefix right before what it covers, and the
+  // kept prefixes are disjoint, so only the last kept one can cover the next.
+  std::sort(all.begin(), all.end());
+  std::vector<Prefix> out;
+  for (const auto& p : all)
+    if (out.empty() || !out.back().contains(p)) out.push_back(p);
+  return out;
+}
+
 std::vector<Prefix> canonical_sources(const Match& m,
                                       const std::map<std::string, const SourceSet*>& sets) {
   std::vector<Prefix> all;
@@ -15,13 +25,7 @@ std::vector<Prefix> canonical_sources(const Match& m,
     if (it != sets.end())
       all.insert(all.end(), it->second->prefixes.begin(), it->second->prefixes.end());
   }
-  // Sorting by (address, length) puts a covering prefix right before what it covers, and the
-  // kept prefixes are disjoint, so only the last kept one can cover the next.
-  std::sort(all.begin(), all.end());
-  std::vector<Prefix> out;
-  for (const auto& p : all)
-    if (out.empty() || !out.back().contains(p)) out.push_back(p);
-  return out;
+  return canonical_prefixes(std::move(all));
 }
 
 std::vector<PortRange> canonical_ports(std::vector<PortRange> ports) {
@@ -41,6 +45,8 @@ std::vector<PortRange> canonical_ports(std::vector<PortRange> ports) {
 std::string match_key(const Match& m, const std::map<std::string, const SourceSet*>& sets) {
   std::string key = "src";
   for (const auto& p : canonical_sources(m, sets)) key += " " + p.str();
+  key += "|dst";
+  for (const auto& p : canonical_prefixes(m.destinations)) key += " " + p.str();
   key += "|proto " + (m.protocol ? std::to_string(*m.protocol) : std::string("any"));
   key += "|ports";
   for (const auto& r : canonical_ports(m.ports))

@@ -41,6 +41,25 @@ class Gen {
     static const uint8_t lens[] = {32, 40, 48, 64, 120, 128};
     return Prefix::of(v6(), lens[u(6)]);
   }
+  // Destinations: a few lab hosts per family, so destination conditions and keys both hit and miss.
+  Address dst4() { return Address{4, {192, 0, 2, static_cast<uint8_t>(u(4))}}; }
+  Address dst6() {
+    Address a;
+    a.family = 6;
+    a.bytes[0] = 0x3f;
+    a.bytes[1] = 0xff;
+    a.bytes[7] = static_cast<uint8_t>(u(2));
+    a.bytes[15] = static_cast<uint8_t>(u(3));
+    return a;
+  }
+  Prefix dst_prefix() {
+    if (coin(60)) {
+      static const uint8_t lens[] = {24, 31, 32};
+      return Prefix::of(dst4(), lens[u(3)]);
+    }
+    static const uint8_t lens[] = {48, 64, 127, 128};
+    return Prefix::of(dst6(), lens[u(4)]);
+  }
   uint16_t port() {
     static const uint16_t ports[] = {22, 53, 80, 443, 8080, 9000, 40000};
     return ports[u(7)];
@@ -75,6 +94,12 @@ class Gen {
     auto& m = r.match;
     if (nsets && coin(40))
       for (int i = 0, n = 1 + u(2); i < n; i++) m.sources.push_back("s" + std::to_string(u(nsets)));
+    if (coin(30))
+      for (int i = 0, n = 1 + u(2); i < n; i++) {
+        Prefix d = dst_prefix();
+        if (std::find(m.destinations.begin(), m.destinations.end(), d) == m.destinations.end())
+          m.destinations.push_back(d);
+      }
     static const int protos[] = {-1, 6, 17, 1, 58, 47};
     int proto = protos[u(6)];
     if (proto >= 0) m.protocol = proto;
@@ -102,9 +127,12 @@ class Gen {
       if (r.limit.algorithm == policy::Algorithm::kTokenBucket) r.limit.burst = 1 + u(5);
     }
     static const policy::KeyKind keys[] = {
-        policy::KeyKind::kSourceAddress, policy::KeyKind::kSourcePrefix,
-        policy::KeyKind::kSourceAddressPort, policy::KeyKind::kRule};
-    r.key = keys[u(4)];
+        policy::KeyKind::kSourceAddress,      policy::KeyKind::kSourcePrefix,
+        policy::KeyKind::kSourceAddressPort,  policy::KeyKind::kRule,
+        policy::KeyKind::kDestinationAddress, policy::KeyKind::kDestinationPrefix,
+        policy::KeyKind::kSourceDestination};
+    const uint32_t nkeys = sizeof(keys) / sizeof(keys[0]);
+    r.key = keys[u(nkeys)];
     r.v4_prefix = 16 + u(17);
     r.v6_prefix = 32 + u(97);
     r.action = coin(25) ? policy::Action::kMonitor : policy::Action::kDrop;
@@ -115,12 +143,15 @@ class Gen {
       l.limit.algorithm = algos[u(3)];
       l.limit.rate = {1 + u(20), coin() ? kSec : kSec / 10, policy::Unit::kPackets};
       if (l.limit.algorithm == policy::Algorithm::kTokenBucket) l.limit.burst = 1 + u(8);
-      l.key = keys[u(4)];
+      l.key = keys[u(nkeys)];
       l.v4_prefix = 16 + u(17);
       l.v6_prefix = 32 + u(97);
       r.more.push_back(l);
     }
-    if (r.key != policy::KeyKind::kRule && coin(30)) {
+    bool per_source = r.key != policy::KeyKind::kRule &&
+                      r.key != policy::KeyKind::kDestinationAddress &&
+                      r.key != policy::KeyKind::kDestinationPrefix;
+    if (per_source && coin(30)) {
       policy::NewSources ns;
       ns.rate = {1 + u(4), coin() ? kSec : kSec / 10, policy::Unit::kPackets};
       ns.burst = 1 + u(3);
@@ -140,14 +171,16 @@ class Gen {
       b.vlan(u(4000), coin() ? 0x8100 : 0x88a8);
     bool is6 = coin(35);
     if (is6) {
-      b.ipv6_raw(v6().bytes, v6().bytes);
+      b.ipv6_raw(v6().bytes, dst6().bytes);
       for (int i = 0, n = coin(20) ? 1 + u(3) : 0; i < n; i++) {
         static const uint8_t ext[] = {0, 43, 60};
         b.ipv6_ext(ext[u(3)], u(2));
       }
     } else {
       Address s = v4();
-      b.ipv4_raw({s.bytes[0], s.bytes[1], s.bytes[2], s.bytes[3]}, {192, 0, 2, 1});
+      Address d = dst4();
+      b.ipv4_raw({s.bytes[0], s.bytes[1], s.bytes[2], s.bytes[3]},
+                 {d.bytes[0], d.bytes[1], d.bytes[2], d.bytes[3]});
       if (coin(10)) b.ipv4_options(1 + u(4));
     }
     if (coin(10)) b.fragment(coin() ? 0 : 1 + u(100), coin());
@@ -186,6 +219,7 @@ class DifferentialTest : public BpfTest {};
 
 TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   uint64_t decisions = 0, limited = 0, unadmitted = 0, stacked_refusals = 0;
+  uint64_t by_destination = 0, limited_per_destination = 0;
   std::map<uint32_t, uint64_t> by_reason;
   for (uint32_t seed = 1; seed <= 60; seed++) {
     Gen g(seed);
@@ -212,17 +246,29 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
       by_reason[want.reason]++;
       limited += want.reason == RL_REASON_LIMITED || want.reason == RL_REASON_BLOCKED;
       unadmitted += want.unadmitted;
+      if (want.rule_pos >= 0) {
+        const policy::Rule& r = *model.order()[want.rule_pos];
+        by_destination += !r.match.destinations.empty();
+        bool dst_key = r.key == policy::KeyKind::kDestinationAddress ||
+                       r.key == policy::KeyKind::kDestinationPrefix ||
+                       r.key == policy::KeyKind::kSourceDestination;
+        limited_per_destination += dst_key && want.reason == RL_REASON_LIMITED;
+      }
     }
   }
   // The generator must exercise the limiters and the new-source budgets, not only the matcher.
   EXPECT_GT(limited, decisions / 20);
   EXPECT_GT(unadmitted, decisions / 200);
   EXPECT_GT(stacked_refusals, decisions / 200);
+  // ... and the destination conditions and keys.
+  EXPECT_GT(by_destination, decisions / 100);
+  EXPECT_GT(limited_per_destination, decisions / 200);
   std::printf(
       "differential: %lu decisions, %lu limited or blocked, %lu unadmitted, %lu refused by a "
-      "stacked limit\n",
+      "stacked limit, %lu by a rule with destinations, %lu limited per destination\n",
       (unsigned long)decisions, (unsigned long)limited, (unsigned long)unadmitted,
-      (unsigned long)stacked_refusals);
+      (unsigned long)stacked_refusals, (unsigned long)by_destination,
+      (unsigned long)limited_per_destination);
   for (auto [reason, n] : by_reason) std::printf("  reason %u: %lu\n", reason, (unsigned long)n);
 }
 

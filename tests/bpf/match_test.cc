@@ -103,6 +103,100 @@ TEST_F(MatchTest, SourceSetsOverlapAndFlatten) {
   EXPECT_EQ(send(Builder().ipv6("2001:db9::1", "2001:db8::1").udp(1, 2).build()).rule_pos, -1);
 }
 
+TEST_F(MatchTest, Destinations) {
+  policy::Policy p;
+  auto vip = token_bucket("vip-web", 10, 10);
+  vip.match.destinations = {P("192.0.2.10"), P("3fff:0:0:1::/64")};
+  vip.match.protocol = 6;
+  auto net = token_bucket("lab-net", 10, 10);
+  net.match.destinations = {P("192.0.2.0/24")};
+  auto host_in_net = token_bucket("host-in-net", 10, 10);
+  host_in_net.match.destinations = {P("192.0.2.77")};
+  host_in_net.match.protocol = 17;
+  p.rules = {vip, net, host_in_net};
+  apply(p);
+  auto to4 = [](const char* dst, bool tcp) {
+    Builder b;
+    b.ipv4("198.18.0.1", dst);
+    return tcp ? b.tcp(1000, 80, packet::kAck).build() : b.udp(1000, 53).build();
+  };
+  auto to6 = [](const char* dst) {
+    return Builder().ipv6("2001:db8::1", dst).tcp(1000, 80, packet::kAck).build();
+  };
+  EXPECT_EQ(send(to4("192.0.2.10", true)).rule_pos, 0);
+  EXPECT_EQ(send(to4("192.0.2.10", false)).rule_pos, 1) << "the /24 covers the VIP too";
+  EXPECT_EQ(send(to4("192.0.2.11", true)).rule_pos, 1);
+  EXPECT_EQ(send(to4("192.0.2.77", false)).rule_pos, 1) << "lab-net comes first";
+  EXPECT_EQ(send(to4("192.0.3.10", true)).rule_pos, -1);
+  EXPECT_EQ(send(to6("3fff:0:0:1::abcd")).rule_pos, 0);
+  EXPECT_EQ(send(to6("3fff:0:0:2::1")).rule_pos, -1);
+  // An IPv4 destination list does not match IPv6 packets whose bits happen to agree.
+  EXPECT_EQ(send(to6("c000:20a::")).rule_pos, -1);
+  EXPECT_EQ(compiled_.config.dst_lpm[0], 1);
+  EXPECT_EQ(compiled_.config.dst_lpm[1], 1);
+}
+
+TEST_F(MatchTest, NoDestinationRulesSkipTheLookup) {
+  policy::Policy p;
+  auto v4_only = token_bucket("v4-vip", 10, 10);
+  v4_only.match.destinations = {P("192.0.2.10")};
+  auto rest = token_bucket("rest", 10, 10);
+  p.rules = {v4_only, rest};
+  apply(p);
+  EXPECT_EQ(compiled_.config.dst_lpm[0], 1);
+  EXPECT_EQ(compiled_.config.dst_lpm[1], 0) << "no IPv6 destination: no IPv6 lookup";
+  EXPECT_EQ(send(Builder().ipv6("2001:db8::1", "3fff::1").udp(1, 2).build()).rule_pos, 1);
+  EXPECT_EQ(send(Builder().ipv4("198.18.0.1", "192.0.2.10").udp(1, 2).build()).rule_pos, 0);
+  EXPECT_EQ(send(Builder().ipv4("198.18.0.1", "192.0.2.11").udp(1, 2).build()).rule_pos, 1);
+}
+
+TEST_F(MatchTest, DestinationKeys) {
+  policy::Policy p;
+  auto per_dst = token_bucket("per-destination", 1, 2);
+  per_dst.match.ports = {{1, 1}};
+  per_dst.key = policy::KeyKind::kDestinationAddress;
+  auto per_dst_prefix = token_bucket("per-destination-prefix", 1, 2);
+  per_dst_prefix.match.ports = {{2, 2}};
+  per_dst_prefix.key = policy::KeyKind::kDestinationPrefix;
+  per_dst_prefix.v4_prefix = 24;
+  per_dst_prefix.v6_prefix = 64;
+  auto pair = token_bucket("per-pair", 1, 2);
+  pair.match.ports = {{3, 3}};
+  pair.key = policy::KeyKind::kSourceDestination;
+  p.rules = {per_dst, per_dst_prefix, pair};
+  apply(p);
+  auto f4 = [](const char* src, const char* dst, uint16_t port) {
+    return Builder().ipv4(src, dst).udp(1000, port).build();
+  };
+  auto f6 = [](const char* src, const char* dst, uint16_t port) {
+    return Builder().ipv6(src, dst).udp(1000, port).build();
+  };
+  EXPECT_EQ(
+      passed(f4("198.18.0.1", "192.0.2.1", 1), 1) + passed(f4("198.18.9.9", "192.0.2.1", 1), 5), 2)
+      << "every source shares the destination's bucket";
+  EXPECT_EQ(passed(f4("198.18.0.1", "192.0.2.2", 1), 5), 2) << "another destination, own bucket";
+
+  EXPECT_EQ(
+      passed(f4("198.18.0.1", "192.0.2.1", 2), 1) + passed(f4("198.18.0.2", "192.0.2.200", 2), 5),
+      2)
+      << "one destination /24 shares a bucket";
+  EXPECT_EQ(passed(f4("198.18.0.1", "192.0.3.1", 2), 5), 2);
+  EXPECT_EQ(passed(f6("2001:db8::1", "3fff:0:0:1::1", 2), 1) +
+                passed(f6("2001:db8::2", "3fff:0:0:1:ffff::9", 2), 5),
+            2)
+      << "one destination /64 shares a bucket";
+
+  EXPECT_EQ(passed(f4("198.18.0.1", "192.0.2.1", 3), 5), 2);
+  EXPECT_EQ(passed(f4("198.18.0.2", "192.0.2.1", 3), 5), 2) << "another source, own pair";
+  EXPECT_EQ(passed(f4("198.18.0.1", "192.0.2.2", 3), 5), 2) << "another destination, own pair";
+  EXPECT_EQ(passed(f6("2001:db8:0:1::1", "3fff:0:0:1::1", 3), 1) +
+                passed(f6("2001:db8:0:1::2", "3fff:0:0:1::2", 3), 5),
+            2)
+      << "IPv6 pairs are keyed by the /64 of each side";
+  EXPECT_EQ(passed(f6("2001:db8:0:2::1", "3fff:0:0:1::1", 3), 5), 2);
+  EXPECT_EQ(passed(f6("2001:db8:0:1::1", "3fff:0:0:2::1", 3), 5), 2);
+}
+
 TEST_F(MatchTest, KeyKinds) {
   policy::Policy p;
   auto per_src = token_bucket("per-source", 1, 2);

@@ -22,6 +22,9 @@ bool Model::matches(const policy::Rule& r, const Packet& p) const {
           for (const auto& pre : set.prefixes) in = in || pre.contains(p.src);
     if (!in) return false;
   }
+  if (!m.destinations.empty() && std::none_of(m.destinations.begin(), m.destinations.end(),
+                                              [&](const Prefix& d) { return d.contains(p.dst); }))
+    return false;
   if (m.protocol && *m.protocol != p.proto) return false;
   bool ports = p.has_l4 && (p.port_kind == RL_PORT_KIND_TCP || p.port_kind == RL_PORT_KIND_UDP);
   if (!m.ports.empty()) {
@@ -102,6 +105,19 @@ Model::Key Model::key_of(int pos, uint8_t kind, policy::KeyKind key, uint8_t v4,
   Key k{pos, kind, 0, {}, 0};
   if (key == policy::KeyKind::kRule) return k;
   std::get<2>(k) = p.src.family;
+  if (key == policy::KeyKind::kSourceDestination) {
+    // Both addresses in one key: IPv4 whole, IPv6 the first 64 bits of each.
+    size_t half = p.src.family == 4 ? 4 : 8;
+    std::copy_n(p.src.bytes.begin(), half, std::get<3>(k).begin());
+    std::copy_n(p.dst.bytes.begin(), half, std::get<3>(k).begin() + half);
+    return k;
+  }
+  if (key == policy::KeyKind::kDestinationAddress || key == policy::KeyKind::kDestinationPrefix) {
+    uint8_t dlen = static_cast<uint8_t>(p.dst.width());
+    if (key == policy::KeyKind::kDestinationPrefix) dlen = p.dst.family == 4 ? v4 : v6;
+    std::get<3>(k) = Prefix::of(p.dst, dlen).addr.bytes;
+    return k;
+  }
   uint8_t len = static_cast<uint8_t>(p.src.width());
   if (key == policy::KeyKind::kSourcePrefix) len = p.src.family == 4 ? v4 : v6;
   std::get<3>(k) = Prefix::of(p.src, len).addr.bytes;

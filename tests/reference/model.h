@@ -19,6 +19,7 @@ namespace rl::reference {
 struct Packet {
   enum Kind { kIp, kNonIp, kMalformed } kind = kMalformed;
   Address src;
+  Address dst;
   uint8_t proto = 0;
   bool fragment = false;
   bool has_l4 = false;  // a destination port or ICMP type is known

@@ -30,6 +30,8 @@ Packet parse(const std::vector<uint8_t>& f) {
     if (f.size() < off + ihl * 4) return p;
     p.src.family = 4;
     std::copy(&f[off + 12], &f[off + 16], p.src.bytes.begin());
+    p.dst.family = 4;
+    std::copy(&f[off + 16], &f[off + 20], p.dst.bytes.begin());
     p.proto = f[off + 9];
     p.fragment = (be16(f, off + 6) & 0x1fff) != 0;
     off += ihl * 4;
@@ -38,6 +40,8 @@ Packet parse(const std::vector<uint8_t>& f) {
     if ((f[off] >> 4) != 6) return p;
     p.src.family = 6;
     std::copy(&f[off + 8], &f[off + 24], p.src.bytes.begin());
+    p.dst.family = 6;
+    std::copy(&f[off + 24], &f[off + 40], p.dst.bytes.begin());
     uint8_t nh = f[off + 6];
     off += 40;
     auto is_ext = [](uint8_t h) { return h == 0 || h == 43 || h == 44 || h == 60 || h == 51; };

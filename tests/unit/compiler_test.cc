@@ -133,6 +133,37 @@ TEST(Compiler, FlatteningGivesEachPrefixItsAncestorsRules) {
   EXPECT_EQ(lpm(*c, *Address::parse("198.18.4.100"))->flags, 0u);
 }
 
+// Destinations flatten like sources; an address no entry covers takes the family's default.
+TEST(Compiler, DestinationsFlattenWithAFamilyDefault) {
+  policy::Policy p;
+  auto net = token_bucket("net", 1, 1);
+  net.match.destinations = {P("192.0.2.0/24")};
+  auto host = token_bucket("host", 1, 1);
+  host.match.destinations = {P("192.0.2.10"), P("192.0.2.0/25")};
+  auto any = token_bucket("any", 1, 1);
+  p.rules = {net, host, any};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  auto rules_at = [&](const char* addr) {
+    Address a = *Address::parse(addr);
+    const compiler::SourceEntry* best = nullptr;
+    for (const auto& e : c->destinations)
+      if (e.prefix.contains(a) && (!best || e.prefix.len > best->prefix.len)) best = &e;
+    uint32_t cls = best ? best->value.class_id : c->config.dst_default[a.family == 6];
+    std::vector<int> r;
+    for (int i = 0; i < 3; i++)
+      if (compiler::bitmap_test(c->classes[cls], i)) r.push_back(i);
+    return r;
+  };
+  EXPECT_EQ(rules_at("192.0.2.10"), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(rules_at("192.0.2.200"), (std::vector<int>{0, 2}));
+  EXPECT_EQ(rules_at("198.51.100.1"), (std::vector<int>{2}));
+  EXPECT_EQ(rules_at("3fff::1"), (std::vector<int>{2}));
+  EXPECT_EQ(c->destinations.size(), 2u) << "192.0.2.10 decides like its /25: dropped";
+  EXPECT_EQ(c->config.dst_lpm[0], 1);
+  EXPECT_EQ(c->config.dst_lpm[1], 0);
+}
+
 TEST(Compiler, RedundantPrefixesAreDropped) {
   policy::Policy p;
   p.allow = {P("198.18.0.0/16"), P("198.18.1.0/24"), P("198.18.1.1/32")};

@@ -1,5 +1,7 @@
 #include "policy/loader.h"
 
+#include "policy/describe.h"
+
 #include <gtest/gtest.h>
 
 namespace rl::policy {
@@ -195,6 +197,54 @@ TEST(LoadString, SourcePrefixDefaults) {
   ASSERT_TRUE(r.ok()) << all_errors(r);
   EXPECT_EQ(r.policy.rules[0].v4_prefix, 24);
   EXPECT_EQ(r.policy.rules[0].v6_prefix, 64);
+}
+
+TEST(LoadString, DestinationsAndDestinationKeys) {
+  auto r = load_string(R"(rules:
+  - name: per-vip
+    match: {destinations: [192.0.2.10, "3fff:0:0:1::/64"], protocol: udp}
+    limit: {rate: 1000/s}
+    key: destination
+  - name: per-vip-net
+    match: {destination: 192.0.2.0/24}
+    limit: {rate: 1000/s}
+    key: destination_prefix
+    prefix: {ipv4: 28}
+  - name: per-client-and-vip
+    limit: {rate: 10/s}
+    key: source_destination
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  const auto& rules = r.policy.rules;
+  ASSERT_EQ(rules.size(), 3u);
+  ASSERT_EQ(rules[0].match.destinations.size(), 2u);
+  EXPECT_EQ(rules[0].match.destinations[0].str(), "192.0.2.10/32");
+  EXPECT_EQ(rules[0].match.destinations[1].str(), "3fff:0:0:1::/64");
+  EXPECT_EQ(rules[0].key, KeyKind::kDestinationAddress);
+  EXPECT_EQ(rules[1].key, KeyKind::kDestinationPrefix);
+  EXPECT_EQ(rules[1].v4_prefix, 28);
+  EXPECT_EQ(rules[1].v6_prefix, 64);
+  EXPECT_EQ(rules[2].key, KeyKind::kSourceDestination);
+  EXPECT_EQ(
+      describe_rule(rules[0]),
+      "udp to 192.0.2.10/32,3fff:0:0:1::/64; token_bucket 1000/s burst 1000 per destination; drop");
+  EXPECT_EQ(
+      describe_rule(rules[1]),
+      "any to 192.0.2.0/24; token_bucket 1000/s burst 1000 per destination_prefix /28 /64; drop");
+}
+
+TEST(LoadString, DestinationsCoveringTheSameAddressesAreTheSameMatch) {
+  auto r = load_string(R"(rules:
+  - {name: a, match: {destinations: [10.0.0.0/8, 10.1.0.0/16, 10.2.0.0/16]}, limit: {rate: 1/s}}
+  - {name: b, match: {destination: 10.0.0.0/8}, limit: {rate: 1/s}}
+  - {name: c, match: {destination: 10.1.0.0/16}, limit: {rate: 1/s}}
+)",
+                       "dst.yaml");
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_NE(r.errors[0].str().find("dst.yaml:3:5: error: rule 'b' can never match"),
+            std::string::npos)
+      << r.errors[0].str();
 }
 
 TEST(LoadString, StackedLimitsAndNewSources) {
