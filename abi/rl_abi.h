@@ -24,6 +24,7 @@
 #define RL_MAX_PREFIXES		 262144 /* LPM entries per family, both generations together */
 #define RL_RUNTIME_ACL_MAX	 65536	/* runtime allow/deny entries per family */
 #define RL_MAX_DST_PREFIXES	 65536	/* destination LPM entries per family, both generations */
+#define RL_VLAN_MAX_TAGS	 8	/* VLAN tags walked (why 8: bpf/lib/parse.h) */
 #define RL_PORT_KINDS		 4	/* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
 #define RL_PORTS_PER_ENTRY	 4	/* u16 classes packed per 8-byte array element */
 #define RL_PORT_ENTRIES_PER_KIND (65536 / RL_PORTS_PER_ENTRY)

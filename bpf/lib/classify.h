@@ -147,15 +147,21 @@ static __always_inline __u32 rl_ctz64(__u64 x)
 static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc, __u32 src_class,
 					 const struct rl_pkt *p)
 {
+	/* A rule with a protocol condition is in one protocol's bitmap, a rule without one in all
+	 * of them: for a packet whose protocol is unknown, the AND of two protocols' bitmaps holds
+	 * exactly the rules that need no protocol. */
+	int proto_unknown = p->flags & RL_PKT_F_PROTO_UNKNOWN;
+	__u32 proto = proto_unknown ? 0 : p->proto;
 	struct rl_bitmap *bs = rl_bitmap_of(gen, src_class);
-	struct rl_bitmap *bp = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + p->proto);
+	struct rl_bitmap *bp = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + proto);
+	struct rl_bitmap *bq = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + 1);
 	struct rl_bitmap *bl = rl_bitmap_of(gen, rl_l4_class(gen, p));
 	struct rl_bitmap *bd = rl_bitmap_of(gen, rl_dst_class(gen, gc, p));
 	/* Packets that are not a new TCP connection (including TCP fragments, whose flags are
 	 * unknown) must not match rules that require one. */
 	int need_syn_mask = !p->tcp_new;
 	struct rl_bitmap *bn = rl_bitmap_of(gen, RL_CLASS_NOT_SYN);
-	if (!bs || !bp || !bl || !bn || !bd)
+	if (!bs || !bp || !bq || !bl || !bn || !bd)
 		return -1;
 
 	__u32 words = gc->rule_words;
@@ -163,6 +169,8 @@ static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *
 		if (i >= words)
 			break;
 		__u64 m = bs->w[i] & bp->w[i] & bl->w[i] & bd->w[i];
+		if (proto_unknown)
+			m &= bq->w[i];
 		if (need_syn_mask)
 			m &= bn->w[i];
 		if (m)

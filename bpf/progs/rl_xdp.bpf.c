@@ -2,7 +2,10 @@
 /*
  * rl_xdp: the rate limiter's XDP program. Order of decisions for a packet:
  *   parse -> runtime allow/deny -> policy allow/deny -> first matching rule -> its limiter
- *   (for a key the table does not hold yet: the rule's new-source budget first, limiter.h).
+ *   (for a key the table does not hold yet: the rule's new-source budget first, limiter.h)
+ *   -> for a packet whose transport could not be parsed and that nothing above decided, the
+ *   malformed verdict.
+ * Only a packet without a usable IP header skips the lists and rules: it has no source to judge.
  * The generation is read once per packet, so each packet sees one complete rule set.
  */
 #include <linux/bpf.h>
@@ -48,6 +51,23 @@ static __always_inline int rl_finish(__u32 verdict, __u32 reason, int pos, __u32
 	return verdict;
 }
 
+/* Anything but an explicit pass drops: a generation written before the policy said otherwise
+ * errs on the safe side. */
+static __always_inline __u32 rl_malformed_verdict(const struct rl_gen_config *gc)
+{
+	return gc->malformed_verdict == RL_VERDICT_PASS ? XDP_PASS : XDP_DROP;
+}
+
+/* No list and no rule decided the packet. */
+static __always_inline int rl_undecided(const struct rl_gen_config *gc, const struct rl_pkt *p,
+					__u64 bytes)
+{
+	if (p->flags & RL_PKT_F_NO_L4)
+		return rl_finish(rl_malformed_verdict(gc), RL_REASON_MALFORMED, -1, 0, 0, 0, 0, 0);
+	rl_count(RL_GC_UNMATCHED, bytes);
+	return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0, 0, 0);
+}
+
 SEC("xdp")
 int rl_xdp(struct xdp_md *ctx)
 {
@@ -67,16 +87,18 @@ int rl_xdp(struct xdp_md *ctx)
 	if (!gc)
 		return XDP_PASS;
 
-	int rc = rl_parse_packet(data, data_end, &pkt);
+	int rc = rl_parse_frame(ctx, &pkt);
 	if (rc == RL_PARSE_NON_IP) {
 		rl_count(RL_GC_NON_IP, bytes);
 		return rl_finish(XDP_PASS, RL_REASON_NON_IP, -1, 0, 0, 0, 0, 0);
 	}
 	if (rc < 0) {
 		rl_count(RL_GC_MALFORMED, bytes);
-		__u32 v = gc->malformed_verdict == RL_VERDICT_DROP ? XDP_DROP : XDP_PASS;
-		return rl_finish(v, RL_REASON_MALFORMED, -1, 0, 0, 0, 0, 0);
+		return rl_finish(rl_malformed_verdict(gc), RL_REASON_MALFORMED, -1, 0, 0, 0, 0, 0);
 	}
+	/* The source is known: the lists and the rules that need no port judge it first. */
+	if (pkt.flags & RL_PKT_F_NO_L4)
+		rl_count(RL_GC_MALFORMED, bytes);
 	if (pkt.fragment)
 		rl_count(RL_GC_FRAGMENTS, bytes);
 
@@ -112,16 +134,12 @@ int rl_xdp(struct xdp_md *ctx)
 	int pos = -1;
 	if (src && gc->rule_count)
 		pos = rl_match_rule(gen, gc, src->class_id, &pkt);
-	if (pos < 0 || pos >= RL_MAX_RULES) {
-		rl_count(RL_GC_UNMATCHED, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0, 0, 0);
-	}
+	if (pos < 0 || pos >= RL_MAX_RULES)
+		return rl_undecided(gc, &pkt, bytes);
 	__u32 ridx = gen * RL_MAX_RULES + pos;
 	struct rl_rule *r = bpf_map_lookup_elem(&rl_rules, &ridx);
-	if (!r) {
-		rl_count(RL_GC_UNMATCHED, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0, 0, 0);
-	}
+	if (!r)
+		return rl_undecided(gc, &pkt, bytes);
 
 	struct rl_rule_counters *rc_ = rl_rule_counters(r->stats_slot);
 	if (rc_) {

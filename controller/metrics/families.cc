@@ -51,11 +51,12 @@ constexpr GlobalCounter kGlobalCounters[] = {
      "Packets the XDP program received, before any decision.", "rl_received_bytes_total",
      "Bytes of received frames (L2 header included).", nullptr},
     {RL_GC_MALFORMED, "rl_malformed_packets_total",
-     "Packets with truncated or invalid headers; they get the policy's malformed verdict.",
+     "Packets with truncated or invalid headers; what no list or rule decides gets the "
+     "policy's malformed verdict.",
      "rl_malformed_bytes_total", "Bytes of malformed packets.", nullptr},
     {RL_GC_NON_IP, "rl_non_ip_packets_total",
-     "Packets that are not IPv4 or IPv6 (ARP, LLDP, a third VLAN tag...); always passed.",
-     "rl_non_ip_bytes_total", "Bytes of non-IP packets.", nullptr},
+     "Packets that are not IPv4 or IPv6 (ARP, LLDP...); always passed.", "rl_non_ip_bytes_total",
+     "Bytes of non-IP packets.", nullptr},
     {RL_GC_ALLOWLISTED, "rl_allowlisted_packets_total",
      "Packets passed by an allow list before any rule: list=policy (the policy file) or "
      "list=runtime (rlctl allow).",

@@ -165,26 +165,44 @@ class Gen {
     return r;
   }
 
+  // Mostly ordinary frames, and the odd ones an attacker shapes: VLAN stacks up to beyond the
+  // walk, IPv6 extension-header chains up to beyond the walk (AH included), later fragments
+  // declaring an extension header, and cuts inside the chain or the transport header.
   std::vector<uint8_t> frame() {
     packet::Builder b;
-    for (int i = 0, n = u(10) == 0 ? 1 + u(2) : 0; i < n; i++)
-      b.vlan(u(4000), coin() ? 0x8100 : 0x88a8);
+    int tags = u(10) == 0 ? 1 + u(RL_VLAN_MAX_TAGS + 2) : 0;
+    for (int i = 0; i < tags; i++) b.vlan(u(4000), coin() ? 0x8100 : 0x88a8);
     bool is6 = coin(35);
+    size_t l3 = 14 + 4 * tags, l4 = l3;  // where the IP and transport headers start
     if (is6) {
       b.ipv6_raw(v6().bytes, dst6().bytes);
-      for (int i = 0, n = coin(20) ? 1 + u(3) : 0; i < n; i++) {
-        static const uint8_t ext[] = {0, 43, 60};
-        b.ipv6_ext(ext[u(3)], u(2));
+      l4 += 40;
+      int n = 0;
+      if (coin(30)) n = coin(70) ? 1 + u(3) : u(RL_IPV6_MAX_EXT_HDRS + 4);
+      for (int i = 0; i < n; i++) {
+        static const uint8_t ext[] = {0, 43, 60, 51};
+        uint8_t len8 = u(3);
+        b.ipv6_ext(ext[u(4)], len8);
+        l4 += 8 * (len8 + 1);
       }
     } else {
       Address s = v4();
       Address d = dst4();
       b.ipv4_raw({s.bytes[0], s.bytes[1], s.bytes[2], s.bytes[3]},
                  {d.bytes[0], d.bytes[1], d.bytes[2], d.bytes[3]});
-      if (coin(10)) b.ipv4_options(1 + u(4));
+      l4 += 20;
+      if (coin(10)) {
+        uint8_t words = 1 + u(10);
+        b.ipv4_options(words);
+        l4 += 4 * words;
+      }
     }
-    if (coin(10)) b.fragment(coin() ? 0 : 1 + u(100), coin());
-    switch (u(5)) {
+    bool fragment = coin(10);
+    if (fragment) {
+      b.fragment(coin() ? 0 : 1 + u(100), coin());
+      if (is6) l4 += 8;
+    }
+    switch (u(is6 && fragment ? 6 : 5)) {
       case 0:
         b.tcp(1000 + u(100), port(),
               coin() ? packet::kSyn : (coin() ? packet::kAck : packet::kSyn | packet::kAck));
@@ -198,12 +216,19 @@ class Gen {
       case 3:
         b.l4_protocol(47);
         break;
+      case 5:  // what a later fragment declares comes after it: here, more headers
+        b.l4_protocol(coin() ? 60 : 0);
+        break;
       default:
         b.udp(5, port());
     }
     b.payload(u(3) == 0 ? u(1400) : u(40));
     auto f = b.build();
     if (coin(10)) f.resize(14 + u(static_cast<uint32_t>(f.size() - 14)));
+    if (is6 && l4 > l3 + 40 && f.size() > l3 + 41 && coin(5)) f[l3 + 41] = u(256);  // a length
+    // A cut in the IP or extension headers, or in the first bytes of the transport.
+    if (coin(5) && l4 + 20 > l3 && f.size() > l3)
+      f.resize(std::min(f.size(), l3 + u(static_cast<uint32_t>(l4 + 20 - l3))));
     if (coin(3)) {
       for (auto& x : f) x = static_cast<uint8_t>(rng_());
       if (coin()) f[12] = 0x08, f[13] = 0x00;
@@ -217,9 +242,19 @@ class Gen {
 
 class DifferentialTest : public BpfTest {};
 
+int vlan_tags(const std::vector<uint8_t>& f) {
+  int n = 0;
+  for (size_t at = 12; at + 2 <= f.size(); at += 4, n++) {
+    uint16_t type = (f[at] << 8) | f[at + 1];
+    if (type != 0x8100 && type != 0x88a8) break;
+  }
+  return n;
+}
+
 TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   uint64_t decisions = 0, limited = 0, unadmitted = 0, stacked_refusals = 0;
   uint64_t by_destination = 0, limited_per_destination = 0;
+  uint64_t no_l4 = 0, no_l4_judged = 0, proto_unknown = 0, deep_vlan = 0;
   std::map<uint32_t, uint64_t> by_reason;
   for (uint32_t seed = 1; seed <= 60; seed++) {
     Gen g(seed);
@@ -254,21 +289,37 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
                        r.key == policy::KeyKind::kSourceDestination;
         limited_per_destination += dst_key && want.reason == RL_REASON_LIMITED;
       }
+      auto pk = reference::parse(f);
+      no_l4 += pk.no_l4;
+      no_l4_judged += pk.no_l4 && want.reason != RL_REASON_MALFORMED;
+      proto_unknown += pk.kind == reference::Packet::kIp && !pk.proto_known;
+      deep_vlan += vlan_tags(f) > RL_VLAN_MAX_TAGS;
     }
   }
-  // The generator must exercise the limiters and the new-source budgets, not only the matcher.
+  // The generator must exercise the limiters and the new-source budgets, not only the matcher,
+  // and the odd frames: transports not parsed (judged by lists and rules, or not), protocols
+  // unknown, VLAN stacks beyond the walk.
   EXPECT_GT(limited, decisions / 20);
   EXPECT_GT(unadmitted, decisions / 200);
   EXPECT_GT(stacked_refusals, decisions / 200);
   // ... and the destination conditions and keys.
   EXPECT_GT(by_destination, decisions / 100);
   EXPECT_GT(limited_per_destination, decisions / 200);
+  EXPECT_GT(no_l4, decisions / 50);
+  EXPECT_GT(no_l4_judged, no_l4 / 10);
+  EXPECT_GT(proto_unknown, decisions / 200);
+  EXPECT_GT(deep_vlan, decisions / 500);
   std::printf(
       "differential: %lu decisions, %lu limited or blocked, %lu unadmitted, %lu refused by a "
       "stacked limit, %lu by a rule with destinations, %lu limited per destination\n",
       (unsigned long)decisions, (unsigned long)limited, (unsigned long)unadmitted,
       (unsigned long)stacked_refusals, (unsigned long)by_destination,
       (unsigned long)limited_per_destination);
+  std::printf(
+      "  transport not parsed: %lu (%lu decided by a list or rule), protocol unknown: %lu, "
+      "VLAN stack beyond the walk: %lu\n",
+      (unsigned long)no_l4, (unsigned long)no_l4_judged, (unsigned long)proto_unknown,
+      (unsigned long)deep_vlan);
   for (auto [reason, n] : by_reason) std::printf("  reason %u: %lu\n", reason, (unsigned long)n);
 }
 

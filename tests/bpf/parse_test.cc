@@ -1,5 +1,6 @@
 // Parsing through the real program: every header the data path understands, and frames cut
 // short at every length, which must be counted as malformed and never read out of bounds.
+// What crafted packets must not get past (lists, address rules): match_test.cc.
 #include "fixture.h"
 
 namespace rl::testing {
@@ -80,11 +81,26 @@ TEST_F(ParseTest, VlanAndQinQ) {
   expect_rule(
       Builder().vlan(10, 0x88a8).vlan(20).ipv6("2001:db8::1", "2001:db8::2").udp(1, 53).build(),
       "udp53");
-  // A third tag is not parsed: the frame is not IP as far as the limiter can tell.
-  auto d =
-      send(Builder().vlan(1).vlan(2).vlan(3).ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).build());
-  EXPECT_EQ(d.reason, RL_REASON_NON_IP);
-  EXPECT_EQ(d.verdict, XDP_PASS);
+  // Stacks as deep as Linux can untag are walked.
+  Builder deepest;
+  for (int i = 0; i < RL_VLAN_MAX_TAGS; i++) deepest.vlan(i + 1, i % 2 ? 0x8100 : 0x88a8);
+  expect_rule(deepest.ipv6("2001:db8::1", "2001:db8::2").udp(1, 53).build(), "udp53");
+  Builder arp;
+  for (int i = 0; i < RL_VLAN_MAX_TAGS; i++) arp.vlan(i + 1);
+  EXPECT_EQ(send(arp.ethertype(0x0806).build()).reason, RL_REASON_NON_IP);
+}
+
+// One tag more than the walk: what the frame carries is unknown, so it is malformed, not
+// "non-IP", and takes the malformed verdict (drop unless the policy says pass).
+TEST_F(ParseTest, VlanStackDeeperThanTheWalkIsMalformed) {
+  Builder b;
+  for (int i = 0; i <= RL_VLAN_MAX_TAGS; i++) b.vlan(i + 1);
+  auto f = b.ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).build();
+  auto d = send(f);
+  EXPECT_EQ(d.reason, RL_REASON_MALFORMED);
+  EXPECT_EQ(d.verdict, XDP_DROP);
+  EXPECT_EQ(global(RL_GC_MALFORMED), 1u);
+  EXPECT_EQ(global(RL_GC_NON_IP), 0u);
 }
 
 TEST_F(ParseTest, Ipv6ExtensionHeaders) {
@@ -101,11 +117,18 @@ TEST_F(ParseTest, Ipv6ExtensionHeaders) {
   at_bound.ipv6("2001:db8::1", "2001:db8::2");
   for (int i = 0; i < RL_IPV6_MAX_EXT_HDRS; i++) at_bound.ipv6_ext(60);
   expect_rule(at_bound.udp(1, 53).build(), "udp53");
+  expect_rule(
+      Builder().ipv6("2001:db8::1", "2001:db8::2").ipv6_ext(51, 2).ipv6_ext(43).icmp(128).build(),
+      "echo6");
+  // Longer than the walk: the transport is not guessed at. No rule here matches without a
+  // protocol, so the malformed verdict decides.
   Builder chain;
   chain.ipv6("2001:db8::1", "2001:db8::2");
   for (int i = 0; i <= RL_IPV6_MAX_EXT_HDRS; i++) chain.ipv6_ext(60);
   auto d = send(chain.udp(1, 53).build());
-  EXPECT_EQ(d.reason, RL_REASON_MALFORMED) << "a chain longer than the bound is not guessed at";
+  EXPECT_EQ(d.reason, RL_REASON_MALFORMED);
+  EXPECT_EQ(d.verdict, XDP_DROP);
+  EXPECT_EQ(global(RL_GC_MALFORMED), 1u);
 }
 
 TEST_F(ParseTest, FragmentsMatchWithoutPorts) {
@@ -132,6 +155,23 @@ TEST_F(ParseTest, FragmentsMatchWithoutPorts) {
                   .payload(64)
                   .build(),
               "udp-any");
+  // The walk stops at a later fragment's header: what follows is payload. The protocol is the
+  // one declared, unknown if that is another extension header (so "udp-any" cannot match).
+  expect_rule(Builder()
+                  .ipv6("2001:db8::1", "2001:db8::2")
+                  .fragment(50, false)
+                  .l4_protocol(17)
+                  .payload(64)
+                  .build(),
+              "udp-any");
+  auto hidden = send(Builder()
+                         .ipv6("2001:db8::1", "2001:db8::2")
+                         .fragment(50, false)
+                         .l4_protocol(60)
+                         .payload(64)
+                         .build());
+  EXPECT_EQ(hidden.reason, RL_REASON_UNMATCHED);
+  EXPECT_EQ(global(RL_GC_MALFORMED), 0u) << "a later fragment is not malformed";
   // A TCP fragment cannot be a new connection: SYN-only rules do not match it.
   auto d = send(Builder()
                     .ipv4("198.18.0.1", "192.0.2.1")
@@ -139,7 +179,7 @@ TEST_F(ParseTest, FragmentsMatchWithoutPorts) {
                     .tcp(1, 80, packet::kSyn)
                     .build());
   EXPECT_EQ(d.reason, RL_REASON_UNMATCHED);
-  EXPECT_GE(global(RL_GC_FRAGMENTS), 3u);
+  EXPECT_EQ(global(RL_GC_FRAGMENTS), 5u);
 }
 
 TEST_F(ParseTest, NonIpPasses) {
@@ -149,41 +189,52 @@ TEST_F(ParseTest, NonIpPasses) {
   EXPECT_EQ(global(RL_GC_NON_IP), 1u);
 }
 
-// Every prefix of a valid frame that cuts into a header must be malformed, never a crash or a
-// rule decision based on bytes that are not there.
+// Every prefix of a valid frame that cuts into a header must be counted malformed, never a crash
+// or a decision based on bytes that are not there: once the source is known, only a rule that
+// needs no port ("udp-any") may match; otherwise the malformed verdict (drop) decides.
 TEST_F(ParseTest, TruncatedAtEveryLength) {
-  std::vector<std::vector<uint8_t>> frames = {
-      Builder()
-          .vlan(5)
-          .ipv4("198.18.0.1", "192.0.2.1")
-          .ipv4_options(2)
-          .tcp(1, 80, packet::kAck)
-          .build(),
-      Builder().ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).build(),
-      Builder()
-          .ipv6("2001:db8::1", "2001:db8::2")
-          .ipv6_ext(0, 1)
-          .fragment(0, true)
-          .udp(1, 53)
-          .build(),
-      Builder().ipv6("2001:db8::1", "2001:db8::2").icmp(128).build(),
+  struct Case {
+    std::vector<uint8_t> frame;
+    size_t headers;  // bytes the parser needs
   };
-  uint64_t malformed = 0;
-  for (const auto& full : frames) {
-    // Header bytes end where the padding begins; cut before that.
-    for (size_t len = 14; len < full.size(); len++) {
-      std::vector<uint8_t> f(full.begin(), full.begin() + len);
+  std::vector<Case> cases = {
+      {Builder()
+           .vlan(5)
+           .ipv4("198.18.0.1", "192.0.2.1")
+           .ipv4_options(2)
+           .tcp(1, 80, packet::kAck)
+           .build(),
+       14 + 4 + 28 + 20},
+      {Builder().ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).build(), 14 + 20 + 8},
+      {Builder()
+           .ipv6("2001:db8::1", "2001:db8::2")
+           .ipv6_ext(0, 1)
+           .fragment(0, true)
+           .udp(1, 53)
+           .build(),
+       14 + 40 + 16 + 8 + 8},
+      {Builder().ipv6("2001:db8::1", "2001:db8::2").icmp(128).build(), 14 + 40 + 4},
+  };
+  uint64_t cut = 0;
+  for (const auto& c : cases) {
+    for (size_t len = 14; len < c.frame.size(); len++) {
+      std::vector<uint8_t> f(c.frame.begin(), c.frame.begin() + len);
       auto r = dp_->run(f);
       ASSERT_TRUE(r.ok());
       auto d = dp_->last_decision();
-      if (d.reason == RL_REASON_MALFORMED) {
-        malformed++;
-        EXPECT_EQ(d.verdict, XDP_DROP) << "a policy's default verdict for malformed frames";
+      if (len >= c.headers) {
+        EXPECT_NE(d.reason, RL_REASON_MALFORMED) << "length " << len;
+        continue;
       }
+      cut++;
+      if (d.reason == RL_REASON_MALFORMED)
+        EXPECT_EQ(d.verdict, XDP_DROP) << "length " << len;
+      else
+        EXPECT_EQ(d.rule_pos, pos("udp-any")) << "length " << len;
     }
   }
-  EXPECT_GT(malformed, 100u);
-  EXPECT_EQ(global(RL_GC_MALFORMED), malformed);
+  EXPECT_EQ(cut, 52u + 28 + 72 + 44);
+  EXPECT_EQ(global(RL_GC_MALFORMED), cut);
 }
 
 TEST_F(ParseTest, NonsenseHeaders) {
@@ -216,9 +267,9 @@ TEST_F(ParseTest, NonsenseHeaders) {
   }
 }
 
-// More extension headers than the walk covers make a packet malformed; a policy's default verdict
-// for those is drop, so extension headers cannot carry a denied source around the rules.
-TEST_F(ParseTest, OverlongExtensionChainsDropByDefault) {
+// More extension headers than the walk covers leave the transport unparsed, but the source is
+// known: the deny list still drops it, so extension headers cannot carry a denied source around it.
+TEST_F(ParseTest, OverlongExtensionChainsCannotDodgeTheDenyList) {
   policy::Policy p;  // malformed: not given
   p.deny = {P("2001:db8:bad::/48")};
   p.rules = {token_bucket("any", 10, 10)};
@@ -227,23 +278,19 @@ TEST_F(ParseTest, OverlongExtensionChainsDropByDefault) {
   b.ipv6("2001:db8:bad::1", "2001:db8::2");
   for (int i = 0; i <= RL_IPV6_MAX_EXT_HDRS; i++) b.ipv6_ext(60, 0);
   auto d = send(b.udp(1, 53).build());
-  EXPECT_EQ(d.reason, RL_REASON_MALFORMED);
+  EXPECT_EQ(d.reason, RL_REASON_DENYLIST);
   EXPECT_EQ(d.verdict, XDP_DROP);
 }
 
 TEST_F(ParseTest, MalformedVerdictIsConfigurable) {
   policy::Policy p;
-  p.malformed = policy::Verdict::kDrop;
+  EXPECT_EQ(p.malformed, policy::Verdict::kDrop) << "the safe default";
+  p.malformed = policy::Verdict::kPass;
   p.rules = {token_bucket("any", 10, 10)};
   apply(p);
   auto f = Builder().ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).build();
   f.resize(14 + 10);
   auto d = send(f);
-  EXPECT_EQ(d.reason, RL_REASON_MALFORMED);
-  EXPECT_EQ(d.verdict, XDP_DROP);
-  p.malformed = policy::Verdict::kPass;
-  apply(p);
-  d = send(f);
   EXPECT_EQ(d.reason, RL_REASON_MALFORMED);
   EXPECT_EQ(d.verdict, XDP_PASS);
 }

@@ -25,7 +25,7 @@ bool Model::matches(const policy::Rule& r, const Packet& p) const {
   if (!m.destinations.empty() && std::none_of(m.destinations.begin(), m.destinations.end(),
                                               [&](const Prefix& d) { return d.contains(p.dst); }))
     return false;
-  if (m.protocol && *m.protocol != p.proto) return false;
+  if (m.protocol && (!p.proto_known || *m.protocol != p.proto)) return false;
   bool ports = p.has_l4 && (p.port_kind == RL_PORT_KIND_TCP || p.port_kind == RL_PORT_KIND_UDP);
   if (!m.ports.empty()) {
     if (!ports) return false;
@@ -130,9 +130,10 @@ Model::Key Model::key_of(int pos, uint8_t kind, policy::KeyKind key, uint8_t v4,
 Decision Model::decide(const std::vector<uint8_t>& frame, uint64_t now) {
   Packet p = parse(frame);
   if (p.kind == Packet::kNonIp) return {XDP_PASS, RL_REASON_NON_IP, -1};
-  if (p.kind == Packet::kMalformed)
-    return {policy_.malformed == policy::Verdict::kDrop ? XDP_DROP : XDP_PASS, RL_REASON_MALFORMED,
-            -1};
+  const Decision malformed{policy_.malformed == policy::Verdict::kPass ? XDP_PASS : XDP_DROP,
+                           RL_REASON_MALFORMED, -1};
+  // Without a source there is nothing to judge; with one, the lists and rules come first.
+  if (p.kind == Packet::kMalformed) return malformed;
 
   // The most specific allow/deny entry decides.
   int best = -1;
@@ -188,6 +189,7 @@ Decision Model::decide(const std::vector<uint8_t>& frame, uint64_t now) {
     bool pass = reason == RL_REASON_ADMITTED || r.action == policy::Action::kMonitor;
     return {pass ? XDP_PASS : XDP_DROP, reason, static_cast<int>(pos), unadmitted, limit};
   }
+  if (p.no_l4) return malformed;
   return {XDP_PASS, RL_REASON_UNMATCHED, -1};
 }
 

@@ -17,10 +17,14 @@
 namespace rl::reference {
 
 struct Packet {
+  // kMalformed: no usable IP header, so no source. A packet whose source is known but whose
+  // transport could not be parsed is kIp with no_l4 set.
   enum Kind { kIp, kNonIp, kMalformed } kind = kMalformed;
   Address src;
   Address dst;
   uint8_t proto = 0;
+  bool proto_known = true;
+  bool no_l4 = false;  // malformed transport: judged on addresses, then the malformed verdict
   bool fragment = false;
   bool has_l4 = false;  // a destination port or ICMP type is known
   unsigned port_kind = 0;

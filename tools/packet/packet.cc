@@ -8,7 +8,7 @@
 namespace rl::packet {
 namespace {
 
-constexpr uint8_t kTcp = 6, kUdp = 17, kIcmp = 1, kIcmpv6 = 58, kFragment = 44;
+constexpr uint8_t kTcp = 6, kUdp = 17, kIcmp = 1, kIcmpv6 = 58, kFragment = 44, kAh = 51;
 
 void put16(std::vector<uint8_t>& b, uint16_t v) {
   b.push_back(v >> 8);
@@ -121,6 +121,12 @@ Builder& Builder::l4_protocol(uint8_t proto) {
 }
 Builder& Builder::payload(size_t n) {
   payload_ = n;
+  payload_bytes_.clear();
+  return *this;
+}
+Builder& Builder::payload(const std::vector<uint8_t>& bytes) {
+  payload_ = bytes.size();
+  payload_bytes_ = bytes;
   return *this;
 }
 Builder& Builder::ttl(uint8_t t) {
@@ -174,7 +180,10 @@ std::vector<uint8_t> Builder::build() const {
       put32(l4, 0x00010001);  // id, sequence
     }
   }
-  l4.resize(l4.size() + payload_, 0xab);
+  if (payload_bytes_.empty())
+    l4.resize(l4.size() + payload_, 0xab);
+  else
+    l4.insert(l4.end(), payload_bytes_.begin(), payload_bytes_.end());
 
   // L4 checksum over the pseudo header (only for an unfragmented datagram: a fragment's
   // checksum covers bytes this frame does not carry).
@@ -222,6 +231,12 @@ std::vector<uint8_t> Builder::build() const {
         ext.push_back(0);
         put16(ext, static_cast<uint16_t>((frag_off8_ << 3) | (frag_more_ ? 1 : 0)));
         put32(ext, 0xabcd);
+      } else if (chain[i] == kAh) {
+        // AH counts its length in 4-octet units, minus 2; SPI, sequence and ICV left zero.
+        uint8_t len8 = ext_[i].len8;
+        ext.push_back(next);
+        ext.push_back(static_cast<uint8_t>(2 * len8));
+        ext.resize(ext.size() + 6 + 8 * len8, 0);
       } else {
         uint8_t len8 = ext_[i].len8;
         ext.push_back(next);

@@ -21,8 +21,9 @@ class Builder {
   Builder& ipv4_options(uint8_t words);  // IHL = 5 + words
   Builder& ipv6(std::string_view src, std::string_view dst);
   Builder& ipv6_raw(const std::array<uint8_t, 16>& src, const std::array<uint8_t, 16>& dst);
-  Builder& ipv6_ext(uint8_t type, uint8_t len8 = 0);  // hop-by-hop 0, routing 43, dstopts 60
-  Builder& fragment(uint16_t offset8, bool more);     // IPv4 flags or an IPv6 fragment header
+  // Hop-by-hop 0, routing 43, dstopts 60 or AH 51, 8 * (len8 + 1) bytes long.
+  Builder& ipv6_ext(uint8_t type, uint8_t len8 = 0);
+  Builder& fragment(uint16_t offset8, bool more);  // IPv4 flags or an IPv6 fragment header
   Builder& tcp(uint16_t sport, uint16_t dport, uint8_t flags = kAck);
   Builder& tcp_seq(uint32_t seq, uint32_t ack);
   Builder& tcp_options(std::vector<uint8_t> options);  // padded with EOL to whole words
@@ -30,6 +31,7 @@ class Builder {
   Builder& icmp(uint8_t type, uint8_t code = 0);  // ICMPv6 on IPv6
   Builder& l4_protocol(uint8_t proto);            // a protocol without a header here
   Builder& payload(size_t bytes);
+  Builder& payload(const std::vector<uint8_t>& bytes);  // e.g. the datagram an ICMP error quotes
   Builder& ttl(uint8_t ttl);
   Builder& mac(const std::array<uint8_t, 6>& src, const std::array<uint8_t, 6>& dst);
 
@@ -57,6 +59,7 @@ class Builder {
   std::vector<uint8_t> tcp_options_;
   uint8_t icmp_type_ = 0, icmp_code_ = 0;
   size_t payload_ = 0;
+  std::vector<uint8_t> payload_bytes_;
   uint8_t ttl_ = 64;
 };
 
