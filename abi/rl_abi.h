@@ -16,17 +16,21 @@
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
-#define RL_MAX_RULES		 1024 /* rules per generation; bit position == priority order */
-#define RL_RULE_WORDS		 (RL_MAX_RULES / 64)
-#define RL_MAX_RULE_IDS		 2048 /* stable rule ids: two full generations can coexist */
-#define RL_GENERATIONS		 2
-#define RL_MAX_CLASSES		 16384	/* rule bitmaps per generation (see class layout below) */
-#define RL_MAX_PREFIXES		 262144 /* LPM entries per family, both generations together */
-#define RL_RUNTIME_ACL_MAX	 65536	/* runtime allow/deny entries per family */
-#define RL_MAX_DST_PREFIXES	 65536	/* destination LPM entries per family, both generations */
-#define RL_VLAN_MAX_TAGS	 8	/* VLAN tags walked (why 8: bpf/lib/parse.h) */
-#define RL_PORT_KINDS		 4	/* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
-#define RL_PORTS_PER_ENTRY	 4	/* u16 classes packed per 8-byte array element */
+#define RL_MAX_RULES	    1024 /* rules per generation; bit position == priority order */
+#define RL_RULE_WORDS	    (RL_MAX_RULES / 64)
+#define RL_MAX_RULE_IDS	    2048 /* stable rule ids: two full generations can coexist */
+#define RL_GENERATIONS	    2
+#define RL_MAX_CLASSES	    16384  /* rule bitmaps per generation (see class layout below) */
+#define RL_MAX_PREFIXES	    262144 /* LPM entries per family, both generations together */
+#define RL_RUNTIME_ACL_MAX  65536  /* runtime allow/deny entries per family */
+#define RL_MAX_DST_PREFIXES 65536  /* destination LPM entries per family, both generations */
+#define RL_VLAN_MAX_TAGS    8	   /* VLAN tags walked (why 8: bpf/lib/parse.h) */
+#define RL_PORT_KINDS	    4	   /* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
+/* rl_port_classes holds, per generation, RL_PORT_TABLES tables of 65536 classes: the L4 index
+ * of each port kind, then the source port of TCP and of UDP (RL_SPORT_TABLE + kind). */
+#define RL_SPORT_TABLE		 RL_PORT_KINDS
+#define RL_PORT_TABLES		 (RL_PORT_KINDS + 2)
+#define RL_PORTS_PER_ENTRY	 4 /* u16 classes packed per 8-byte array element */
 #define RL_PORT_ENTRIES_PER_KIND (65536 / RL_PORTS_PER_ENTRY)
 #define RL_WAYS			 4 /* key table associativity */
 #define RL_DEFAULT_KEY_CAPACITY	 1048576
@@ -142,7 +146,11 @@ struct rl_gen_config {
 	 * take dst_default (the class of every rule) without a lookup. */
 	__u16 dst_default[2]; /* [fam6]: class of a destination no entry longer than /0 covers */
 	__u8 dst_lpm[2];      /* [fam6]: rl_dst_v4 / rl_dst_v6 hold entries for this generation */
-	__u16 pad2;
+	/* Source ports. Packets without ports, and every packet while no rule names a source port
+	 * (sport_used 0, no lookup), take sport_none: the rules without a source-port condition. */
+	__u16 sport_none;
+	__u8 sport_used;
+	__u8 pad3[7];
 };
 
 /* rl_rules[gen * RL_MAX_RULES + position]: position is the priority order (0 = first). */
@@ -412,7 +420,7 @@ struct rl_decision {
 #endif
 
 RL_STATIC_ASSERT(sizeof(struct rl_control) == 32, "rl_control layout");
-RL_STATIC_ASSERT(sizeof(struct rl_gen_config) == 40, "rl_gen_config layout");
+RL_STATIC_ASSERT(sizeof(struct rl_gen_config) == 48, "rl_gen_config layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) == 64, "rl_rule layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule_meta) == 64, "rl_rule_meta layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm4_key) == 12, "rl_lpm4_key layout");

@@ -105,13 +105,30 @@ static __always_inline __u32 rl_l4_class(__u32 gen, const struct rl_pkt *p)
 {
 	if (p->port_kind == RL_L4_NONE)
 		return RL_CLASS_NO_PORT;
-	__u32 idx = (gen * RL_PORT_KINDS + (p->port_kind & (RL_PORT_KINDS - 1))) *
+	__u32 idx = (gen * RL_PORT_TABLES + (p->port_kind & (RL_PORT_KINDS - 1))) *
 			RL_PORT_ENTRIES_PER_KIND +
 		    (p->l4_index / RL_PORTS_PER_ENTRY);
 	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_port_classes, &idx);
 	if (!pc)
 		return RL_CLASS_NO_PORT;
 	return pc->cls[p->l4_index & (RL_PORTS_PER_ENTRY - 1)];
+}
+
+/* The class of the packet's source port (TCP and UDP). While no rule of the generation names a
+ * source port, every packet takes sport_none without a lookup. */
+static __always_inline __u32 rl_sport_class(__u32 gen, const struct rl_gen_config *gc,
+					    const struct rl_pkt *p)
+{
+	if (!gc->sport_used ||
+	    (p->port_kind != RL_PORT_KIND_TCP && p->port_kind != RL_PORT_KIND_UDP))
+		return gc->sport_none;
+	__u32 idx = (gen * RL_PORT_TABLES + RL_SPORT_TABLE + (p->port_kind & 1)) *
+			RL_PORT_ENTRIES_PER_KIND +
+		    (p->sport / RL_PORTS_PER_ENTRY);
+	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_port_classes, &idx);
+	if (!pc)
+		return gc->sport_none;
+	return pc->cls[p->sport & (RL_PORTS_PER_ENTRY - 1)];
 }
 
 /* Branch-free count of trailing zeros; x must be non-zero. */
@@ -157,18 +174,19 @@ static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *
 	struct rl_bitmap *bq = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + 1);
 	struct rl_bitmap *bl = rl_bitmap_of(gen, rl_l4_class(gen, p));
 	struct rl_bitmap *bd = rl_bitmap_of(gen, rl_dst_class(gen, gc, p));
+	struct rl_bitmap *bo = rl_bitmap_of(gen, rl_sport_class(gen, gc, p));
 	/* Packets that are not a new TCP connection (including TCP fragments, whose flags are
 	 * unknown) must not match rules that require one. */
 	int need_syn_mask = !p->tcp_new;
 	struct rl_bitmap *bn = rl_bitmap_of(gen, RL_CLASS_NOT_SYN);
-	if (!bs || !bp || !bq || !bl || !bn || !bd)
+	if (!bs || !bp || !bq || !bl || !bn || !bd || !bo)
 		return -1;
 
 	__u32 words = gc->rule_words;
 	for (__u32 i = 0; i < RL_RULE_WORDS; i++) {
 		if (i >= words)
 			break;
-		__u64 m = bs->w[i] & bp->w[i] & bl->w[i] & bd->w[i];
+		__u64 m = bs->w[i] & bp->w[i] & bl->w[i] & bd->w[i] & bo->w[i];
 		if (proto_unknown)
 			m &= bq->w[i];
 		if (need_syn_mask)

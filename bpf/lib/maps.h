@@ -69,7 +69,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RL_GENERATIONS *RL_PORT_KINDS *RL_PORT_ENTRIES_PER_KIND);
+	__uint(max_entries, RL_GENERATIONS *RL_PORT_TABLES *RL_PORT_ENTRIES_PER_KIND);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct rl_port_classes);

@@ -38,6 +38,7 @@ struct rl_pkt {
 	__u32 saddr[4]; /* network order; IPv4 uses saddr[0] */
 	__u32 daddr[4]; /* network order; IPv4 uses daddr[0] */
 	__u16 l4_index; /* destination port (host order) or ICMP type */
+	__u16 sport;	/* TCP and UDP: source port (host order) */
 	__u8 family;	/* 4 or 6 */
 	__u8 proto;	/* IP protocol after IPv6 extension headers */
 	__u8 port_kind; /* enum rl_port_kind, or RL_L4_NONE when there is no L4 index */
@@ -208,6 +209,7 @@ static __always_inline int rl_parse_l4(struct rl_cursor *c, void *data_end, stru
 			return RL_PARSE_NO_L4;
 		p->port_kind = RL_PORT_KIND_TCP;
 		p->l4_index = bpf_ntohs(th->dest);
+		p->sport = bpf_ntohs(th->source);
 		p->tcp_new = th->syn && !th->ack;
 		p->tcp_flags = ((__u8 *)th)[13];
 		return 0;
@@ -218,6 +220,7 @@ static __always_inline int rl_parse_l4(struct rl_cursor *c, void *data_end, stru
 			return RL_PARSE_NO_L4;
 		p->port_kind = RL_PORT_KIND_UDP;
 		p->l4_index = bpf_ntohs(uh->dest);
+		p->sport = bpf_ntohs(uh->source);
 		return 0;
 	}
 	case IPPROTO_ICMP:

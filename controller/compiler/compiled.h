@@ -50,7 +50,9 @@ struct CompiledRuleSet {
   std::vector<rl_rule> more_limits;
   std::vector<std::string> names;  // by position
   std::vector<rl_bitmap> classes;  // by class id; at least RL_CLASS_FIRST_DYNAMIC entries
-  std::array<std::vector<uint16_t>, RL_PORT_KINDS> port_classes;  // 65536 class ids per kind
+  // 65536 class ids per table: the L4 index per port kind, then TCP and UDP source ports (empty
+  // when no rule names a source port).
+  std::array<std::vector<uint16_t>, RL_PORT_TABLES> port_classes;
   std::vector<SourceEntry> sources;       // flattened LPM entries, both families
   std::vector<SourceEntry> destinations;  // flattened destination entries (flags 0), both families
   std::array<std::vector<uint64_t>, 2> source_filter;  // [fam6]: RL_FILTER_WORDS words

@@ -24,33 +24,70 @@ bool admits(const policy::Match& m, unsigned kind, unsigned index) {
   return true;
 }
 
+bool admits_source_port(const policy::Match& m, unsigned port) {
+  if (m.source_ports.empty()) return true;
+  for (const auto& r : m.source_ports)
+    if (port >= r.first && port <= r.last) return true;
+  return false;
+}
+
+// Fills one table of 65536 classes: between two bounds, the rules `admits` is constant.
+template <typename Admits>
+Status sweep(const std::set<unsigned>& bounds, size_t rules, ClassTable& table,
+             std::vector<uint16_t>& cls, Admits admits) {
+  cls.assign(65536, 0);
+  for (auto it = bounds.begin(); std::next(it) != bounds.end(); ++it) {
+    unsigned lo = *it, hi = *std::next(it);
+    rl_bitmap b{};
+    for (size_t pos = 0; pos < rules; pos++)
+      if (admits(pos, lo)) bitmap_set(b, pos);
+    auto id = table.intern(b);
+    if (!id) return id.error();
+    for (unsigned i = lo; i < hi; i++) cls[i] = *id;
+  }
+  return {};
+}
+
 }  // namespace
 
 Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,
                     CompiledRuleSet& out) {
-  std::set<unsigned> bounds{0, 256, 65536};
-  for (const auto* r : rules) {
-    for (const auto& pr : r->match.ports) {
+  std::set<unsigned> bounds{0, 256, 65536}, source_bounds{0, 65536};
+  rl_bitmap no_source_port{};
+  for (size_t pos = 0; pos < rules.size(); pos++) {
+    const policy::Match& m = rules[pos]->match;
+    for (const auto& pr : m.ports) {
       bounds.insert(pr.first);
       bounds.insert(pr.last + 1u);
     }
-    for (uint8_t t : r->match.icmp_types) {
+    for (uint8_t t : m.icmp_types) {
       bounds.insert(t);
       bounds.insert(t + 1u);
     }
+    for (const auto& pr : m.source_ports) {
+      source_bounds.insert(pr.first);
+      source_bounds.insert(pr.last + 1u);
+    }
+    if (m.source_ports.empty())
+      bitmap_set(no_source_port, pos);
+    else
+      out.config.sport_used = 1;
   }
   for (unsigned kind = 0; kind < RL_PORT_KINDS; kind++) {
-    auto& cls = out.port_classes[kind];
-    cls.assign(65536, 0);
-    for (auto it = bounds.begin(); std::next(it) != bounds.end(); ++it) {
-      unsigned lo = *it, hi = *std::next(it);
-      rl_bitmap b{};
-      for (size_t pos = 0; pos < rules.size(); pos++)
-        if (admits(rules[pos]->match, kind, lo)) bitmap_set(b, pos);
-      auto id = table.intern(b);
-      if (!id) return id.error();
-      for (unsigned i = lo; i < hi; i++) cls[i] = *id;
-    }
+    auto s = sweep(bounds, rules.size(), table, out.port_classes[kind],
+                   [&](size_t pos, unsigned i) { return admits(rules[pos]->match, kind, i); });
+    if (!s) return s;
+  }
+  auto none = table.intern(no_source_port);
+  if (!none) return none.error();
+  out.config.sport_none = *none;
+  // Without a source-port condition in the policy the data path never reads these tables.
+  if (!out.config.sport_used) return {};
+  for (unsigned t = RL_SPORT_TABLE; t < RL_PORT_TABLES; t++) {
+    auto s =
+        sweep(source_bounds, rules.size(), table, out.port_classes[t],
+              [&](size_t pos, unsigned i) { return admits_source_port(rules[pos]->match, i); });
+    if (!s) return s;
   }
   return {};
 }

@@ -359,9 +359,9 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
   std::memcpy(bm, rs.classes.data(), rs.classes.size() * sizeof(rl_bitmap));
 
   rl_port_classes* pc = ports_.as<rl_port_classes>();
-  for (uint32_t kind = 0; kind < RL_PORT_KINDS; kind++) {
+  for (uint32_t kind = 0; kind < RL_PORT_TABLES; kind++) {
     rl_port_classes* base =
-        pc + (static_cast<size_t>(next) * RL_PORT_KINDS + kind) * RL_PORT_ENTRIES_PER_KIND;
+        pc + (static_cast<size_t>(next) * RL_PORT_TABLES + kind) * RL_PORT_ENTRIES_PER_KIND;
     const auto& cls = rs.port_classes[kind];
     for (uint32_t port = 0; port < 65536; port++)
       base[port / RL_PORTS_PER_ENTRY].cls[port % RL_PORTS_PER_ENTRY] = cls.empty() ? 0 : cls[port];

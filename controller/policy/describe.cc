@@ -39,16 +39,24 @@ const char* algorithm_name(Algorithm a) {
 
 const char* action_name(Action a) { return a == Action::kMonitor ? "monitor" : "drop"; }
 
+namespace {
+
+// " dport 80,8000-8100"; nothing for an empty list.
+std::string describe_ports(const char* what, const std::vector<PortRange>& ports) {
+  std::string out;
+  for (size_t i = 0; i < ports.size(); i++) {
+    out += (i ? "," : std::string(" ") + what + " ") + std::to_string(ports[i].first);
+    if (ports[i].last != ports[i].first) out += "-" + std::to_string(ports[i].last);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string describe_match(const Match& m) {
   std::string out = m.protocol ? detail::protocol_name(*m.protocol) : "any";
-  if (!m.ports.empty()) {
-    out += " dport ";
-    for (size_t i = 0; i < m.ports.size(); i++) {
-      if (i) out += ",";
-      out += std::to_string(m.ports[i].first);
-      if (m.ports[i].last != m.ports[i].first) out += "-" + std::to_string(m.ports[i].last);
-    }
-  }
+  out += describe_ports("sport", m.source_ports);
+  out += describe_ports("dport", m.ports);
   if (m.tcp_syn) out += " syn";
   if (!m.icmp_types.empty()) {
     out += " type ";

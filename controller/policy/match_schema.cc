@@ -9,7 +9,7 @@ namespace {
 
 const Schema kMatchSchema{"in match",
                           {"sources", "destinations", "destination", "protocol", "ports", "port",
-                           "tcp_flags", "icmp_types"},
+                           "source_ports", "source_port", "tcp_flags", "icmp_types"},
                           {{{"name", "priority", "limit", "key", "prefix", "action", "block",
                              "report", "cluster", "syn_cookies"},
                             "it belongs to the rule, one level up"},
@@ -97,8 +97,8 @@ std::optional<uint8_t> read_protocol(Reader& r, const Field& f) {
 }
 
 std::optional<PortRange> read_port_range(Reader& r, const YAML::Node& node,
-                                         const SourceLocation& at) {
-  auto text = scalar(r, node, at, "ports entries must be a port or a range like 8000-8100");
+                                         const SourceLocation& at, const std::string& many) {
+  auto text = scalar(r, node, at, many + " entries must be a port or a range like 8000-8100");
   if (!text) return std::nullopt;
   std::string first_text = *text, last_text = *text;
   if (auto dash = text->find('-'); dash != std::string::npos && dash > 0) {
@@ -129,26 +129,28 @@ std::optional<PortRange> read_port_range(Reader& r, const YAML::Node& node,
   return PortRange{static_cast<uint16_t>(*first), static_cast<uint16_t>(*last)};
 }
 
-void read_ports(Reader& r, const Field* ports, const Field* port, Match& m) {
+// `ports:`/`port:` or `source_ports:`/`source_port:` into `out`.
+void read_ports(Reader& r, const Field* ports, const Field* port, std::vector<PortRange>& out) {
   if (ports && port) {
     auto after = [](const SourceLocation& a, const SourceLocation& b) {
       return a.line != b.line ? a.line > b.line : a.column > b.column;
     };
     const Field* later = after(ports->key_at, port->key_at) ? ports : port;
-    r.error(later->key_at, "use either port or ports, not both");
+    r.error(later->key_at, "use either " + port->name + " or " + ports->name + ", not both");
     return;
   }
   if (port) {
-    if (auto range = read_port_range(r, port->value, port->at)) m.ports.push_back(*range);
+    if (auto range = read_port_range(r, port->value, port->at, port->name + "s"))
+      out.push_back(*range);
     return;
   }
-  if (!expect_list(r, *ports, "ports must be a list of ports or ranges")) return;
+  if (!expect_list(r, *ports, ports->name + " must be a list of ports or ranges")) return;
   if (ports->value.size() == 0) {
-    r.error(ports->at, "ports must not be empty (leave it out to match any port)");
+    r.error(ports->at, ports->name + " must not be empty (leave it out to match any port)");
     return;
   }
   for (const auto& item : ports->value)
-    if (auto range = read_port_range(r, item, r.at(item))) m.ports.push_back(*range);
+    if (auto range = read_port_range(r, item, r.at(item), ports->name)) out.push_back(*range);
 }
 
 void read_icmp_types(Reader& r, const Field& f, uint8_t protocol, Match& m) {
@@ -205,10 +207,11 @@ void read_match(Reader& r, const Field& f, RuleDraft& d) {
     }
     std::string proto_name = m.protocol ? protocol_name(*m.protocol) : "";
 
-    const Field* ports = fields.get("ports");
-    const Field* port = fields.get("port");
-    if (ports || port) {
-      read_ports(r, ports, port, m);
+    for (bool source : {false, true}) {
+      const Field* ports = fields.get(source ? "source_ports" : "ports");
+      const Field* port = fields.get(source ? "source_port" : "port");
+      if (!ports && !port) continue;
+      read_ports(r, ports, port, source ? m.source_ports : m.ports);
       const Field* given = ports ? ports : port;
       if (m.protocol && !carries_ports(*m.protocol))
         r.error(given->key_at, given->name + " can never match protocol " + proto_name +

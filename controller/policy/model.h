@@ -61,12 +61,13 @@ struct PortRange {
 };
 
 struct Match {
-  std::vector<std::string> sources;  // source set names (union); empty: any source
-  std::vector<Prefix> destinations;  // destination prefixes (union); empty: any destination
-  std::optional<uint8_t> protocol;   // IP protocol number; empty: any
-  std::vector<PortRange> ports;      // destination ports (TCP/UDP); empty: any
-  bool tcp_syn = false;              // only new TCP connections (SYN without ACK)
-  std::vector<uint8_t> icmp_types;   // ICMP/ICMPv6 types; empty: any
+  std::vector<std::string> sources;     // source set names (union); empty: any source
+  std::vector<Prefix> destinations;     // destination prefixes (union); empty: any destination
+  std::optional<uint8_t> protocol;      // IP protocol number; empty: any
+  std::vector<PortRange> ports;         // destination ports (TCP/UDP); empty: any
+  std::vector<PortRange> source_ports;  // source ports (TCP/UDP); empty: any
+  bool tcp_syn = false;                 // only new TCP connections (SYN without ACK)
+  std::vector<uint8_t> icmp_types;      // ICMP/ICMPv6 types; empty: any
 };
 
 // A fleet-wide limit for the same key, enforced through Redis.

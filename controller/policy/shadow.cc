@@ -51,6 +51,9 @@ std::string match_key(const Match& m, const std::map<std::string, const SourceSe
   key += "|ports";
   for (const auto& r : canonical_ports(m.ports))
     key += " " + std::to_string(r.first) + "-" + std::to_string(r.last);
+  key += "|sports";
+  for (const auto& r : canonical_ports(m.source_ports))
+    key += " " + std::to_string(r.first) + "-" + std::to_string(r.last);
   key += m.tcp_syn ? "|syn" : "|";
   std::vector<uint8_t> types = m.icmp_types;
   std::sort(types.begin(), types.end());

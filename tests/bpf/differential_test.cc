@@ -60,6 +60,11 @@ class Gen {
     static const uint8_t lens[] = {48, 64, 127, 128};
     return Prefix::of(dst6(), lens[u(4)]);
   }
+  // Reflection sources (DNS, NTP, memcached, SSDP, chargen) and ephemeral ones.
+  uint16_t sport() {
+    static const uint16_t ports[] = {19, 53, 123, 1900, 11211, 1000, 40000};
+    return ports[u(7)];
+  }
   uint16_t port() {
     static const uint16_t ports[] = {22, 53, 80, 443, 8080, 9000, 40000};
     return ports[u(7)];
@@ -107,6 +112,12 @@ class Gen {
       for (int i = 0, n = 1 + u(3); i < n; i++) {
         uint16_t a = port(), b = coin(30) ? port() : a;
         m.ports.push_back({std::min(a, b), std::max(a, b)});
+      }
+    }
+    if ((proto == -1 || proto == 6 || proto == 17) && coin(25)) {
+      for (int i = 0, n = 1 + u(2); i < n; i++) {
+        uint16_t a = sport(), b = coin(30) ? sport() : a;
+        m.source_ports.push_back({std::min(a, b), std::max(a, b)});
       }
     }
     if (proto == 6 && coin(40)) m.tcp_syn = true;
@@ -204,11 +215,11 @@ class Gen {
     }
     switch (u(is6 && fragment ? 6 : 5)) {
       case 0:
-        b.tcp(1000 + u(100), port(),
+        b.tcp(coin() ? sport() : 1000 + u(100), port(),
               coin() ? packet::kSyn : (coin() ? packet::kAck : packet::kSyn | packet::kAck));
         break;
       case 1:
-        b.udp(1000, port());
+        b.udp(sport(), port());
         break;
       case 2:
         b.icmp(coin() ? (is6 ? 128 : 8) : 3);
@@ -253,7 +264,7 @@ int vlan_tags(const std::vector<uint8_t>& f) {
 
 TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   uint64_t decisions = 0, limited = 0, unadmitted = 0, stacked_refusals = 0;
-  uint64_t by_destination = 0, limited_per_destination = 0;
+  uint64_t by_destination = 0, limited_per_destination = 0, by_source_port = 0;
   uint64_t no_l4 = 0, no_l4_judged = 0, proto_unknown = 0, deep_vlan = 0;
   std::map<uint32_t, uint64_t> by_reason;
   for (uint32_t seed = 1; seed <= 60; seed++) {
@@ -284,6 +295,7 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
       if (want.rule_pos >= 0) {
         const policy::Rule& r = *model.order()[want.rule_pos];
         by_destination += !r.match.destinations.empty();
+        by_source_port += !r.match.source_ports.empty();
         bool dst_key = r.key == policy::KeyKind::kDestinationAddress ||
                        r.key == policy::KeyKind::kDestinationPrefix ||
                        r.key == policy::KeyKind::kSourceDestination;
@@ -305,16 +317,18 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   // ... and the destination conditions and keys.
   EXPECT_GT(by_destination, decisions / 100);
   EXPECT_GT(limited_per_destination, decisions / 200);
+  EXPECT_GT(by_source_port, decisions / 100);
   EXPECT_GT(no_l4, decisions / 50);
   EXPECT_GT(no_l4_judged, no_l4 / 10);
   EXPECT_GT(proto_unknown, decisions / 200);
   EXPECT_GT(deep_vlan, decisions / 500);
   std::printf(
       "differential: %lu decisions, %lu limited or blocked, %lu unadmitted, %lu refused by a "
-      "stacked limit, %lu by a rule with destinations, %lu limited per destination\n",
+      "stacked limit, %lu by a rule with destinations, %lu limited per destination, %lu by a rule "
+      "with source ports\n",
       (unsigned long)decisions, (unsigned long)limited, (unsigned long)unadmitted,
       (unsigned long)stacked_refusals, (unsigned long)by_destination,
-      (unsigned long)limited_per_destination);
+      (unsigned long)limited_per_destination, (unsigned long)by_source_port);
   std::printf(
       "  transport not parsed: %lu (%lu decided by a list or rule), protocol unknown: %lu, "
       "VLAN stack beyond the walk: %lu\n",

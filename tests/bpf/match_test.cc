@@ -152,6 +152,48 @@ TEST_F(MatchTest, NoDestinationRulesSkipTheLookup) {
   EXPECT_EQ(send(Builder().ipv4("198.18.0.1", "192.0.2.11").udp(1, 2).build()).rule_pos, 1);
 }
 
+TEST_F(MatchTest, SourcePorts) {
+  policy::Policy p;
+  auto reflection = token_bucket("reflection", 10, 10);
+  reflection.match.protocol = 17;
+  reflection.match.source_ports = {{19, 19}, {53, 53}, {123, 123}, {1900, 1900}, {11211, 11211}};
+  auto high = token_bucket("tcp-from-high-ports", 10, 10);
+  high.match.source_ports = {{1024, 65535}};
+  high.match.ports = {{80, 80}};
+  p.rules = {reflection, high};
+  apply(p);
+  EXPECT_EQ(compiled_.config.sport_used, 1);
+  auto udp_from = [](uint16_t sport, uint16_t dport) {
+    return Builder().ipv4("198.18.0.1", "192.0.2.1").udp(sport, dport).build();
+  };
+  auto tcp_from = [](uint16_t sport, uint16_t dport) {
+    return Builder().ipv4("198.18.0.1", "192.0.2.1").tcp(sport, dport, packet::kAck).build();
+  };
+  for (uint16_t s : {19, 53, 123, 1900, 11211})
+    EXPECT_EQ(send(udp_from(s, 40000)).rule_pos, 0) << s;
+  EXPECT_EQ(send(udp_from(54, 40000)).rule_pos, -1);
+  EXPECT_EQ(send(tcp_from(53, 40000)).rule_pos, -1) << "protocol udp only";
+  EXPECT_EQ(send(tcp_from(1024, 80)).rule_pos, 1);
+  EXPECT_EQ(send(tcp_from(65535, 80)).rule_pos, 1);
+  EXPECT_EQ(send(tcp_from(1023, 80)).rule_pos, -1);
+  EXPECT_EQ(send(udp_from(2000, 80)).rule_pos, 1) << "no protocol: tcp or udp";
+  EXPECT_EQ(send(Builder().ipv6("2001:db8::1", "3fff::1").udp(123, 9).build()).rule_pos, 0);
+  // Packets without ports never match a source-port condition.
+  EXPECT_EQ(send(Builder().ipv4("198.18.0.1", "192.0.2.1").icmp(8).build()).rule_pos, -1);
+  EXPECT_EQ(send(Builder().ipv4("198.18.0.1", "192.0.2.1").fragment(10, false).udp(53, 9).build())
+                .rule_pos,
+            -1);
+}
+
+TEST_F(MatchTest, NoSourcePortRulesSkipTheLookup) {
+  policy::Policy p;
+  p.rules = {token_bucket("any", 10, 10)};
+  apply(p);
+  EXPECT_EQ(compiled_.config.sport_used, 0);
+  EXPECT_TRUE(compiled_.port_classes[RL_SPORT_TABLE].empty());
+  EXPECT_EQ(send(udp4("198.18.0.1", 53)).rule_pos, 0);
+}
+
 TEST_F(MatchTest, DestinationKeys) {
   policy::Policy p;
   auto per_dst = token_bucket("per-destination", 1, 2);

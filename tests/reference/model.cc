@@ -33,6 +33,13 @@ bool Model::matches(const policy::Rule& r, const Packet& p) const {
     for (const auto& pr : m.ports) hit = hit || (p.l4_index >= pr.first && p.l4_index <= pr.last);
     if (!hit) return false;
   }
+  if (!m.source_ports.empty()) {
+    if (!ports) return false;
+    if (std::none_of(m.source_ports.begin(), m.source_ports.end(), [&](const policy::PortRange& r) {
+          return p.sport >= r.first && p.sport <= r.last;
+        }))
+      return false;
+  }
   if (!m.icmp_types.empty()) {
     if (!p.has_l4 || ports) return false;
     if (std::find(m.icmp_types.begin(), m.icmp_types.end(), p.l4_index) == m.icmp_types.end())

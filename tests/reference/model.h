@@ -29,6 +29,7 @@ struct Packet {
   bool has_l4 = false;  // a destination port or ICMP type is known
   unsigned port_kind = 0;
   uint16_t l4_index = 0;
+  uint16_t sport = 0;  // TCP and UDP with has_l4
   bool tcp_new = false;
 };
 

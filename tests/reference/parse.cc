@@ -16,6 +16,7 @@ bool transport(const std::vector<uint8_t>& f, size_t off, Packet& p) {
       p.has_l4 = true;
       p.port_kind = RL_PORT_KIND_TCP;
       p.l4_index = be16(f, off + 2);
+      p.sport = be16(f, off);
       p.tcp_new = (f[off + 13] & 0x02) && !(f[off + 13] & 0x10);
       return true;
     case 17:
@@ -23,6 +24,7 @@ bool transport(const std::vector<uint8_t>& f, size_t off, Packet& p) {
       p.has_l4 = true;
       p.port_kind = RL_PORT_KIND_UDP;
       p.l4_index = be16(f, off + 2);
+      p.sport = be16(f, off);
       return true;
     case 1:
     case 58:

@@ -234,6 +234,28 @@ TEST(LoadString, DestinationsAndDestinationKeys) {
       "any to 192.0.2.0/24; token_bucket 1000/s burst 1000 per destination_prefix /28 /64; drop");
 }
 
+TEST(LoadString, SourcePorts) {
+  auto r = load_string(R"(rules:
+  - name: reflection
+    match: {protocol: udp, source_ports: [19, 53, "1024-2048"]}
+    limit: {rate: 1000/s}
+  - name: one
+    match: {source_port: 123, port: 9}
+    limit: {rate: 1000/s}
+  - name: one-other-dport
+    match: {source_port: 123, port: 10}
+    limit: {rate: 1000/s}
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  const auto& m = r.policy.rules[0].match;
+  ASSERT_EQ(m.source_ports.size(), 3u);
+  EXPECT_EQ(m.source_ports[2], (PortRange{1024, 2048}));
+  EXPECT_TRUE(m.ports.empty());
+  EXPECT_EQ(describe_match(r.policy.rules[0].match), "udp sport 19,53,1024-2048");
+  EXPECT_EQ(describe_match(r.policy.rules[1].match), "any sport 123 dport 9");
+}
+
 TEST(LoadString, DestinationsCoveringTheSameAddressesAreTheSameMatch) {
   auto r = load_string(R"(rules:
   - {name: a, match: {destinations: [10.0.0.0/8, 10.1.0.0/16, 10.2.0.0/16]}, limit: {rate: 1/s}}
