@@ -377,6 +377,11 @@ std::vector<Crafted> crafted(const std::string& s4, const std::string& s6) {
   auto lying = chain({{0, 0}, {60, 0}}).udp(1, 80).payload(40).build();
   lying[14 + 40 + 8 + 1] = 255;  // the second header claims 2 KiB
   add("IPv6 extension header longer than the frame", lying, true);
+  // RFC 7112 wants the whole chain and the transport header in the first fragment; an attacker
+  // puts the transport in the next one.
+  auto first6 = chain({{0, 0}}).fragment(0, true).tcp(1, 80, packet::kSyn).build();
+  first6.resize(14 + 40 + 8 + 8);
+  add("IPv6 first fragment without its transport header", first6, true);
   auto tiny = Builder().ipv4(s4, d4).fragment(0, true).tcp(1, 80, packet::kSyn).build();
   tiny.resize(14 + 20 + 8);
   add("IPv4 first fragment with half a TCP header", tiny, true);
@@ -463,7 +468,7 @@ TEST_F(CraftedTest, ListsDecideEveryCraftedPacket) {
     EXPECT_EQ(d.verdict, XDP_PASS) << c.what;
     no_l4 += c.no_l4;
   }
-  EXPECT_EQ(no_l4, 24u);
+  EXPECT_EQ(no_l4, 27u);
   EXPECT_EQ(global(RL_GC_MALFORMED), no_l4) << "still counted malformed";
   EXPECT_EQ(global(RL_GC_DENYLISTED), kinds);
   EXPECT_EQ(global(RL_GC_RUNTIME_DENIED), kinds);
@@ -512,6 +517,28 @@ TEST_F(CraftedTest, UndecidedCraftedPacketsGetTheMalformedVerdict) {
       }
     }
   }
+}
+
+// A VLAN stack deeper than the walk hides the source: such a frame gets the malformed verdict,
+// drop by default, whatever its source; one tag less and the lists and rules judge it.
+TEST_F(CraftedTest, VlanStacksBeyondTheWalkDropByDefault) {
+  policy::Policy p = policy(policy::Verdict::kDrop);
+  p.malformed = policy::Policy{}.malformed;
+  apply(p);
+  for (const char* src : {"198.18.66.1", "198.18.10.1", "198.18.77.1"}) {
+    Builder deeper, deepest;
+    for (int i = 0; i <= RL_VLAN_MAX_TAGS; i++) deeper.vlan(i + 1);
+    for (int i = 0; i < RL_VLAN_MAX_TAGS; i++) deepest.vlan(i + 1);
+    auto d = send(deeper.ipv4(src, "192.0.2.1").udp(1, 53).build());
+    EXPECT_EQ(d.reason, RL_REASON_MALFORMED) << src;
+    EXPECT_EQ(d.verdict, XDP_DROP) << src;
+    d = send(deepest.ipv4(src, "192.0.2.1").udp(1, 53).build());
+    EXPECT_NE(d.reason, RL_REASON_MALFORMED) << src;
+  }
+  Builder deny;
+  for (int i = 0; i < RL_VLAN_MAX_TAGS; i++) deny.vlan(i + 1);
+  EXPECT_EQ(send(deny.ipv4("198.18.66.1", "192.0.2.1").udp(1, 53).build()).reason,
+            RL_REASON_DENYLIST);
 }
 
 // ICMP errors are judged by their own (outer) source: a quoted deny-listed address does not
