@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define RL_ABI_VERSION 5
+#define RL_ABI_VERSION 6
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
@@ -28,9 +28,14 @@
 #define RL_PORT_KINDS	    4	   /* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
 /* rl_port_classes holds, per generation, RL_PORT_TABLES tables of 65536 classes: the L4 index
  * of each port kind, then the source port of TCP and of UDP (RL_SPORT_TABLE + kind). */
-#define RL_SPORT_TABLE		 RL_PORT_KINDS
-#define RL_PORT_TABLES		 (RL_PORT_KINDS + 2)
-#define RL_PORTS_PER_ENTRY	 4 /* u16 classes packed per 8-byte array element */
+#define RL_SPORT_TABLE	   RL_PORT_KINDS
+#define RL_PORT_TABLES	   (RL_PORT_KINDS + 2)
+#define RL_PORTS_PER_ENTRY 4 /* u16 classes packed per 8-byte array element */
+/* rl_byte_classes holds, per generation, RL_BYTE_TABLES tables of 256 u16 classes for packet
+ * fields of one byte, indexed by the field's value (512 bytes a table). */
+#define RL_BYTE_TABLE_TCP_FLAGS	 0 /* the TCP flags byte (FIN 0x01 ... CWR 0x80) */
+#define RL_BYTE_TABLES		 1
+#define RL_BYTE_ENTRIES		 (256 / RL_PORTS_PER_ENTRY) /* array elements per table */
 #define RL_PORT_ENTRIES_PER_KIND (65536 / RL_PORTS_PER_ENTRY)
 #define RL_WAYS			 4 /* key table associativity */
 #define RL_DEFAULT_KEY_CAPACITY	 1048576
@@ -150,8 +155,15 @@ struct rl_gen_config {
 	 * (sport_used 0, no lookup), take sport_none: the rules without a source-port condition. */
 	__u16 sport_none;
 	__u8 sport_used;
-	__u8 pad3[7];
+	/* Fields indexed through rl_byte_classes (and the length table): RL_DIM_* bits of the
+	 * tables the generation's rules use. While a bit is clear no packet reads that table and
+	 * every packet takes the field's class below without a lookup. */
+	__u8 dims_used;
+	__u16 tcp_flags_none; /* non-TCP packets (and all while unused): rules without tcp_flags */
+	__u16 pad3[2];
 };
+
+#define RL_DIM_TCP_FLAGS (1u << 0)
 
 /* rl_rules[gen * RL_MAX_RULES + position]: position is the priority order (0 = first). */
 struct rl_rule {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Rule lookup. Cost does not grow with the rule count: each dimension of a packet (source
- * prefix, destination prefix, protocol, L4 index, new-connection flag) selects one precomputed
+ * prefix, destination prefix, protocol, L4 index, source port, TCP flags, new-connection
+ * flag) selects one precomputed
  * bitmap of the rules it satisfies; the AND of those bitmaps has the matching rules set, and the
  * lowest set bit is the highest-priority rule (the compiler orders bits by priority). At most
  * RL_RULE_WORDS 64-bit words are ANDed, and only as many as the active generation uses.
@@ -131,6 +132,30 @@ static __always_inline __u32 rl_sport_class(__u32 gen, const struct rl_gen_confi
 	return pc->cls[p->sport & (RL_PORTS_PER_ENTRY - 1)];
 }
 
+/* The class of a one-byte field's value in one of the generation's rl_byte_classes tables.
+ * Concurrency: the controller writes only the inactive generation's tables and flips
+ * rl_control.active_gen afterwards, so a packet reads one generation's complete table. */
+static __always_inline __u32 rl_byte_class(__u32 gen, __u32 table, __u32 value, __u32 none)
+{
+	__u32 idx = (gen * RL_BYTE_TABLES + (table % RL_BYTE_TABLES)) * RL_BYTE_ENTRIES +
+		    (value & 255) / RL_PORTS_PER_ENTRY;
+	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_byte_classes, &idx);
+	if (!pc)
+		return none;
+	return pc->cls[value & (RL_PORTS_PER_ENTRY - 1)];
+}
+
+/* The class of the packet's TCP flags: a packet without them (not TCP, a fragment, a transport
+ * cut short) and every packet while no rule names flags take tcp_flags_none, the rules without
+ * a flags condition. */
+static __always_inline __u32 rl_tcp_flags_class(__u32 gen, const struct rl_gen_config *gc,
+						const struct rl_pkt *p)
+{
+	if (!(gc->dims_used & RL_DIM_TCP_FLAGS) || p->port_kind != RL_PORT_KIND_TCP)
+		return gc->tcp_flags_none;
+	return rl_byte_class(gen, RL_BYTE_TABLE_TCP_FLAGS, p->tcp_flags, gc->tcp_flags_none);
+}
+
 /* Branch-free count of trailing zeros; x must be non-zero. */
 static __always_inline __u32 rl_ctz64(__u64 x)
 {
@@ -160,10 +185,18 @@ static __always_inline __u32 rl_ctz64(__u64 x)
 	return n;
 }
 
-/* Position of the first rule that matches, or -1. */
-static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc, __u32 src_class,
-					 const struct rl_pkt *p)
+/* Position of the first rule that matches, or -1.
+ *
+ * A global function, verified once on its own with *gc and *p as unknown values: inlined, its
+ * lookups were verified again on every path of the program that reaches it, and the bitmap
+ * pointers it holds across the loop took the caller's stack (the program's deepest call chain
+ * must stay within 512 bytes). */
+__noinline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc, __u32 src_class,
+			     const struct rl_pkt *p)
 {
+	if (!gc || !p)
+		return -1;
+	gen &= 1;
 	/* A rule with a protocol condition is in one protocol's bitmap, a rule without one in all
 	 * of them: for a packet whose protocol is unknown, the AND of two protocols' bitmaps holds
 	 * exactly the rules that need no protocol. */
@@ -175,18 +208,19 @@ static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *
 	struct rl_bitmap *bl = rl_bitmap_of(gen, rl_l4_class(gen, p));
 	struct rl_bitmap *bd = rl_bitmap_of(gen, rl_dst_class(gen, gc, p));
 	struct rl_bitmap *bo = rl_bitmap_of(gen, rl_sport_class(gen, gc, p));
+	struct rl_bitmap *bf = rl_bitmap_of(gen, rl_tcp_flags_class(gen, gc, p));
 	/* Packets that are not a new TCP connection (including TCP fragments, whose flags are
 	 * unknown) must not match rules that require one. */
 	int need_syn_mask = !p->tcp_new;
 	struct rl_bitmap *bn = rl_bitmap_of(gen, RL_CLASS_NOT_SYN);
-	if (!bs || !bp || !bq || !bl || !bn || !bd || !bo)
+	if (!bs || !bp || !bq || !bl || !bn || !bd || !bo || !bf)
 		return -1;
 
 	__u32 words = gc->rule_words;
 	for (__u32 i = 0; i < RL_RULE_WORDS; i++) {
 		if (i >= words)
 			break;
-		__u64 m = bs->w[i] & bp->w[i] & bl->w[i] & bd->w[i] & bo->w[i];
+		__u64 m = bs->w[i] & bp->w[i] & bl->w[i] & bd->w[i] & bo->w[i] & bf->w[i];
 		if (proto_unknown)
 			m &= bq->w[i];
 		if (need_syn_mask)

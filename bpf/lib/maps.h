@@ -75,6 +75,15 @@ struct {
 	__type(value, struct rl_port_classes);
 } rl_port_classes SEC(".maps");
 
+/* Classes of one-byte fields (rl_abi.h, RL_BYTE_TABLES); written like rl_port_classes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_GENERATIONS *RL_BYTE_TABLES *RL_BYTE_ENTRIES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct rl_port_classes);
+} rl_byte_classes SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, RL_MAX_PREFIXES);

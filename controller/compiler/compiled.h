@@ -53,6 +53,9 @@ struct CompiledRuleSet {
   // 65536 class ids per table: the L4 index per port kind, then TCP and UDP source ports (empty
   // when no rule names a source port).
   std::array<std::vector<uint16_t>, RL_PORT_TABLES> port_classes;
+  // 256 class ids per table of one-byte fields (RL_BYTE_TABLE_*), empty for a field no rule
+  // names (its RL_DIM_* bit clear in config.dims_used).
+  std::array<std::vector<uint16_t>, RL_BYTE_TABLES> byte_classes;
   std::vector<SourceEntry> sources;       // flattened LPM entries, both families
   std::vector<SourceEntry> destinations;  // flattened destination entries (flags 0), both families
   std::array<std::vector<uint64_t>, 2> source_filter;  // [fam6]: RL_FILTER_WORDS words

@@ -16,6 +16,10 @@ void fixed_classes(const std::vector<const policy::Rule*>& rules, std::vector<rl
 Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,
                     CompiledRuleSet& out);
 
+// Classes of the TCP flags (rl_byte_classes), and the class of packets without flags.
+Status field_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,
+                     CompiledRuleSet& out);
+
 // Flattened LPM entries: each prefix carries the rules its addresses satisfy and the
 // allow/deny decision of the most specific list entry covering it.
 Status source_entries(const policy::Policy& policy, const std::vector<const policy::Rule*>& rules,

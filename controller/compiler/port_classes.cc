@@ -31,23 +31,6 @@ bool admits_source_port(const policy::Match& m, unsigned port) {
   return false;
 }
 
-// Fills one table of 65536 classes: between two bounds, the rules `admits` is constant.
-template <typename Admits>
-Status sweep(const std::set<unsigned>& bounds, size_t rules, ClassTable& table,
-             std::vector<uint16_t>& cls, Admits admits) {
-  cls.assign(65536, 0);
-  for (auto it = bounds.begin(); std::next(it) != bounds.end(); ++it) {
-    unsigned lo = *it, hi = *std::next(it);
-    rl_bitmap b{};
-    for (size_t pos = 0; pos < rules; pos++)
-      if (admits(pos, lo)) bitmap_set(b, pos);
-    auto id = table.intern(b);
-    if (!id) return id.error();
-    for (unsigned i = lo; i < hi; i++) cls[i] = *id;
-  }
-  return {};
-}
-
 }  // namespace
 
 Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,
@@ -74,8 +57,9 @@ Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& t
       out.config.sport_used = 1;
   }
   for (unsigned kind = 0; kind < RL_PORT_KINDS; kind++) {
-    auto s = sweep(bounds, rules.size(), table, out.port_classes[kind],
-                   [&](size_t pos, unsigned i) { return admits(rules[pos]->match, kind, i); });
+    auto s =
+        fill_classes(bounds, 65536, rules.size(), table, out.port_classes[kind],
+                     [&](size_t pos, unsigned i) { return admits(rules[pos]->match, kind, i); });
     if (!s) return s;
   }
   auto none = table.intern(no_source_port);
@@ -84,9 +68,9 @@ Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& t
   // Without a source-port condition in the policy the data path never reads these tables.
   if (!out.config.sport_used) return {};
   for (unsigned t = RL_SPORT_TABLE; t < RL_PORT_TABLES; t++) {
-    auto s =
-        sweep(source_bounds, rules.size(), table, out.port_classes[t],
-              [&](size_t pos, unsigned i) { return admits_source_port(rules[pos]->match, i); });
+    auto s = fill_classes(
+        source_bounds, 65536, rules.size(), table, out.port_classes[t],
+        [&](size_t pos, unsigned i) { return admits_source_port(rules[pos]->match, i); });
     if (!s) return s;
   }
   return {};

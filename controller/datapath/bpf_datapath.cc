@@ -26,6 +26,13 @@ uint32_t round_up_pow2(uint32_t v) {
   return p;
 }
 
+// One generation's table of `n` classes, packed RL_PORTS_PER_ENTRY to an array element; an
+// empty table (a field no rule names, which packets never read) is written as zeros.
+void write_classes(rl_port_classes* base, const std::vector<uint16_t>& cls, uint32_t n) {
+  for (uint32_t v = 0; v < n; v++)
+    base[v / RL_PORTS_PER_ENTRY].cls[v % RL_PORTS_PER_ENTRY] = cls.empty() ? 0 : cls[v];
+}
+
 template <typename K>
 MapRef<K, rl_src_entry> trie(const bpf_map* m) {
   return MapRef<K, rl_src_entry>(bpf_map__fd(m), bpf_map__name(m));
@@ -186,6 +193,9 @@ Status BpfDatapath::init() {
   auto ports = mmap_array(skel_->maps.rl_port_classes);
   if (!ports) return ports.error();
   ports_ = std::move(*ports);
+  auto bytes = mmap_array(skel_->maps.rl_byte_classes);
+  if (!bytes) return bytes.error();
+  bytes_ = std::move(*bytes);
   auto filter = mmap_array(skel_->maps.rl_src_filter);
   if (!filter) return filter.error();
   filter_ = std::move(*filter);
@@ -362,9 +372,12 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
   for (uint32_t kind = 0; kind < RL_PORT_TABLES; kind++) {
     rl_port_classes* base =
         pc + (static_cast<size_t>(next) * RL_PORT_TABLES + kind) * RL_PORT_ENTRIES_PER_KIND;
-    const auto& cls = rs.port_classes[kind];
-    for (uint32_t port = 0; port < 65536; port++)
-      base[port / RL_PORTS_PER_ENTRY].cls[port % RL_PORTS_PER_ENTRY] = cls.empty() ? 0 : cls[port];
+    write_classes(base, rs.port_classes[kind], 65536);
+  }
+  rl_port_classes* bc = bytes_.as<rl_port_classes>();
+  for (uint32_t t = 0; t < RL_BYTE_TABLES; t++) {
+    rl_port_classes* base = bc + (static_cast<size_t>(next) * RL_BYTE_TABLES + t) * RL_BYTE_ENTRIES;
+    write_classes(base, rs.byte_classes[t], 256);
   }
 
   for (size_t fam6 = 0; fam6 < 2; fam6++) {

@@ -58,6 +58,16 @@ std::string describe_match(const Match& m) {
   out += describe_ports("sport", m.source_ports);
   out += describe_ports("dport", m.ports);
   if (m.tcp_syn) out += " syn";
+  if (m.tcp_flags.mask) {
+    // " flags ack,!syn,!rst": set flags, then the ones that must be clear.
+    const auto& names = detail::tcp_flag_names();
+    std::string flags;
+    for (bool on : {true, false})
+      for (unsigned bit = 0; bit < 8; bit++)
+        if ((m.tcp_flags.mask >> bit & 1) && (m.tcp_flags.value >> bit & 1) == on)
+          flags += (flags.empty() ? "" : ",") + std::string(on ? "" : "!") + names[bit];
+    out += " flags " + flags;
+  }
   if (!m.icmp_types.empty()) {
     out += " type ";
     for (size_t i = 0; i < m.icmp_types.size(); i++)

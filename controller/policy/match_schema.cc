@@ -1,5 +1,6 @@
 // Reading a rule's `match:`: which packets the rule applies to.
 #include <algorithm>
+#include <cctype>
 
 #include "policy/fragment.h"
 #include "policy/protocols.h"
@@ -96,9 +97,21 @@ std::optional<uint8_t> read_protocol(Reader& r, const Field& f) {
   return std::nullopt;
 }
 
-std::optional<PortRange> read_port_range(Reader& r, const YAML::Node& node,
-                                         const SourceLocation& at, const std::string& many) {
-  auto text = scalar(r, node, at, many + " entries must be a port or a range like 8000-8100");
+// What a range of values is checked against: its name in messages, its bounds, an example.
+struct RangeKind {
+  std::string name;
+  int64_t lo;
+  int64_t hi;
+  std::string example;
+};
+const RangeKind kPortKind{"port", 1, 65535, "8000-8100"};
+
+// A value or a range "first-last" of `kind`.
+std::optional<PortRange> read_range(Reader& r, const YAML::Node& node, const SourceLocation& at,
+                                    const std::string& many, const RangeKind& kind) {
+  const std::string bounds = std::to_string(kind.lo) + "-" + std::to_string(kind.hi);
+  auto text = scalar(r, node, at,
+                     many + " entries must be a " + kind.name + " or a range like " + kind.example);
   if (!text) return std::nullopt;
   std::string first_text = *text, last_text = *text;
   if (auto dash = text->find('-'); dash != std::string::npos && dash > 0) {
@@ -112,18 +125,19 @@ std::optional<PortRange> read_port_range(Reader& r, const YAML::Node& node,
   };
   auto first = parse_int(trim(first_text)), last = parse_int(trim(last_text));
   if (!first || !last) {
-    r.error(at, "invalid port '" + *text + "': use a number 1-65535 or a range like 8000-8100");
+    r.error(at, "invalid " + kind.name + " '" + *text + "': use a number " + bounds +
+                    " or a range like " + kind.example);
     return std::nullopt;
   }
-  for (int64_t p : {*first, *last}) {
-    if (p < 1 || p > 65535) {
-      r.error(at, "port " + std::to_string(p) + " is out of range (1-65535)");
+  for (int64_t v : {*first, *last}) {
+    if (v < kind.lo || v > kind.hi) {
+      r.error(at, kind.name + " " + std::to_string(v) + " is out of range (" + bounds + ")");
       return std::nullopt;
     }
   }
   if (*first > *last) {
-    r.error(at, "port range " + *text + " is reversed (did you mean " + std::to_string(*last) +
-                    "-" + std::to_string(*first) + "?)");
+    r.error(at, kind.name + " range " + *text + " is reversed (did you mean " +
+                    std::to_string(*last) + "-" + std::to_string(*first) + "?)");
     return std::nullopt;
   }
   return PortRange{static_cast<uint16_t>(*first), static_cast<uint16_t>(*last)};
@@ -140,7 +154,7 @@ void read_ports(Reader& r, const Field* ports, const Field* port, std::vector<Po
     return;
   }
   if (port) {
-    if (auto range = read_port_range(r, port->value, port->at, port->name + "s"))
+    if (auto range = read_range(r, port->value, port->at, port->name + "s", kPortKind))
       out.push_back(*range);
     return;
   }
@@ -150,7 +164,7 @@ void read_ports(Reader& r, const Field* ports, const Field* port, std::vector<Po
     return;
   }
   for (const auto& item : ports->value)
-    if (auto range = read_port_range(r, item, r.at(item), ports->name)) out.push_back(*range);
+    if (auto range = read_range(r, item, r.at(item), ports->name, kPortKind)) out.push_back(*range);
 }
 
 void read_icmp_types(Reader& r, const Field& f, uint8_t protocol, Match& m) {
@@ -180,6 +194,87 @@ void read_icmp_types(Reader& r, const Field& f, uint8_t protocol, Match& m) {
     r.error(at, "unknown " + protocol_name(protocol) + " type '" + *text + "'" +
                     did_you_mean(*text, names) + "; use a number 0-255 or " + list);
   }
+}
+
+const Schema kTcpFlagsSchema{"in tcp_flags", {"set", "unset"}, {}};
+
+// `set:` or `unset:` of tcp_flags: one flag name or a list of them, as a mask.
+std::optional<uint8_t> read_flag_list(Reader& r, const Field& f) {
+  std::vector<std::pair<YAML::Node, SourceLocation>> items;
+  if (f.value.IsSequence()) {
+    if (f.value.size() == 0) {
+      r.error(f.at, "tcp_flags " + f.name + " must not be empty (leave it out)");
+      return std::nullopt;
+    }
+    for (const auto& item : f.value) items.emplace_back(item, r.at(item));
+  } else {
+    items.emplace_back(f.value, f.at);
+  }
+  const auto& names = tcp_flag_names();
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  uint8_t mask = 0;
+  bool ok = true;
+  for (const auto& [node, at] : items) {
+    auto text =
+        scalar(r, node, at, "tcp_flags " + f.name + " must be a flag name or a list of them");
+    if (!text) {
+      ok = false;
+      continue;
+    }
+    std::string word = *text;
+    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto it = std::find(names.begin(), names.end(), word);
+    if (it == names.end()) {
+      r.error(at, "unknown TCP flag '" + *text + "'" + did_you_mean(word, names) + "; flags are " +
+                      list);
+      ok = false;
+      continue;
+    }
+    uint8_t bit = static_cast<uint8_t>(1u << (it - names.begin()));
+    if (mask & bit) {
+      r.error(at, "TCP flag " + word + " is listed twice");
+      ok = false;
+    }
+    mask |= bit;
+  }
+  return ok ? std::optional<uint8_t>(mask) : std::nullopt;
+}
+
+// `tcp_flags: syn` (a new connection: SYN without ACK), or flags under a mask:
+// `tcp_flags: {set: [ack], unset: [syn, rst, fin]}` matches packets with ACK set and SYN, RST and
+// FIN clear, whatever the other flags.
+void read_tcp_flags(Reader& r, const Field& f, Match& m) {
+  const std::string expected =
+      "tcp_flags must be syn (a new connection: SYN without ACK) or a mapping like "
+      "{set: [ack], unset: [syn]}";
+  if (!f.value.IsMap()) {
+    auto text = scalar(r, f, expected);
+    if (!text) return;
+    if (*text != "syn" && *text != "SYN")
+      r.error(f.at, expected + ", got '" + *text + "'");
+    else
+      m.tcp_syn = true;
+    return;
+  }
+  Fields fields(r, f.value, kTcpFlagsSchema);
+  const Field* set = fields.get("set");
+  const Field* unset = fields.get("unset");
+  if (!set && !unset) {
+    r.error(f.at, "tcp_flags needs set:, unset: or both");
+    return;
+  }
+  std::optional<uint8_t> on = set ? read_flag_list(r, *set) : uint8_t{0};
+  std::optional<uint8_t> off = unset ? read_flag_list(r, *unset) : uint8_t{0};
+  if (!on || !off) return;
+  if (uint8_t both = *on & *off) {
+    const auto& names = tcp_flag_names();
+    size_t bit = static_cast<size_t>(__builtin_ctz(both));
+    r.error(unset->at,
+            "TCP flag " + names[bit] + " is both set and unset: the rule can never match");
+    return;
+  }
+  m.tcp_flags = TcpFlags{static_cast<uint8_t>(*on | *off), *on};
 }
 
 bool carries_ports(uint8_t protocol) { return protocol == kTcp || protocol == kUdp; }
@@ -219,18 +314,13 @@ void read_match(Reader& r, const Field& f, RuleDraft& d) {
     }
 
     if (const Field* flags = fields.get("tcp_flags")) {
-      auto text = scalar(r, *flags, "tcp_flags must be syn");
-      if (text && *text != "syn" && *text != "SYN") {
-        r.error(flags->at,
-                "tcp_flags must be syn (a new connection: SYN without ACK), got '" + *text + "'");
-      } else if (text) {
-        m.tcp_syn = true;
-        if (!m.protocol && protocol_ok)
-          r.error(flags->key_at, "tcp_flags requires protocol: tcp");
-        else if (m.protocol && *m.protocol != kTcp)
-          r.error(flags->key_at,
-                  "tcp_flags can never match protocol " + proto_name + " (only tcp has flags)");
-      }
+      if (!m.protocol && protocol_ok)
+        r.error(flags->key_at, "tcp_flags requires protocol: tcp");
+      else if (m.protocol && *m.protocol != kTcp)
+        r.error(flags->key_at,
+                "tcp_flags can never match protocol " + proto_name + " (only tcp has flags)");
+      else
+        read_tcp_flags(r, *flags, m);
     }
 
     if (const Field* types = fields.get("icmp_types")) {

@@ -60,6 +60,15 @@ struct PortRange {
   bool operator==(const PortRange&) const = default;
 };
 
+// TCP flags under a mask: a packet matches when (flags & mask) == value. Bits are the flags
+// byte of the TCP header (FIN 0x01, SYN 0x02, RST 0x04, PSH 0x08, ACK 0x10, URG 0x20, ECE 0x40,
+// CWR 0x80). mask 0: any flags.
+struct TcpFlags {
+  uint8_t mask = 0;
+  uint8_t value = 0;
+  bool operator==(const TcpFlags&) const = default;
+};
+
 struct Match {
   std::vector<std::string> sources;     // source set names (union); empty: any source
   std::vector<Prefix> destinations;     // destination prefixes (union); empty: any destination
@@ -67,6 +76,7 @@ struct Match {
   std::vector<PortRange> ports;         // destination ports (TCP/UDP); empty: any
   std::vector<PortRange> source_ports;  // source ports (TCP/UDP); empty: any
   bool tcp_syn = false;                 // only new TCP connections (SYN without ACK)
+  TcpFlags tcp_flags;                   // `tcp_flags: {set: [...], unset: [...]}`
   std::vector<uint8_t> icmp_types;      // ICMP/ICMPv6 types; empty: any
 };
 

@@ -41,6 +41,14 @@ std::vector<PortRange> canonical_ports(std::vector<PortRange> ports) {
   return out;
 }
 
+// "<label> 1-1 8000-8100": the values the ranges cover, however they were written.
+std::string ranges_key(const char* label, const std::vector<PortRange>& ranges) {
+  std::string key = label;
+  for (const auto& r : canonical_ports(ranges))
+    key += " " + std::to_string(r.first) + "-" + std::to_string(r.last);
+  return key;
+}
+
 // A string equal for two matches exactly when they select the same packets (as written).
 std::string match_key(const Match& m, const std::map<std::string, const SourceSet*>& sets) {
   std::string key = "src";
@@ -48,13 +56,10 @@ std::string match_key(const Match& m, const std::map<std::string, const SourceSe
   key += "|dst";
   for (const auto& p : canonical_prefixes(m.destinations)) key += " " + p.str();
   key += "|proto " + (m.protocol ? std::to_string(*m.protocol) : std::string("any"));
-  key += "|ports";
-  for (const auto& r : canonical_ports(m.ports))
-    key += " " + std::to_string(r.first) + "-" + std::to_string(r.last);
-  key += "|sports";
-  for (const auto& r : canonical_ports(m.source_ports))
-    key += " " + std::to_string(r.first) + "-" + std::to_string(r.last);
+  key += ranges_key("|ports", m.ports);
+  key += ranges_key("|sports", m.source_ports);
   key += m.tcp_syn ? "|syn" : "|";
+  key += "|flags " + std::to_string(m.tcp_flags.mask) + "/" + std::to_string(m.tcp_flags.value);
   std::vector<uint8_t> types = m.icmp_types;
   std::sort(types.begin(), types.end());
   types.erase(std::unique(types.begin(), types.end()), types.end());

@@ -70,6 +70,13 @@ class Gen {
     return ports[u(7)];
   }
 
+  uint8_t tcp_flags() {
+    using namespace packet;
+    static const uint8_t common[] = {kSyn,        kAck,        kSyn | kAck, kRst,
+                                     kRst | kAck, kFin | kAck, kPsh | kAck, kFin};
+    return coin(85) ? common[u(8)] : static_cast<uint8_t>(u(256));
+  }
+
   // Rule names carry `tag`, so each policy's rules are new incarnations with fresh keys.
   policy::Policy policy(const std::string& tag) {
     policy::Policy p;
@@ -121,6 +128,16 @@ class Gen {
       }
     }
     if (proto == 6 && coin(40)) m.tcp_syn = true;
+    if (proto == 6 && coin(60)) {
+      // Flood shapes: one or two of SYN, ACK, RST, FIN, PSH required set or clear.
+      static const uint8_t bits[] = {packet::kSyn, packet::kAck, packet::kRst, packet::kFin,
+                                     packet::kPsh};
+      for (int i = 0, n = 1 + u(2); i < n; i++) {
+        uint8_t bit = bits[u(5)];
+        m.tcp_flags.mask |= bit;
+        m.tcp_flags.value = coin() ? m.tcp_flags.value | bit : m.tcp_flags.value & ~bit;
+      }
+    }
     if ((proto == 1 || proto == 58) && coin(60))
       m.icmp_types = {static_cast<uint8_t>(proto == 1 ? 8 : 128)};
 
@@ -215,8 +232,7 @@ class Gen {
     }
     switch (u(is6 && fragment ? 6 : 5)) {
       case 0:
-        b.tcp(coin() ? sport() : 1000 + u(100), port(),
-              coin() ? packet::kSyn : (coin() ? packet::kAck : packet::kSyn | packet::kAck));
+        b.tcp(coin() ? sport() : 1000 + u(100), port(), tcp_flags());
         break;
       case 1:
         b.udp(sport(), port());
@@ -265,6 +281,7 @@ int vlan_tags(const std::vector<uint8_t>& f) {
 TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   uint64_t decisions = 0, limited = 0, unadmitted = 0, stacked_refusals = 0;
   uint64_t by_destination = 0, limited_per_destination = 0, by_source_port = 0;
+  uint64_t by_tcp_flags = 0;
   uint64_t no_l4 = 0, no_l4_judged = 0, proto_unknown = 0, deep_vlan = 0;
   std::map<uint32_t, uint64_t> by_reason;
   for (uint32_t seed = 1; seed <= 60; seed++) {
@@ -296,6 +313,7 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
         const policy::Rule& r = *model.order()[want.rule_pos];
         by_destination += !r.match.destinations.empty();
         by_source_port += !r.match.source_ports.empty();
+        by_tcp_flags += r.match.tcp_flags.mask != 0;
         bool dst_key = r.key == policy::KeyKind::kDestinationAddress ||
                        r.key == policy::KeyKind::kDestinationPrefix ||
                        r.key == policy::KeyKind::kSourceDestination;
@@ -318,6 +336,7 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   EXPECT_GT(by_destination, decisions / 100);
   EXPECT_GT(limited_per_destination, decisions / 200);
   EXPECT_GT(by_source_port, decisions / 100);
+  EXPECT_GT(by_tcp_flags, decisions / 300);
   EXPECT_GT(no_l4, decisions / 50);
   EXPECT_GT(no_l4_judged, no_l4 / 10);
   EXPECT_GT(proto_unknown, decisions / 200);
@@ -325,10 +344,11 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   std::printf(
       "differential: %lu decisions, %lu limited or blocked, %lu unadmitted, %lu refused by a "
       "stacked limit, %lu by a rule with destinations, %lu limited per destination, %lu by a rule "
-      "with source ports\n",
+      "with source ports, %lu by a rule with TCP flags\n",
       (unsigned long)decisions, (unsigned long)limited, (unsigned long)unadmitted,
       (unsigned long)stacked_refusals, (unsigned long)by_destination,
-      (unsigned long)limited_per_destination, (unsigned long)by_source_port);
+      (unsigned long)limited_per_destination, (unsigned long)by_source_port,
+      (unsigned long)by_tcp_flags);
   std::printf(
       "  transport not parsed: %lu (%lu decided by a list or rule), protocol unknown: %lu, "
       "VLAN stack beyond the walk: %lu\n",

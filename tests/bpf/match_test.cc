@@ -194,6 +194,57 @@ TEST_F(MatchTest, NoSourcePortRulesSkipTheLookup) {
   EXPECT_EQ(send(udp4("198.18.0.1", 53)).rule_pos, 0);
 }
 
+TEST_F(MatchTest, TcpFlagsUnderAMask) {
+  using namespace packet;
+  policy::Policy p;
+  // ACK flood: ACK set, SYN, RST and FIN clear (PSH, URG, ECE, CWR either way).
+  auto ack = token_bucket("ack-flood", 10, 10);
+  ack.match.protocol = 6;
+  ack.match.tcp_flags = {kAck | kSyn | kRst | kFin, kAck};
+  // RST flood: RST set, anything else.
+  auto rst = token_bucket("rst-flood", 10, 10);
+  rst.match.protocol = 6;
+  rst.match.tcp_flags = {kRst, kRst};
+  auto web = token_bucket("web", 10, 10);
+  web.match.ports = {{80, 80}};
+  p.rules = {ack, rst, web};
+  apply(p);
+  EXPECT_EQ(compiled_.config.dims_used & RL_DIM_TCP_FLAGS, RL_DIM_TCP_FLAGS);
+  auto rule = [&](uint8_t flags, uint16_t dport = 443) {
+    return send(Builder().ipv4("198.18.0.1", "192.0.2.1").tcp(40000, dport, flags).build())
+        .rule_pos;
+  };
+  EXPECT_EQ(rule(kAck), 0);
+  EXPECT_EQ(rule(kAck | kPsh), 0);
+  EXPECT_EQ(rule(kAck | 0x80 /* CWR */), 0);
+  EXPECT_EQ(rule(kAck | kFin), -1);
+  EXPECT_EQ(rule(kSyn | kAck), -1);
+  EXPECT_EQ(rule(kRst), 1);
+  EXPECT_EQ(rule(kRst | kAck), 1);
+  EXPECT_EQ(rule(kSyn), -1);
+  EXPECT_EQ(rule(kSyn, 80), 2) << "rules without flags take any flags";
+  EXPECT_EQ(rule(kAck, 80), 0) << "the first matching rule decides";
+  EXPECT_EQ(send(Builder().ipv6("2001:db8::1", "3fff::1").tcp(1, 2, kRst).build()).rule_pos, 1);
+  // Packets without flags never match a flags condition, but still the rules without one.
+  EXPECT_EQ(send(udp4("198.18.0.1", 80)).rule_pos, 2);
+  EXPECT_EQ(
+      send(Builder().ipv4("198.18.0.1", "192.0.2.1").fragment(10, false).tcp(1, 2, kRst).build())
+          .rule_pos,
+      -1);
+  auto cut = Builder().ipv4("198.18.0.1", "192.0.2.1").tcp(1, 80, kRst).build();
+  cut.resize(cut.size() - 8);  // the TCP header cut short: no flags, no ports
+  EXPECT_EQ(send(cut).rule_pos, -1);
+}
+
+TEST_F(MatchTest, NoFieldRulesSkipTheLookups) {
+  policy::Policy p;
+  p.rules = {token_bucket("any", 10, 10)};
+  apply(p);
+  EXPECT_EQ(compiled_.config.dims_used, 0);
+  for (const auto& t : compiled_.byte_classes) EXPECT_TRUE(t.empty());
+  EXPECT_EQ(send(tcp4("198.18.0.1", 80, packet::kRst)).rule_pos, 0);
+}
+
 TEST_F(MatchTest, DestinationKeys) {
   policy::Policy p;
   auto per_dst = token_bucket("per-destination", 1, 2);

@@ -46,6 +46,10 @@ bool Model::matches(const policy::Rule& r, const Packet& p) const {
       return false;
   }
   if (m.tcp_syn && !p.tcp_new) return false;
+  if (m.tcp_flags.mask) {
+    if (!p.has_l4 || p.port_kind != RL_PORT_KIND_TCP) return false;
+    if ((p.tcp_flags & m.tcp_flags.mask) != m.tcp_flags.value) return false;
+  }
   return true;
 }
 

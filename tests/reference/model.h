@@ -31,6 +31,7 @@ struct Packet {
   uint16_t l4_index = 0;
   uint16_t sport = 0;  // TCP and UDP with has_l4
   bool tcp_new = false;
+  uint8_t tcp_flags = 0;  // TCP with has_l4: the flags byte
 };
 
 Packet parse(const std::vector<uint8_t>& frame);

@@ -18,6 +18,7 @@ bool transport(const std::vector<uint8_t>& f, size_t off, Packet& p) {
       p.l4_index = be16(f, off + 2);
       p.sport = be16(f, off);
       p.tcp_new = (f[off + 13] & 0x02) && !(f[off + 13] & 0x10);
+      p.tcp_flags = f[off + 13];
       return true;
     case 17:
       if (f.size() < off + 8) return false;

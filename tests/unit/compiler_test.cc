@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "compiler/bitmap.h"
 #include "rl_hash.h"
@@ -202,6 +203,36 @@ TEST(Compiler, PortClassesFollowRanges) {
   EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 8), (std::vector<int>{2}));
   EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 80), (std::vector<int>{}));
   EXPECT_FALSE(compiler::bitmap_test(c->classes[RL_CLASS_NO_PORT], 0));
+}
+
+TEST(Compiler, TcpFlagClassesFollowTheMask) {
+  policy::Policy p;
+  auto ack = token_bucket("ack", 1, 1);
+  ack.match.protocol = 6;
+  ack.match.tcp_flags = {0x17, 0x10};  // ACK without SYN, RST, FIN
+  auto rst = token_bucket("rst", 1, 1);
+  rst.match.protocol = 6;
+  rst.match.tcp_flags = {0x04, 0x04};
+  auto any = token_bucket("any", 1, 1);
+  p.rules = {ack, rst, any};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->config.dims_used, RL_DIM_TCP_FLAGS);
+  const auto& t = c->byte_classes[RL_BYTE_TABLE_TCP_FLAGS];
+  ASSERT_EQ(t.size(), 256u);
+  for (unsigned f = 0; f < 256; f++) {
+    const rl_bitmap& b = c->classes[t[f]];
+    EXPECT_EQ(compiler::bitmap_test(b, 0), (f & 0x17) == 0x10) << f;
+    EXPECT_EQ(compiler::bitmap_test(b, 1), (f & 0x04) != 0) << f;
+    EXPECT_TRUE(compiler::bitmap_test(b, 2)) << f;
+  }
+  const rl_bitmap& none = c->classes[c->config.tcp_flags_none];
+  EXPECT_FALSE(compiler::bitmap_test(none, 0));
+  EXPECT_FALSE(compiler::bitmap_test(none, 1));
+  EXPECT_TRUE(compiler::bitmap_test(none, 2));
+  // Only the flags values in use cost classes: 4 flag combinations, not 256.
+  std::set<uint16_t> distinct(t.begin(), t.end());
+  EXPECT_LE(distinct.size(), 4u);
 }
 
 TEST(Compiler, IdentitiesSurviveUnchangedLimiters) {

@@ -256,6 +256,42 @@ TEST(LoadString, SourcePorts) {
   EXPECT_EQ(describe_match(r.policy.rules[1].match), "any sport 123 dport 9");
 }
 
+TEST(LoadString, TcpFlagsUnderAMask) {
+  auto r = load_string(R"(rules:
+  - name: ack-flood
+    match: {protocol: tcp, tcp_flags: {set: [ack], unset: [syn, rst, fin]}}
+    limit: {rate: 1000/s}
+  - name: rst-flood
+    match: {protocol: tcp, tcp_flags: {set: RST}}
+    limit: {rate: 1000/s}
+  - name: no-ack
+    match: {protocol: tcp, tcp_flags: {unset: ack}}
+    limit: {rate: 1000/s}
+  - name: syn
+    match: {protocol: tcp, tcp_flags: syn}
+    limit: {rate: 1000/s}
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_EQ(r.policy.rules[0].match.tcp_flags, (TcpFlags{0x17, 0x10}));
+  EXPECT_EQ(r.policy.rules[1].match.tcp_flags, (TcpFlags{0x04, 0x04}));
+  EXPECT_EQ(r.policy.rules[2].match.tcp_flags, (TcpFlags{0x10, 0x00}));
+  EXPECT_EQ(r.policy.rules[3].match.tcp_flags, TcpFlags{});
+  EXPECT_TRUE(r.policy.rules[3].match.tcp_syn);
+  EXPECT_EQ(describe_match(r.policy.rules[0].match), "tcp flags ack,!fin,!syn,!rst");
+  EXPECT_EQ(describe_match(r.policy.rules[1].match), "tcp flags rst");
+}
+
+TEST(LoadString, TcpFlagsInAnotherOrderAreTheSameMatch) {
+  auto r = load_string(R"(rules:
+  - {name: a, match: {protocol: tcp, tcp_flags: {set: [rst, ack]}}, limit: {rate: 1/s}}
+  - {name: b, match: {protocol: tcp, tcp_flags: {set: [ack, rst]}}, limit: {rate: 1/s}}
+)",
+                       "p.yaml");
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_NE(r.errors[0].message.find("rule 'b' can never match"), std::string::npos);
+}
+
 TEST(LoadString, DestinationsCoveringTheSameAddressesAreTheSameMatch) {
   auto r = load_string(R"(rules:
   - {name: a, match: {destinations: [10.0.0.0/8, 10.1.0.0/16, 10.2.0.0/16]}, limit: {rate: 1/s}}
