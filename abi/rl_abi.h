@@ -34,7 +34,8 @@
 /* rl_byte_classes holds, per generation, RL_BYTE_TABLES tables of 256 u16 classes for packet
  * fields of one byte, indexed by the field's value (512 bytes a table). */
 #define RL_BYTE_TABLE_TCP_FLAGS	 0 /* the TCP flags byte (FIN 0x01 ... CWR 0x80) */
-#define RL_BYTE_TABLES		 1
+#define RL_BYTE_TABLE_TTL	 1 /* IPv4 TTL, IPv6 hop limit */
+#define RL_BYTE_TABLES		 2
 #define RL_BYTE_ENTRIES		 (256 / RL_PORTS_PER_ENTRY) /* array elements per table */
 #define RL_PORT_ENTRIES_PER_KIND (65536 / RL_PORTS_PER_ENTRY)
 #define RL_WAYS			 4 /* key table associativity */
@@ -160,10 +161,12 @@ struct rl_gen_config {
 	 * every packet takes the field's class below without a lookup. */
 	__u8 dims_used;
 	__u16 tcp_flags_none; /* non-TCP packets (and all while unused): rules without tcp_flags */
-	__u16 pad3[2];
+	__u16 ttl_none;	      /* while no rule names a TTL: every rule */
+	__u16 pad3;
 };
 
 #define RL_DIM_TCP_FLAGS (1u << 0)
+#define RL_DIM_TTL	 (1u << 1)
 
 /* rl_rules[gen * RL_MAX_RULES + position]: position is the priority order (0 = first). */
 struct rl_rule {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Rule lookup. Cost does not grow with the rule count: each dimension of a packet (source
- * prefix, destination prefix, protocol, L4 index, source port, TCP flags, new-connection
- * flag) selects one precomputed
+ * prefix, destination prefix, protocol, L4 index, source port, TCP flags, TTL,
+ * new-connection flag) selects one precomputed
  * bitmap of the rules it satisfies; the AND of those bitmaps has the matching rules set, and the
  * lowest set bit is the highest-priority rule (the compiler orders bits by priority). At most
  * RL_RULE_WORDS 64-bit words are ANDed, and only as many as the active generation uses.
@@ -156,6 +156,16 @@ static __always_inline __u32 rl_tcp_flags_class(__u32 gen, const struct rl_gen_c
 	return rl_byte_class(gen, RL_BYTE_TABLE_TCP_FLAGS, p->tcp_flags, gc->tcp_flags_none);
 }
 
+/* The class of the packet's TTL (IPv4) or hop limit (IPv6), which every IP packet has. While
+ * no rule names a TTL, every packet takes ttl_none (every rule) without a lookup. */
+static __always_inline __u32 rl_ttl_class(__u32 gen, const struct rl_gen_config *gc,
+					  const struct rl_pkt *p)
+{
+	if (!(gc->dims_used & RL_DIM_TTL))
+		return gc->ttl_none;
+	return rl_byte_class(gen, RL_BYTE_TABLE_TTL, p->ttl, gc->ttl_none);
+}
+
 /* Branch-free count of trailing zeros; x must be non-zero. */
 static __always_inline __u32 rl_ctz64(__u64 x)
 {
@@ -209,18 +219,20 @@ __noinline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc, __u32 sr
 	struct rl_bitmap *bd = rl_bitmap_of(gen, rl_dst_class(gen, gc, p));
 	struct rl_bitmap *bo = rl_bitmap_of(gen, rl_sport_class(gen, gc, p));
 	struct rl_bitmap *bf = rl_bitmap_of(gen, rl_tcp_flags_class(gen, gc, p));
+	struct rl_bitmap *bt = rl_bitmap_of(gen, rl_ttl_class(gen, gc, p));
 	/* Packets that are not a new TCP connection (including TCP fragments, whose flags are
 	 * unknown) must not match rules that require one. */
 	int need_syn_mask = !p->tcp_new;
 	struct rl_bitmap *bn = rl_bitmap_of(gen, RL_CLASS_NOT_SYN);
-	if (!bs || !bp || !bq || !bl || !bn || !bd || !bo || !bf)
+	if (!bs || !bp || !bq || !bl || !bn || !bd || !bo || !bf || !bt)
 		return -1;
 
 	__u32 words = gc->rule_words;
 	for (__u32 i = 0; i < RL_RULE_WORDS; i++) {
 		if (i >= words)
 			break;
-		__u64 m = bs->w[i] & bp->w[i] & bl->w[i] & bd->w[i] & bo->w[i] & bf->w[i];
+		__u64 m =
+		    bs->w[i] & bp->w[i] & bl->w[i] & bd->w[i] & bo->w[i] & bf->w[i] & bt->w[i];
 		if (proto_unknown)
 			m &= bq->w[i];
 		if (need_syn_mask)

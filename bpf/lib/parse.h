@@ -50,6 +50,7 @@ struct rl_pkt {
 	__u16 l3_off;
 	__u16 l4_off;
 	__u8 flags; /* RL_PKT_F_* */
+	__u8 ttl;   /* IPv4 TTL, IPv6 hop limit */
 };
 
 /* The transport header could not be parsed (a malformed packet whose source is known). */
@@ -112,6 +113,7 @@ static __always_inline int rl_parse_ipv4(struct rl_cursor *c, void *data_end, st
 	p->saddr[0] = ip->saddr;
 	p->daddr[0] = ip->daddr;
 	p->proto = ip->protocol;
+	p->ttl = ip->ttl;
 	/* A non-first fragment carries no L4 header: it is matched on addresses and protocol. */
 	if (bpf_ntohs(ip->frag_off) & 0x1fff)
 		p->fragment = 1;
@@ -152,6 +154,7 @@ static __always_inline int rl_parse_ipv6(struct rl_cursor *c, void *data_end, st
 	p->family = 6;
 	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
 	__builtin_memcpy(p->daddr, &ip6->daddr, 16);
+	p->ttl = ip6->hop_limit;
 	__u8 nh = ip6->nexthdr;
 
 #pragma unroll

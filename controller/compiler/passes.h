@@ -16,7 +16,7 @@ void fixed_classes(const std::vector<const policy::Rule*>& rules, std::vector<rl
 Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,
                     CompiledRuleSet& out);
 
-// Classes of the TCP flags (rl_byte_classes), and the class of packets without flags.
+// Classes of the TCP flags and the TTL (rl_byte_classes), and each field's "none" class.
 Status field_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,
                      CompiledRuleSet& out);
 

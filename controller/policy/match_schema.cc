@@ -10,7 +10,7 @@ namespace {
 
 const Schema kMatchSchema{"in match",
                           {"sources", "destinations", "destination", "protocol", "ports", "port",
-                           "source_ports", "source_port", "tcp_flags", "icmp_types"},
+                           "source_ports", "source_port", "tcp_flags", "icmp_types", "ttl"},
                           {{{"name", "priority", "limit", "key", "prefix", "action", "block",
                              "report", "cluster", "syn_cookies"},
                             "it belongs to the rule, one level up"},
@@ -105,6 +105,7 @@ struct RangeKind {
   std::string example;
 };
 const RangeKind kPortKind{"port", 1, 65535, "8000-8100"};
+const RangeKind kTtlKind{"ttl", 0, 255, "0-2"};
 
 // A value or a range "first-last" of `kind`.
 std::optional<PortRange> read_range(Reader& r, const YAML::Node& node, const SourceLocation& at,
@@ -141,6 +142,20 @@ std::optional<PortRange> read_range(Reader& r, const YAML::Node& node, const Sou
     return std::nullopt;
   }
   return PortRange{static_cast<uint16_t>(*first), static_cast<uint16_t>(*last)};
+}
+
+// `ttl: 0-2`, `ttl: 64` or a list of values and ranges, into `out`.
+void read_ranges(Reader& r, const Field& f, const RangeKind& kind, std::vector<PortRange>& out) {
+  if (!f.value.IsSequence()) {
+    if (auto range = read_range(r, f.value, f.at, f.name, kind)) out.push_back(*range);
+    return;
+  }
+  if (f.value.size() == 0) {
+    r.error(f.at, f.name + " must not be empty (leave it out to match any " + kind.name + ")");
+    return;
+  }
+  for (const auto& item : f.value)
+    if (auto range = read_range(r, item, r.at(item), f.name, kind)) out.push_back(*range);
 }
 
 // `ports:`/`port:` or `source_ports:`/`source_port:` into `out`.
@@ -322,6 +337,9 @@ void read_match(Reader& r, const Field& f, RuleDraft& d) {
       else
         read_tcp_flags(r, *flags, m);
     }
+
+    // TTL (IPv4) or hop limit (IPv6): every IP packet has one.
+    if (const Field* ttl = fields.get("ttl")) read_ranges(r, *ttl, kTtlKind, m.ttl);
 
     if (const Field* types = fields.get("icmp_types")) {
       if (!m.protocol && protocol_ok)

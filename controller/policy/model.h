@@ -54,6 +54,7 @@ struct Limit {
   bool operator==(const Limit&) const = default;
 };
 
+// A range of ports, or of another field's values (TTL, ICMP code, length).
 struct PortRange {
   uint16_t first = 0;
   uint16_t last = 0;
@@ -78,6 +79,7 @@ struct Match {
   bool tcp_syn = false;                 // only new TCP connections (SYN without ACK)
   TcpFlags tcp_flags;                   // `tcp_flags: {set: [...], unset: [...]}`
   std::vector<uint8_t> icmp_types;      // ICMP/ICMPv6 types; empty: any
+  std::vector<PortRange> ttl;           // IPv4 TTL / IPv6 hop limit ranges (0-255); empty: any
 };
 
 // A fleet-wide limit for the same key, enforced through Redis.

@@ -10,9 +10,13 @@ namespace {
 
 class Gen {
  public:
-  explicit Gen(uint32_t seed) : rng_(seed) {}
+  explicit Gen(uint32_t seed) : rng_(seed), fields_(seed * 7919) {}
   uint32_t u(uint32_t n) { return rng_() % n; }
   bool coin(int pct = 50) { return u(100) < static_cast<uint32_t>(pct); }
+  // Draws for the TTL, ICMP code and length, from a stream of their own: adding a dimension
+  // leaves the rest of each policy and frame as it was, and with it what they exercise.
+  uint32_t fu(uint32_t n) { return fields_() % n; }
+  bool fcoin(int pct = 50) { return fu(100) < static_cast<uint32_t>(pct); }
 
   Address v4() {
     Address a;
@@ -138,6 +142,11 @@ class Gen {
         m.tcp_flags.value = coin() ? m.tcp_flags.value | bit : m.tcp_flags.value & ~bit;
       }
     }
+    if (fcoin(15)) {
+      // Traceroute and TTL-expiry probes (0-2), one OS's default (64, 128), or a wide range.
+      static const policy::PortRange ttls[] = {{0, 2}, {1, 1}, {64, 64}, {0, 63}, {128, 255}};
+      for (int i = 0, n = 1 + fu(2); i < n; i++) m.ttl.push_back(ttls[fu(5)]);
+    }
     if ((proto == 1 || proto == 58) && coin(60))
       m.icmp_types = {static_cast<uint8_t>(proto == 1 ? 8 : 128)};
 
@@ -225,6 +234,8 @@ class Gen {
         l4 += 4 * words;
       }
     }
+    static const uint8_t ttls[] = {1, 2, 3, 64, 128, 255};
+    b.ttl(fcoin(85) ? ttls[fu(6)] : static_cast<uint8_t>(fu(256)));
     bool fragment = coin(10);
     if (fragment) {
       b.fragment(coin() ? 0 : 1 + u(100), coin());
@@ -265,6 +276,7 @@ class Gen {
 
  private:
   std::mt19937 rng_;
+  std::mt19937 fields_;
 };
 
 class DifferentialTest : public BpfTest {};
@@ -281,7 +293,7 @@ int vlan_tags(const std::vector<uint8_t>& f) {
 TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   uint64_t decisions = 0, limited = 0, unadmitted = 0, stacked_refusals = 0;
   uint64_t by_destination = 0, limited_per_destination = 0, by_source_port = 0;
-  uint64_t by_tcp_flags = 0;
+  uint64_t by_tcp_flags = 0, by_ttl = 0;
   uint64_t no_l4 = 0, no_l4_judged = 0, proto_unknown = 0, deep_vlan = 0;
   std::map<uint32_t, uint64_t> by_reason;
   for (uint32_t seed = 1; seed <= 60; seed++) {
@@ -314,6 +326,7 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
         by_destination += !r.match.destinations.empty();
         by_source_port += !r.match.source_ports.empty();
         by_tcp_flags += r.match.tcp_flags.mask != 0;
+        by_ttl += !r.match.ttl.empty();
         bool dst_key = r.key == policy::KeyKind::kDestinationAddress ||
                        r.key == policy::KeyKind::kDestinationPrefix ||
                        r.key == policy::KeyKind::kSourceDestination;
@@ -337,6 +350,7 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   EXPECT_GT(limited_per_destination, decisions / 200);
   EXPECT_GT(by_source_port, decisions / 100);
   EXPECT_GT(by_tcp_flags, decisions / 300);
+  EXPECT_GT(by_ttl, decisions / 100);
   EXPECT_GT(no_l4, decisions / 50);
   EXPECT_GT(no_l4_judged, no_l4 / 10);
   EXPECT_GT(proto_unknown, decisions / 200);
@@ -344,11 +358,11 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   std::printf(
       "differential: %lu decisions, %lu limited or blocked, %lu unadmitted, %lu refused by a "
       "stacked limit, %lu by a rule with destinations, %lu limited per destination, %lu by a rule "
-      "with source ports, %lu by a rule with TCP flags\n",
+      "with source ports, %lu by a rule with TCP flags, %lu by a rule with TTLs\n",
       (unsigned long)decisions, (unsigned long)limited, (unsigned long)unadmitted,
       (unsigned long)stacked_refusals, (unsigned long)by_destination,
       (unsigned long)limited_per_destination, (unsigned long)by_source_port,
-      (unsigned long)by_tcp_flags);
+      (unsigned long)by_tcp_flags, (unsigned long)by_ttl);
   std::printf(
       "  transport not parsed: %lu (%lu decided by a list or rule), protocol unknown: %lu, "
       "VLAN stack beyond the walk: %lu\n",

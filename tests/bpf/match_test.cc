@@ -236,6 +236,44 @@ TEST_F(MatchTest, TcpFlagsUnderAMask) {
   EXPECT_EQ(send(cut).rule_pos, -1);
 }
 
+TEST_F(MatchTest, TtlRanges) {
+  policy::Policy p;
+  // Packets about to expire here: traceroute probes and TTL-expiry floods.
+  auto expiring = token_bucket("ttl-expiring", 10, 10);
+  expiring.match.ttl = {{0, 2}};
+  auto windows = token_bucket("udp-ttl-128", 10, 10);
+  windows.match.protocol = 17;
+  windows.match.ttl = {{128, 128}, {250, 255}};
+  p.rules = {expiring, windows, token_bucket("rest", 10, 10)};
+  apply(p);
+  EXPECT_EQ(compiled_.config.dims_used & RL_DIM_TTL, RL_DIM_TTL);
+  auto udp_ttl = [](uint8_t ttl) {
+    return Builder().ipv4("198.18.0.1", "192.0.2.1").ttl(ttl).udp(40000, 33434).build();
+  };
+  EXPECT_EQ(send(udp_ttl(0)).rule_pos, 0);
+  EXPECT_EQ(send(udp_ttl(1)).rule_pos, 0);
+  EXPECT_EQ(send(udp_ttl(2)).rule_pos, 0);
+  EXPECT_EQ(send(udp_ttl(3)).rule_pos, 2);
+  EXPECT_EQ(send(udp_ttl(128)).rule_pos, 1);
+  EXPECT_EQ(send(udp_ttl(127)).rule_pos, 2);
+  EXPECT_EQ(send(udp_ttl(255)).rule_pos, 1);
+  EXPECT_EQ(send(Builder().ipv4("198.18.0.1", "192.0.2.1").ttl(128).tcp(1, 2, packet::kAck).build())
+                .rule_pos,
+            2)
+      << "protocol udp only";
+  // The IPv6 hop limit is the same field.
+  EXPECT_EQ(send(Builder().ipv6("2001:db8::1", "3fff::1").ttl(1).udp(1, 2).build()).rule_pos, 0);
+  EXPECT_EQ(send(Builder().ipv6("2001:db8::1", "3fff::1").ttl(64).udp(1, 2).build()).rule_pos, 2);
+  // The TTL is in the IP header: fragments and packets whose transport is cut short have it.
+  EXPECT_EQ(
+      send(Builder().ipv4("198.18.0.1", "192.0.2.1").ttl(1).fragment(10, false).udp(1, 2).build())
+          .rule_pos,
+      0);
+  auto cut = Builder().ipv4("198.18.0.1", "192.0.2.1").ttl(2).udp(1, 2).build();
+  cut.resize(14 + 20 + 4);
+  EXPECT_EQ(send(cut).rule_pos, 0);
+}
+
 TEST_F(MatchTest, NoFieldRulesSkipTheLookups) {
   policy::Policy p;
   p.rules = {token_bucket("any", 10, 10)};

@@ -45,6 +45,11 @@ bool Model::matches(const policy::Rule& r, const Packet& p) const {
     if (std::find(m.icmp_types.begin(), m.icmp_types.end(), p.l4_index) == m.icmp_types.end())
       return false;
   }
+  auto in = [](const std::vector<policy::PortRange>& ranges, unsigned v) {
+    return std::any_of(ranges.begin(), ranges.end(),
+                       [&](const policy::PortRange& r) { return v >= r.first && v <= r.last; });
+  };
+  if (!m.ttl.empty() && !in(m.ttl, p.ttl)) return false;
   if (m.tcp_syn && !p.tcp_new) return false;
   if (m.tcp_flags.mask) {
     if (!p.has_l4 || p.port_kind != RL_PORT_KIND_TCP) return false;

@@ -32,6 +32,7 @@ struct Packet {
   uint16_t sport = 0;  // TCP and UDP with has_l4
   bool tcp_new = false;
   uint8_t tcp_flags = 0;  // TCP with has_l4: the flags byte
+  uint8_t ttl = 0;        // IPv4 TTL, IPv6 hop limit (kIp)
 };
 
 Packet parse(const std::vector<uint8_t>& frame);

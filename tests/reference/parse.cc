@@ -98,6 +98,7 @@ Packet parse(const std::vector<uint8_t>& f) {
     p.dst.family = 4;
     std::copy(&f[off + 16], &f[off + 20], p.dst.bytes.begin());
     p.proto = f[off + 9];
+    p.ttl = f[off + 8];
     p.fragment = (be16(f, off + 6) & 0x1fff) != 0;
     off += ihl * 4;
   } else {
@@ -108,6 +109,7 @@ Packet parse(const std::vector<uint8_t>& f) {
     std::copy(&f[off + 8], &f[off + 24], p.src.bytes.begin());
     p.dst.family = 6;
     std::copy(&f[off + 24], &f[off + 40], p.dst.bytes.begin());
+    p.ttl = f[off + 7];
     off = ipv6_chain(f, off + 40, f[off + 6], p);
     if (!off) {
       p.no_l4 = true;

@@ -235,6 +235,24 @@ TEST(Compiler, TcpFlagClassesFollowTheMask) {
   EXPECT_LE(distinct.size(), 4u);
 }
 
+TEST(Compiler, TtlClassesFollowRanges) {
+  policy::Policy p;
+  auto low = token_bucket("low", 1, 1);
+  low.match.ttl = {{0, 2}, {255, 255}};
+  p.rules = {low, token_bucket("any", 1, 1)};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->config.dims_used, RL_DIM_TTL);
+  EXPECT_TRUE(c->byte_classes[RL_BYTE_TABLE_TCP_FLAGS].empty());
+  const auto& t = c->byte_classes[RL_BYTE_TABLE_TTL];
+  ASSERT_EQ(t.size(), 256u);
+  for (unsigned v = 0; v < 256; v++) {
+    EXPECT_EQ(compiler::bitmap_test(c->classes[t[v]], 0), v <= 2 || v == 255) << v;
+    EXPECT_TRUE(compiler::bitmap_test(c->classes[t[v]], 1)) << v;
+  }
+  EXPECT_EQ(std::set<uint16_t>(t.begin(), t.end()).size(), 2u);
+}
+
 TEST(Compiler, IdentitiesSurviveUnchangedLimiters) {
   policy::Policy p;
   p.rules = {token_bucket("keep", 1, 1), token_bucket("change", 1, 1)};

@@ -292,6 +292,20 @@ TEST(LoadString, TcpFlagsInAnotherOrderAreTheSameMatch) {
   EXPECT_NE(r.errors[0].message.find("rule 'b' can never match"), std::string::npos);
 }
 
+TEST(LoadString, TtlRanges) {
+  auto r = load_string(R"(rules:
+  - {name: a, match: {ttl: 0-2}, limit: {rate: 1/s}}
+  - {name: b, match: {ttl: 64}, limit: {rate: 1/s}}
+  - {name: c, match: {protocol: udp, ttl: ["0-2", 128, "250-255"]}, limit: {rate: 1/s}}
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_EQ(r.policy.rules[0].match.ttl, (std::vector<PortRange>{{0, 2}}));
+  EXPECT_EQ(r.policy.rules[1].match.ttl, (std::vector<PortRange>{{64, 64}}));
+  EXPECT_EQ(r.policy.rules[2].match.ttl.size(), 3u);
+  EXPECT_EQ(describe_match(r.policy.rules[2].match), "udp ttl 0-2,128,250-255");
+}
+
 TEST(LoadString, DestinationsCoveringTheSameAddressesAreTheSameMatch) {
   auto r = load_string(R"(rules:
   - {name: a, match: {destinations: [10.0.0.0/8, 10.1.0.0/16, 10.2.0.0/16]}, limit: {rate: 1/s}}
