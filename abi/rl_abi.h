@@ -26,6 +26,8 @@
 #define RL_MAX_DST_PREFIXES 65536  /* destination LPM entries per family, both generations */
 #define RL_VLAN_MAX_TAGS    8	   /* VLAN tags walked (why 8: bpf/lib/parse.h) */
 #define RL_PORT_KINDS	    4	   /* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
+/* The L4 index is the destination port for TCP and UDP, and type * 256 + code for ICMP and
+ * ICMPv6: 65536 values either way. */
 /* rl_port_classes holds, per generation, RL_PORT_TABLES tables of 65536 classes: the L4 index
  * of each port kind, then the source port of TCP and of UDP (RL_SPORT_TABLE + kind). */
 #define RL_SPORT_TABLE	   RL_PORT_KINDS

@@ -102,17 +102,23 @@ static __always_inline struct rl_bitmap *rl_bitmap_of(__u32 gen, __u32 cls)
 	return bpf_map_lookup_elem(&rl_bitmaps, &idx);
 }
 
+/* The class of the L4 index: the destination port for TCP and UDP; for ICMP and ICMPv6 the type
+ * and the code together (type * 256 + code), so that one lookup answers both conditions. */
 static __always_inline __u32 rl_l4_class(__u32 gen, const struct rl_pkt *p)
 {
 	if (p->port_kind == RL_L4_NONE)
 		return RL_CLASS_NO_PORT;
+	__u32 index = p->l4_index;
+	if (p->port_kind == RL_PORT_KIND_ICMP || p->port_kind == RL_PORT_KIND_ICMPV6)
+		index = (index & 0xff) << 8 | p->icmp_code;
+	index &= 0xffff;
 	__u32 idx = (gen * RL_PORT_TABLES + (p->port_kind & (RL_PORT_KINDS - 1))) *
 			RL_PORT_ENTRIES_PER_KIND +
-		    (p->l4_index / RL_PORTS_PER_ENTRY);
+		    (index / RL_PORTS_PER_ENTRY);
 	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_port_classes, &idx);
 	if (!pc)
 		return RL_CLASS_NO_PORT;
-	return pc->cls[p->l4_index & (RL_PORTS_PER_ENTRY - 1)];
+	return pc->cls[index & (RL_PORTS_PER_ENTRY - 1)];
 }
 
 /* The class of the packet's source port (TCP and UDP). While no rule of the generation names a

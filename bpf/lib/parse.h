@@ -49,8 +49,9 @@ struct rl_pkt {
 	 * SYN cookies read and rewrite the headers there. */
 	__u16 l3_off;
 	__u16 l4_off;
-	__u8 flags; /* RL_PKT_F_* */
-	__u8 ttl;   /* IPv4 TTL, IPv6 hop limit */
+	__u8 flags;	/* RL_PKT_F_* */
+	__u8 ttl;	/* IPv4 TTL, IPv6 hop limit */
+	__u8 icmp_code; /* ICMP and ICMPv6 (l4_index holds the type) */
 };
 
 /* The transport header could not be parsed (a malformed packet whose source is known). */
@@ -197,8 +198,8 @@ struct rl_icmp_hdr {
 	__be16 checksum;
 };
 
-/* Transport header: fills the L4 index (destination port or ICMP type). Non-first fragments and
- * protocols without ports leave port_kind at RL_L4_NONE. */
+/* Transport header: fills the L4 index (destination port or ICMP type, and the ICMP code).
+ * Non-first fragments and protocols without ports leave port_kind at RL_L4_NONE. */
 static __always_inline int rl_parse_l4(struct rl_cursor *c, void *data_end, struct rl_pkt *p)
 {
 	p->port_kind = RL_L4_NONE;
@@ -233,6 +234,7 @@ static __always_inline int rl_parse_l4(struct rl_cursor *c, void *data_end, stru
 			return RL_PARSE_NO_L4;
 		p->port_kind = p->proto == IPPROTO_ICMP ? RL_PORT_KIND_ICMP : RL_PORT_KIND_ICMPV6;
 		p->l4_index = ih->type;
+		p->icmp_code = ih->code;
 		return 0;
 	}
 	}

@@ -9,12 +9,6 @@
 namespace rl::compiler {
 namespace {
 
-bool in_ranges(const std::vector<policy::PortRange>& ranges, unsigned v) {
-  for (const auto& r : ranges)
-    if (v >= r.first && v <= r.last) return true;
-  return false;
-}
-
 // One field of one byte: its table and config slots, and the rules' conditions on it.
 struct ByteField {
   unsigned table;  // RL_BYTE_TABLE_*

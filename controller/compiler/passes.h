@@ -1,6 +1,7 @@
 // The compiler's passes over a policy whose rules are already in priority order.
 #pragma once
 
+#include <set>
 #include <vector>
 
 #include "compiler/class_table.h"
@@ -8,6 +9,23 @@
 #include "policy/model.h"
 
 namespace rl::compiler {
+
+// Whether one of the ranges (ports, TTLs, codes, lengths) holds `v`.
+inline bool in_ranges(const std::vector<policy::PortRange>& ranges, unsigned v) {
+  for (const auto& r : ranges)
+    if (v >= r.first && v <= r.last) return true;
+  return false;
+}
+
+// The bounds where the rules a table admits may change: each range's first value and the one
+// after its last, shifted by `offset`.
+inline void add_bounds(std::set<unsigned>& bounds, const std::vector<policy::PortRange>& ranges,
+                       unsigned offset = 0) {
+  for (const auto& r : ranges) {
+    bounds.insert(offset + r.first);
+    bounds.insert(offset + r.last + 1u);
+  }
+}
 
 // Protocol, not-SYN and no-port classes (the fixed class ids).
 void fixed_classes(const std::vector<const policy::Rule*>& rules, std::vector<rl_bitmap>& classes);

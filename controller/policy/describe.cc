@@ -73,6 +73,7 @@ std::string describe_match(const Match& m) {
     out += " type ";
     for (size_t i = 0; i < m.icmp_types.size(); i++)
       out += (i ? "," : "") + std::to_string(m.icmp_types[i]);
+    out += describe_ports("code", m.icmp_codes);
   }
   if (!m.sources.empty()) {
     out += " from ";

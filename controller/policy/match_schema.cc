@@ -8,13 +8,14 @@
 namespace rl::policy::detail {
 namespace {
 
-const Schema kMatchSchema{"in match",
-                          {"sources", "destinations", "destination", "protocol", "ports", "port",
-                           "source_ports", "source_port", "tcp_flags", "icmp_types", "ttl"},
-                          {{{"name", "priority", "limit", "key", "prefix", "action", "block",
-                             "report", "cluster", "syn_cookies"},
-                            "it belongs to the rule, one level up"},
-                           {{"algorithm", "rate", "burst"}, "it belongs under limit:"}}};
+const Schema kMatchSchema{
+    "in match",
+    {"sources", "destinations", "destination", "protocol", "ports", "port", "source_ports",
+     "source_port", "tcp_flags", "icmp_types", "icmp_codes", "ttl"},
+    {{{"name", "priority", "limit", "key", "prefix", "action", "block", "report", "cluster",
+       "syn_cookies"},
+      "it belongs to the rule, one level up"},
+     {{"algorithm", "rate", "burst"}, "it belongs under limit:"}}};
 
 void read_sources(Reader& r, const Field& f, RuleDraft& d) {
   if (!expect_list(r, f, "sources must be a list of CIDRs or set names")) return;
@@ -106,6 +107,7 @@ struct RangeKind {
 };
 const RangeKind kPortKind{"port", 1, 65535, "8000-8100"};
 const RangeKind kTtlKind{"ttl", 0, 255, "0-2"};
+const RangeKind kIcmpCodeKind{"icmp code", 0, 255, "0-3"};
 
 // A value or a range "first-last" of `kind`.
 std::optional<PortRange> read_range(Reader& r, const YAML::Node& node, const SourceLocation& at,
@@ -349,6 +351,16 @@ void read_match(Reader& r, const Field& f, RuleDraft& d) {
                                    " (only icmp and icmpv6 have types)");
       else if (m.protocol)
         read_icmp_types(r, *types, *m.protocol, m);
+    }
+
+    // A code means something only under its type: codes need icmp_types, which report a
+    // missing or other protocol themselves.
+    if (const Field* codes = fields.get("icmp_codes")) {
+      if (!fields.get("icmp_types"))
+        r.error(codes->key_at,
+                "icmp_codes requires icmp_types (a code means something only under its type)");
+      else
+        read_ranges(r, *codes, kIcmpCodeKind, m.icmp_codes);
     }
   }
 }

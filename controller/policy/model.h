@@ -79,6 +79,7 @@ struct Match {
   bool tcp_syn = false;                 // only new TCP connections (SYN without ACK)
   TcpFlags tcp_flags;                   // `tcp_flags: {set: [...], unset: [...]}`
   std::vector<uint8_t> icmp_types;      // ICMP/ICMPv6 types; empty: any
+  std::vector<PortRange> icmp_codes;    // codes (0-255) under those types; empty: any
   std::vector<PortRange> ttl;           // IPv4 TTL / IPv6 hop limit ranges (0-255); empty: any
 };
 

@@ -66,6 +66,7 @@ std::string match_key(const Match& m, const std::map<std::string, const SourceSe
   types.erase(std::unique(types.begin(), types.end()), types.end());
   key += "|icmp";
   for (uint8_t t : types) key += " " + std::to_string(t);
+  key += ranges_key("|codes", m.icmp_codes);
   return key;
 }
 

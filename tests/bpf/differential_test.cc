@@ -74,6 +74,11 @@ class Gen {
     return ports[u(7)];
   }
 
+  uint8_t icmp_code() {
+    static const uint8_t codes[] = {0, 0, 1, 3, 4, 13};
+    return fcoin(90) ? codes[fu(6)] : static_cast<uint8_t>(fu(256));
+  }
+
   uint8_t tcp_flags() {
     using namespace packet;
     static const uint8_t common[] = {kSyn,        kAck,        kSyn | kAck, kRst,
@@ -147,8 +152,14 @@ class Gen {
       static const policy::PortRange ttls[] = {{0, 2}, {1, 1}, {64, 64}, {0, 63}, {128, 255}};
       for (int i = 0, n = 1 + fu(2); i < n; i++) m.ttl.push_back(ttls[fu(5)]);
     }
-    if ((proto == 1 || proto == 58) && coin(60))
+    if ((proto == 1 || proto == 58) && coin(60)) {
       m.icmp_types = {static_cast<uint8_t>(proto == 1 ? 8 : 128)};
+      // Destination unreachable (3 and 1) under some of its codes, or echo with code 0 only.
+      if (fcoin(50)) m.icmp_types = {static_cast<uint8_t>(proto == 1 ? 3 : 1)};
+      static const policy::PortRange codes[] = {{0, 0}, {1, 3}, {4, 4}, {0, 15}};
+      if (fcoin(50))
+        for (int i = 0, n = 1 + fu(2); i < n; i++) m.icmp_codes.push_back(codes[fu(4)]);
+    }
 
     static const policy::Algorithm algos[] = {policy::Algorithm::kTokenBucket,
                                               policy::Algorithm::kFixedWindow,
@@ -249,7 +260,8 @@ class Gen {
         b.udp(sport(), port());
         break;
       case 2:
-        b.icmp(coin() ? (is6 ? 128 : 8) : 3);
+        // Echo requests, and errors: time exceeded (IPv6 3) or destination unreachable (3, 1).
+        b.icmp(coin() ? (is6 ? 128 : 8) : (is6 && fcoin() ? 1 : 3), icmp_code());
         break;
       case 3:
         b.l4_protocol(47);
@@ -293,7 +305,7 @@ int vlan_tags(const std::vector<uint8_t>& f) {
 TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   uint64_t decisions = 0, limited = 0, unadmitted = 0, stacked_refusals = 0;
   uint64_t by_destination = 0, limited_per_destination = 0, by_source_port = 0;
-  uint64_t by_tcp_flags = 0, by_ttl = 0;
+  uint64_t by_tcp_flags = 0, by_ttl = 0, by_icmp_code = 0;
   uint64_t no_l4 = 0, no_l4_judged = 0, proto_unknown = 0, deep_vlan = 0;
   std::map<uint32_t, uint64_t> by_reason;
   for (uint32_t seed = 1; seed <= 60; seed++) {
@@ -327,6 +339,7 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
         by_source_port += !r.match.source_ports.empty();
         by_tcp_flags += r.match.tcp_flags.mask != 0;
         by_ttl += !r.match.ttl.empty();
+        by_icmp_code += !r.match.icmp_codes.empty();
         bool dst_key = r.key == policy::KeyKind::kDestinationAddress ||
                        r.key == policy::KeyKind::kDestinationPrefix ||
                        r.key == policy::KeyKind::kSourceDestination;
@@ -351,6 +364,7 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   EXPECT_GT(by_source_port, decisions / 100);
   EXPECT_GT(by_tcp_flags, decisions / 300);
   EXPECT_GT(by_ttl, decisions / 100);
+  EXPECT_GT(by_icmp_code, decisions / 500);
   EXPECT_GT(no_l4, decisions / 50);
   EXPECT_GT(no_l4_judged, no_l4 / 10);
   EXPECT_GT(proto_unknown, decisions / 200);
@@ -358,11 +372,12 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   std::printf(
       "differential: %lu decisions, %lu limited or blocked, %lu unadmitted, %lu refused by a "
       "stacked limit, %lu by a rule with destinations, %lu limited per destination, %lu by a rule "
-      "with source ports, %lu by a rule with TCP flags, %lu by a rule with TTLs\n",
+      "with source ports, %lu by a rule with TCP flags, %lu by a rule with TTLs, %lu by a rule "
+      "with ICMP codes\n",
       (unsigned long)decisions, (unsigned long)limited, (unsigned long)unadmitted,
       (unsigned long)stacked_refusals, (unsigned long)by_destination,
       (unsigned long)limited_per_destination, (unsigned long)by_source_port,
-      (unsigned long)by_tcp_flags, (unsigned long)by_ttl);
+      (unsigned long)by_tcp_flags, (unsigned long)by_ttl, (unsigned long)by_icmp_code);
   std::printf(
       "  transport not parsed: %lu (%lu decided by a list or rule), protocol unknown: %lu, "
       "VLAN stack beyond the walk: %lu\n",

@@ -274,6 +274,52 @@ TEST_F(MatchTest, TtlRanges) {
   EXPECT_EQ(send(cut).rule_pos, 0);
 }
 
+TEST_F(MatchTest, IcmpTypesAndCodes) {
+  policy::Policy p;
+  // Fragmentation needed (3/4) is path MTU discovery: its own, wider limit.
+  auto pmtu = token_bucket("pmtu", 10, 10);
+  pmtu.match.protocol = 1;
+  pmtu.match.icmp_types = {3};
+  pmtu.match.icmp_codes = {{4, 4}};
+  auto unreach = token_bucket("unreachable", 10, 10);
+  unreach.match.protocol = 1;
+  unreach.match.icmp_types = {3, 11};
+  auto v6 = token_bucket("v6-unreachable-admin", 10, 10);
+  v6.match.protocol = 58;
+  v6.match.icmp_types = {1};
+  v6.match.icmp_codes = {{1, 1}, {5, 6}};
+  auto echo = token_bucket("echo-code-0", 10, 10);
+  echo.match.protocol = 1;
+  echo.match.icmp_types = {8};
+  echo.match.icmp_codes = {{0, 0}};
+  p.rules = {pmtu, unreach, v6, echo};
+  apply(p);
+  auto icmp4 = [](uint8_t type, uint8_t code) {
+    return Builder().ipv4("198.18.0.1", "192.0.2.1").icmp(type, code).build();
+  };
+  auto icmp6 = [](uint8_t type, uint8_t code) {
+    return Builder().ipv6("2001:db8::1", "3fff::1").icmp(type, code).build();
+  };
+  EXPECT_EQ(send(icmp4(3, 4)).rule_pos, 0);
+  EXPECT_EQ(send(icmp4(3, 3)).rule_pos, 1);
+  EXPECT_EQ(send(icmp4(3, 255)).rule_pos, 1);
+  EXPECT_EQ(send(icmp4(11, 4)).rule_pos, 1);
+  EXPECT_EQ(send(icmp4(4, 3)).rule_pos, -1) << "type 4 is not 3 with code 4";
+  EXPECT_EQ(send(icmp4(8, 0)).rule_pos, 3);
+  EXPECT_EQ(send(icmp4(8, 1)).rule_pos, -1) << "an echo request with an odd code";
+  EXPECT_EQ(send(icmp6(1, 1)).rule_pos, 2);
+  EXPECT_EQ(send(icmp6(1, 5)).rule_pos, 2);
+  EXPECT_EQ(send(icmp6(1, 6)).rule_pos, 2);
+  EXPECT_EQ(send(icmp6(1, 4)).rule_pos, -1);
+  EXPECT_EQ(send(icmp6(3, 4)).rule_pos, -1) << "ICMPv4 rules do not take ICMPv6";
+  // A port rule never matches ICMP, whatever the type and code make of the index.
+  auto port = token_bucket("port-772", 10, 10);
+  port.match.ports = {{3 * 256 + 4, 3 * 256 + 4}};
+  p.rules = {port};
+  apply(p);
+  EXPECT_EQ(send(icmp4(3, 4)).rule_pos, -1);
+}
+
 TEST_F(MatchTest, NoFieldRulesSkipTheLookups) {
   policy::Policy p;
   p.rules = {token_bucket("any", 10, 10)};

@@ -14,6 +14,10 @@ Model::Model(const policy::Policy& p) : policy_(p) {
 
 bool Model::matches(const policy::Rule& r, const Packet& p) const {
   const auto& m = r.match;
+  auto in = [](const std::vector<policy::PortRange>& ranges, unsigned v) {
+    return std::any_of(ranges.begin(), ranges.end(),
+                       [&](const policy::PortRange& r) { return v >= r.first && v <= r.last; });
+  };
   if (!m.sources.empty()) {
     bool in = false;
     for (const auto& name : m.sources)
@@ -44,11 +48,8 @@ bool Model::matches(const policy::Rule& r, const Packet& p) const {
     if (!p.has_l4 || ports) return false;
     if (std::find(m.icmp_types.begin(), m.icmp_types.end(), p.l4_index) == m.icmp_types.end())
       return false;
+    if (!m.icmp_codes.empty() && !in(m.icmp_codes, p.icmp_code)) return false;
   }
-  auto in = [](const std::vector<policy::PortRange>& ranges, unsigned v) {
-    return std::any_of(ranges.begin(), ranges.end(),
-                       [&](const policy::PortRange& r) { return v >= r.first && v <= r.last; });
-  };
   if (!m.ttl.empty() && !in(m.ttl, p.ttl)) return false;
   if (m.tcp_syn && !p.tcp_new) return false;
   if (m.tcp_flags.mask) {

@@ -33,6 +33,7 @@ struct Packet {
   bool tcp_new = false;
   uint8_t tcp_flags = 0;  // TCP with has_l4: the flags byte
   uint8_t ttl = 0;        // IPv4 TTL, IPv6 hop limit (kIp)
+  uint8_t icmp_code = 0;  // ICMP and ICMPv6 with has_l4 (l4_index is the type)
 };
 
 Packet parse(const std::vector<uint8_t>& frame);

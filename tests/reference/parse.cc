@@ -33,6 +33,7 @@ bool transport(const std::vector<uint8_t>& f, size_t off, Packet& p) {
       p.has_l4 = true;
       p.port_kind = p.proto == 1 ? RL_PORT_KIND_ICMP : RL_PORT_KIND_ICMPV6;
       p.l4_index = f[off];
+      p.icmp_code = f[off + 1];
       return true;
   }
   return true;

@@ -200,8 +200,11 @@ TEST(Compiler, PortClassesFollowRanges) {
   EXPECT_EQ(rules(RL_PORT_KIND_TCP, 80), (std::vector<int>{0}));
   EXPECT_EQ(rules(RL_PORT_KIND_UDP, 1500), (std::vector<int>{0, 1}));
   EXPECT_EQ(rules(RL_PORT_KIND_UDP, 2001), (std::vector<int>{}));
-  EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 8), (std::vector<int>{2}));
+  // ICMP: type * 256 + code.
+  EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 8 * 256), (std::vector<int>{2}));
+  EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 8 * 256 + 255), (std::vector<int>{2}));
   EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 80), (std::vector<int>{}));
+  EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 9 * 256), (std::vector<int>{}));
   EXPECT_FALSE(compiler::bitmap_test(c->classes[RL_CLASS_NO_PORT], 0));
 }
 
@@ -251,6 +254,29 @@ TEST(Compiler, TtlClassesFollowRanges) {
     EXPECT_TRUE(compiler::bitmap_test(c->classes[t[v]], 1)) << v;
   }
   EXPECT_EQ(std::set<uint16_t>(t.begin(), t.end()).size(), 2u);
+}
+
+TEST(Compiler, IcmpCodesNarrowTheirTypes) {
+  policy::Policy p;
+  auto pmtu = token_bucket("pmtu", 1, 1);
+  pmtu.match.protocol = 1;
+  pmtu.match.icmp_types = {3};
+  pmtu.match.icmp_codes = {{4, 4}, {10, 12}};
+  auto v6 = token_bucket("v6", 1, 1);
+  v6.match.protocol = 58;
+  v6.match.icmp_types = {1, 3};
+  p.rules = {pmtu, v6};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  for (unsigned kind : {RL_PORT_KIND_ICMP, RL_PORT_KIND_ICMPV6})
+    for (unsigned i = 0; i < 65536; i++) {
+      unsigned type = i >> 8, code = i & 255;
+      const rl_bitmap& b = c->classes[c->port_classes[kind][i]];
+      // Both rules admit either ICMP kind here: the protocol is its own dimension.
+      EXPECT_EQ(compiler::bitmap_test(b, 0), type == 3 && (code == 4 || (code >= 10 && code <= 12)))
+          << kind << " " << i;
+      EXPECT_EQ(compiler::bitmap_test(b, 1), type == 1 || type == 3) << kind << " " << i;
+    }
 }
 
 TEST(Compiler, IdentitiesSurviveUnchangedLimiters) {

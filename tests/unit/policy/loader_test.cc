@@ -306,6 +306,23 @@ TEST(LoadString, TtlRanges) {
   EXPECT_EQ(describe_match(r.policy.rules[2].match), "udp ttl 0-2,128,250-255");
 }
 
+TEST(LoadString, IcmpCodes) {
+  auto r = load_string(R"(rules:
+  - name: pmtu
+    match: {protocol: icmp, icmp_types: [dest-unreachable], icmp_codes: 4}
+    limit: {rate: 1000/s}
+  - name: v6-admin
+    match: {protocol: icmpv6, icmp_types: [1], icmp_codes: [1, "5-6"]}
+    limit: {rate: 1000/s}
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_EQ(r.policy.rules[0].match.icmp_codes, (std::vector<PortRange>{{4, 4}}));
+  EXPECT_EQ(r.policy.rules[1].match.icmp_codes, (std::vector<PortRange>{{1, 1}, {5, 6}}));
+  EXPECT_EQ(describe_match(r.policy.rules[0].match), "icmp type 3 code 4");
+  EXPECT_EQ(describe_match(r.policy.rules[1].match), "icmpv6 type 1 code 1,5-6");
+}
+
 TEST(LoadString, DestinationsCoveringTheSameAddressesAreTheSameMatch) {
   auto r = load_string(R"(rules:
   - {name: a, match: {destinations: [10.0.0.0/8, 10.1.0.0/16, 10.2.0.0/16]}, limit: {rate: 1/s}}
