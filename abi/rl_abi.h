@@ -29,9 +29,11 @@
 /* The L4 index is the destination port for TCP and UDP, and type * 256 + code for ICMP and
  * ICMPv6: 65536 values either way. */
 /* rl_port_classes holds, per generation, RL_PORT_TABLES tables of 65536 classes: the L4 index
- * of each port kind, then the source port of TCP and of UDP (RL_SPORT_TABLE + kind). */
+ * of each port kind, then the source port of TCP and of UDP (RL_SPORT_TABLE + kind), then the
+ * packet's L3 length (RL_LEN_TABLE: IPv4 total length, IPv6 payload length + 40). */
 #define RL_SPORT_TABLE	   RL_PORT_KINDS
-#define RL_PORT_TABLES	   (RL_PORT_KINDS + 2)
+#define RL_LEN_TABLE	   (RL_PORT_KINDS + 2)
+#define RL_PORT_TABLES	   (RL_PORT_KINDS + 3)
 #define RL_PORTS_PER_ENTRY 4 /* u16 classes packed per 8-byte array element */
 /* rl_byte_classes holds, per generation, RL_BYTE_TABLES tables of 256 u16 classes for packet
  * fields of one byte, indexed by the field's value (512 bytes a table). */
@@ -164,11 +166,12 @@ struct rl_gen_config {
 	__u8 dims_used;
 	__u16 tcp_flags_none; /* non-TCP packets (and all while unused): rules without tcp_flags */
 	__u16 ttl_none;	      /* while no rule names a TTL: every rule */
-	__u16 pad3;
+	__u16 len_none;	      /* while no rule names a length: every rule */
 };
 
 #define RL_DIM_TCP_FLAGS (1u << 0)
 #define RL_DIM_TTL	 (1u << 1)
+#define RL_DIM_LENGTH	 (1u << 2)
 
 /* rl_rules[gen * RL_MAX_RULES + position]: position is the priority order (0 = first). */
 struct rl_rule {

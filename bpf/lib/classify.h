@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Rule lookup. Cost does not grow with the rule count: each dimension of a packet (source
- * prefix, destination prefix, protocol, L4 index, source port, TCP flags, TTL,
- * new-connection flag) selects one precomputed
- * bitmap of the rules it satisfies; the AND of those bitmaps has the matching rules set, and the
- * lowest set bit is the highest-priority rule (the compiler orders bits by priority). At most
- * RL_RULE_WORDS 64-bit words are ANDed, and only as many as the active generation uses.
+ * prefix, destination prefix, protocol, L4 index, source port, TCP flags, TTL, L3 length,
+ * new-connection flag) selects one precomputed bitmap of the rules it satisfies, through a table
+ * lookup indexed by the packet's value (never a scan over rules); the AND of those bitmaps has
+ * the matching rules set, and the lowest set bit is the highest-priority rule (the compiler
+ * orders bits by priority). At most RL_RULE_WORDS 64-bit words are ANDed, and only as many as
+ * the active generation uses.
  */
 #ifndef RL_BPF_CLASSIFY_H
 #define RL_BPF_CLASSIFY_H
@@ -102,6 +103,19 @@ static __always_inline struct rl_bitmap *rl_bitmap_of(__u32 gen, __u32 cls)
 	return bpf_map_lookup_elem(&rl_bitmaps, &idx);
 }
 
+/* The class of `index` (0-65535) in one of the generation's rl_port_classes tables, or `none`.
+ * Concurrency: the controller writes only the inactive generation's tables and flips
+ * rl_control.active_gen afterwards, so a packet reads one generation's complete table. */
+static __always_inline __u32 rl_table_class(__u32 gen, __u32 table, __u32 index, __u32 none)
+{
+	__u32 idx = (gen * RL_PORT_TABLES + table) * RL_PORT_ENTRIES_PER_KIND +
+		    (index & 0xffff) / RL_PORTS_PER_ENTRY;
+	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_port_classes, &idx);
+	if (!pc)
+		return none;
+	return pc->cls[index & (RL_PORTS_PER_ENTRY - 1)];
+}
+
 /* The class of the L4 index: the destination port for TCP and UDP; for ICMP and ICMPv6 the type
  * and the code together (type * 256 + code), so that one lookup answers both conditions. */
 static __always_inline __u32 rl_l4_class(__u32 gen, const struct rl_pkt *p)
@@ -112,13 +126,7 @@ static __always_inline __u32 rl_l4_class(__u32 gen, const struct rl_pkt *p)
 	if (p->port_kind == RL_PORT_KIND_ICMP || p->port_kind == RL_PORT_KIND_ICMPV6)
 		index = (index & 0xff) << 8 | p->icmp_code;
 	index &= 0xffff;
-	__u32 idx = (gen * RL_PORT_TABLES + (p->port_kind & (RL_PORT_KINDS - 1))) *
-			RL_PORT_ENTRIES_PER_KIND +
-		    (index / RL_PORTS_PER_ENTRY);
-	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_port_classes, &idx);
-	if (!pc)
-		return RL_CLASS_NO_PORT;
-	return pc->cls[index & (RL_PORTS_PER_ENTRY - 1)];
+	return rl_table_class(gen, p->port_kind & (RL_PORT_KINDS - 1), index, RL_CLASS_NO_PORT);
 }
 
 /* The class of the packet's source port (TCP and UDP). While no rule of the generation names a
@@ -129,18 +137,25 @@ static __always_inline __u32 rl_sport_class(__u32 gen, const struct rl_gen_confi
 	if (!gc->sport_used ||
 	    (p->port_kind != RL_PORT_KIND_TCP && p->port_kind != RL_PORT_KIND_UDP))
 		return gc->sport_none;
-	__u32 idx = (gen * RL_PORT_TABLES + RL_SPORT_TABLE + (p->port_kind & 1)) *
-			RL_PORT_ENTRIES_PER_KIND +
-		    (p->sport / RL_PORTS_PER_ENTRY);
-	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_port_classes, &idx);
-	if (!pc)
-		return gc->sport_none;
-	return pc->cls[p->sport & (RL_PORTS_PER_ENTRY - 1)];
+	return rl_table_class(gen, RL_SPORT_TABLE + (p->port_kind & 1), p->sport, gc->sport_none);
 }
 
-/* The class of a one-byte field's value in one of the generation's rl_byte_classes tables.
- * Concurrency: the controller writes only the inactive generation's tables and flips
- * rl_control.active_gen afterwards, so a packet reads one generation's complete table. */
+/* The class of the packet's L3 length (IPv4 total length, IPv6 payload length + 40). Lengths
+ * take a 65536-entry table like the ports, 128 KiB per generation, rather than a sorted array
+ * of range bounds searched in BPF: one array load for any number of ranges, no loop for the
+ * verifier to walk, and the compiler's interval sweep (port_classes) builds it as it builds
+ * the port tables. While no rule names a length, every packet takes len_none (every rule)
+ * without a lookup. */
+static __always_inline __u32 rl_len_class(__u32 gen, const struct rl_gen_config *gc,
+					  const struct rl_pkt *p)
+{
+	if (!(gc->dims_used & RL_DIM_LENGTH))
+		return gc->len_none;
+	return rl_table_class(gen, RL_LEN_TABLE, p->l3_len, gc->len_none);
+}
+
+/* The class of a one-byte field's value in one of the generation's rl_byte_classes tables
+ * (same concurrency as rl_table_class: only the inactive generation is ever written). */
 static __always_inline __u32 rl_byte_class(__u32 gen, __u32 table, __u32 value, __u32 none)
 {
 	__u32 idx = (gen * RL_BYTE_TABLES + (table % RL_BYTE_TABLES)) * RL_BYTE_ENTRIES +
@@ -226,19 +241,20 @@ __noinline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc, __u32 sr
 	struct rl_bitmap *bo = rl_bitmap_of(gen, rl_sport_class(gen, gc, p));
 	struct rl_bitmap *bf = rl_bitmap_of(gen, rl_tcp_flags_class(gen, gc, p));
 	struct rl_bitmap *bt = rl_bitmap_of(gen, rl_ttl_class(gen, gc, p));
+	struct rl_bitmap *bz = rl_bitmap_of(gen, rl_len_class(gen, gc, p));
 	/* Packets that are not a new TCP connection (including TCP fragments, whose flags are
 	 * unknown) must not match rules that require one. */
 	int need_syn_mask = !p->tcp_new;
 	struct rl_bitmap *bn = rl_bitmap_of(gen, RL_CLASS_NOT_SYN);
-	if (!bs || !bp || !bq || !bl || !bn || !bd || !bo || !bf || !bt)
+	if (!bs || !bp || !bq || !bl || !bn || !bd || !bo || !bf || !bt || !bz)
 		return -1;
 
 	__u32 words = gc->rule_words;
 	for (__u32 i = 0; i < RL_RULE_WORDS; i++) {
 		if (i >= words)
 			break;
-		__u64 m =
-		    bs->w[i] & bp->w[i] & bl->w[i] & bd->w[i] & bo->w[i] & bf->w[i] & bt->w[i];
+		__u64 m = bs->w[i] & bp->w[i] & bl->w[i] & bd->w[i] & bo->w[i] & bf->w[i] &
+			  bt->w[i] & bz->w[i];
 		if (proto_unknown)
 			m &= bq->w[i];
 		if (need_syn_mask)

@@ -52,6 +52,9 @@ struct rl_pkt {
 	__u8 flags;	/* RL_PKT_F_* */
 	__u8 ttl;	/* IPv4 TTL, IPv6 hop limit */
 	__u8 icmp_code; /* ICMP and ICMPv6 (l4_index holds the type) */
+	/* IPv4 total length, or IPv6 payload length + 40 (the fixed header), at most 65535: the
+	 * length the IP header declares, which may differ from the frame's. */
+	__u16 l3_len;
 };
 
 /* The transport header could not be parsed (a malformed packet whose source is known). */
@@ -115,6 +118,7 @@ static __always_inline int rl_parse_ipv4(struct rl_cursor *c, void *data_end, st
 	p->daddr[0] = ip->daddr;
 	p->proto = ip->protocol;
 	p->ttl = ip->ttl;
+	p->l3_len = bpf_ntohs(ip->tot_len);
 	/* A non-first fragment carries no L4 header: it is matched on addresses and protocol. */
 	if (bpf_ntohs(ip->frag_off) & 0x1fff)
 		p->fragment = 1;
@@ -156,6 +160,8 @@ static __always_inline int rl_parse_ipv6(struct rl_cursor *c, void *data_end, st
 	__builtin_memcpy(p->saddr, &ip6->saddr, 16);
 	__builtin_memcpy(p->daddr, &ip6->daddr, 16);
 	p->ttl = ip6->hop_limit;
+	__u32 len = (__u32)bpf_ntohs(ip6->payload_len) + sizeof(*ip6);
+	p->l3_len = len > 0xffff ? 0xffff : len;
 	__u8 nh = ip6->nexthdr;
 
 #pragma unroll

@@ -51,7 +51,7 @@ struct CompiledRuleSet {
   std::vector<std::string> names;  // by position
   std::vector<rl_bitmap> classes;  // by class id; at least RL_CLASS_FIRST_DYNAMIC entries
   // 65536 class ids per table: the L4 index per port kind, then TCP and UDP source ports (empty
-  // when no rule names a source port).
+  // when no rule names a source port), then the L3 length (empty when no rule names one).
   std::array<std::vector<uint16_t>, RL_PORT_TABLES> port_classes;
   // 256 class ids per table of one-byte fields (RL_BYTE_TABLE_*), empty for a field no rule
   // names (its RL_DIM_* bit clear in config.dims_used).

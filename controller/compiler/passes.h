@@ -34,7 +34,8 @@ void fixed_classes(const std::vector<const policy::Rule*>& rules, std::vector<rl
 Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,
                     CompiledRuleSet& out);
 
-// Classes of the TCP flags and the TTL (rl_byte_classes), and each field's "none" class.
+// Classes of the TCP flags, the TTL (rl_byte_classes) and the L3 length (rl_port_classes), and
+// each field's "none" class.
 Status field_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,
                      CompiledRuleSet& out);
 

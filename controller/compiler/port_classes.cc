@@ -57,7 +57,7 @@ Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& t
   out.config.sport_none = *none;
   // Without a source-port condition in the policy the data path never reads these tables.
   if (!out.config.sport_used) return {};
-  for (unsigned t = RL_SPORT_TABLE; t < RL_PORT_TABLES; t++) {
+  for (unsigned t = RL_SPORT_TABLE; t < RL_SPORT_TABLE + 2; t++) {  // TCP, UDP
     auto s = fill_classes(
         source_bounds, 65536, rules.size(), table, out.port_classes[t],
         [&](size_t pos, unsigned i) { return admits_source_port(rules[pos]->match, i); });

@@ -58,6 +58,7 @@ std::string describe_match(const Match& m) {
   out += describe_ports("sport", m.source_ports);
   out += describe_ports("dport", m.ports);
   out += describe_ports("ttl", m.ttl);
+  out += describe_ports("length", m.length);
   if (m.tcp_syn) out += " syn";
   if (m.tcp_flags.mask) {
     // " flags ack,!syn,!rst": set flags, then the ones that must be clear.

@@ -11,7 +11,7 @@ namespace {
 const Schema kMatchSchema{
     "in match",
     {"sources", "destinations", "destination", "protocol", "ports", "port", "source_ports",
-     "source_port", "tcp_flags", "icmp_types", "icmp_codes", "ttl"},
+     "source_port", "tcp_flags", "icmp_types", "icmp_codes", "ttl", "length"},
     {{{"name", "priority", "limit", "key", "prefix", "action", "block", "report", "cluster",
        "syn_cookies"},
       "it belongs to the rule, one level up"},
@@ -108,6 +108,7 @@ struct RangeKind {
 const RangeKind kPortKind{"port", 1, 65535, "8000-8100"};
 const RangeKind kTtlKind{"ttl", 0, 255, "0-2"};
 const RangeKind kIcmpCodeKind{"icmp code", 0, 255, "0-3"};
+const RangeKind kLengthKind{"length", 0, 65535, "0-64"};
 
 // A value or a range "first-last" of `kind`.
 std::optional<PortRange> read_range(Reader& r, const YAML::Node& node, const SourceLocation& at,
@@ -342,6 +343,8 @@ void read_match(Reader& r, const Field& f, RuleDraft& d) {
 
     // TTL (IPv4) or hop limit (IPv6): every IP packet has one.
     if (const Field* ttl = fields.get("ttl")) read_ranges(r, *ttl, kTtlKind, m.ttl);
+    // The length the IP header declares: IPv4 total length, IPv6 payload length + 40.
+    if (const Field* len = fields.get("length")) read_ranges(r, *len, kLengthKind, m.length);
 
     if (const Field* types = fields.get("icmp_types")) {
       if (!m.protocol && protocol_ok)

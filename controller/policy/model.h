@@ -81,6 +81,8 @@ struct Match {
   std::vector<uint8_t> icmp_types;      // ICMP/ICMPv6 types; empty: any
   std::vector<PortRange> icmp_codes;    // codes (0-255) under those types; empty: any
   std::vector<PortRange> ttl;           // IPv4 TTL / IPv6 hop limit ranges (0-255); empty: any
+  // L3 length ranges: IPv4 total length, IPv6 payload length + 40 (0-65535); empty: any
+  std::vector<PortRange> length;
 };
 
 // A fleet-wide limit for the same key, enforced through Redis.

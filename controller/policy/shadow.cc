@@ -59,6 +59,7 @@ std::string match_key(const Match& m, const std::map<std::string, const SourceSe
   key += ranges_key("|ports", m.ports);
   key += ranges_key("|sports", m.source_ports);
   key += ranges_key("|ttl", m.ttl);
+  key += ranges_key("|length", m.length);
   key += m.tcp_syn ? "|syn" : "|";
   key += "|flags " + std::to_string(m.tcp_flags.mask) + "/" + std::to_string(m.tcp_flags.value);
   std::vector<uint8_t> types = m.icmp_types;

@@ -152,6 +152,15 @@ class Gen {
       static const policy::PortRange ttls[] = {{0, 2}, {1, 1}, {64, 64}, {0, 63}, {128, 255}};
       for (int i = 0, n = 1 + fu(2); i < n; i++) m.ttl.push_back(ttls[fu(5)]);
     }
+    if (fcoin(20)) {
+      // Bare segments and tiny datagrams, full-size packets, or a random range.
+      static const policy::PortRange lens[] = {{0, 64}, {40, 60}, {0, 100}, {1000, 65535}};
+      for (int i = 0, n = 1 + fu(2); i < n; i++) {
+        uint16_t a = static_cast<uint16_t>(fu(1600)), b = static_cast<uint16_t>(fu(1600));
+        m.length.push_back(fcoin(70) ? lens[fu(4)]
+                                     : policy::PortRange{std::min(a, b), std::max(a, b)});
+      }
+    }
     if ((proto == 1 || proto == 58) && coin(60)) {
       m.icmp_types = {static_cast<uint8_t>(proto == 1 ? 8 : 128)};
       // Destination unreachable (3 and 1) under some of its codes, or echo with code 0 only.
@@ -276,6 +285,12 @@ class Gen {
     auto f = b.build();
     if (coin(10)) f.resize(14 + u(static_cast<uint32_t>(f.size() - 14)));
     if (is6 && l4 > l3 + 40 && f.size() > l3 + 41 && coin(5)) f[l3 + 41] = u(256);  // a length
+    // An IP header declaring another length than the frame has: rules match the declared one.
+    if (fcoin(5) && f.size() >= l3 + 6) {
+      size_t at = l3 + (is6 ? 4 : 2);
+      f[at] = static_cast<uint8_t>(fcoin() ? 0 : fu(256));
+      f[at + 1] = static_cast<uint8_t>(fu(256));
+    }
     // A cut in the IP or extension headers, or in the first bytes of the transport.
     if (coin(5) && l4 + 20 > l3 && f.size() > l3)
       f.resize(std::min(f.size(), l3 + u(static_cast<uint32_t>(l4 + 20 - l3))));
@@ -305,7 +320,7 @@ int vlan_tags(const std::vector<uint8_t>& f) {
 TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   uint64_t decisions = 0, limited = 0, unadmitted = 0, stacked_refusals = 0;
   uint64_t by_destination = 0, limited_per_destination = 0, by_source_port = 0;
-  uint64_t by_tcp_flags = 0, by_ttl = 0, by_icmp_code = 0;
+  uint64_t by_tcp_flags = 0, by_ttl = 0, by_icmp_code = 0, by_length = 0;
   uint64_t no_l4 = 0, no_l4_judged = 0, proto_unknown = 0, deep_vlan = 0;
   std::map<uint32_t, uint64_t> by_reason;
   for (uint32_t seed = 1; seed <= 60; seed++) {
@@ -340,6 +355,7 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
         by_tcp_flags += r.match.tcp_flags.mask != 0;
         by_ttl += !r.match.ttl.empty();
         by_icmp_code += !r.match.icmp_codes.empty();
+        by_length += !r.match.length.empty();
         bool dst_key = r.key == policy::KeyKind::kDestinationAddress ||
                        r.key == policy::KeyKind::kDestinationPrefix ||
                        r.key == policy::KeyKind::kSourceDestination;
@@ -365,6 +381,7 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   EXPECT_GT(by_tcp_flags, decisions / 300);
   EXPECT_GT(by_ttl, decisions / 100);
   EXPECT_GT(by_icmp_code, decisions / 500);
+  EXPECT_GT(by_length, decisions / 100);
   EXPECT_GT(no_l4, decisions / 50);
   EXPECT_GT(no_l4_judged, no_l4 / 10);
   EXPECT_GT(proto_unknown, decisions / 200);
@@ -373,11 +390,12 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
       "differential: %lu decisions, %lu limited or blocked, %lu unadmitted, %lu refused by a "
       "stacked limit, %lu by a rule with destinations, %lu limited per destination, %lu by a rule "
       "with source ports, %lu by a rule with TCP flags, %lu by a rule with TTLs, %lu by a rule "
-      "with ICMP codes\n",
+      "with ICMP codes, %lu by a rule with lengths\n",
       (unsigned long)decisions, (unsigned long)limited, (unsigned long)unadmitted,
       (unsigned long)stacked_refusals, (unsigned long)by_destination,
       (unsigned long)limited_per_destination, (unsigned long)by_source_port,
-      (unsigned long)by_tcp_flags, (unsigned long)by_ttl, (unsigned long)by_icmp_code);
+      (unsigned long)by_tcp_flags, (unsigned long)by_ttl, (unsigned long)by_icmp_code,
+      (unsigned long)by_length);
   std::printf(
       "  transport not parsed: %lu (%lu decided by a list or rule), protocol unknown: %lu, "
       "VLAN stack beyond the walk: %lu\n",

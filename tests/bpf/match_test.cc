@@ -320,6 +320,63 @@ TEST_F(MatchTest, IcmpTypesAndCodes) {
   EXPECT_EQ(send(icmp4(3, 4)).rule_pos, -1);
 }
 
+TEST_F(MatchTest, LengthRanges) {
+  using namespace packet;
+  policy::Policy p;
+  // Bare ACKs: 40 bytes of IPv4 and TCP headers, up to 60 with options.
+  auto bare_ack = token_bucket("bare-ack", 10, 10);
+  bare_ack.match.protocol = 6;
+  bare_ack.match.tcp_flags = {kAck | kSyn | kRst | kFin, kAck};
+  bare_ack.match.length = {{0, 60}};
+  auto big_udp = token_bucket("big-udp", 10, 10);
+  big_udp.match.protocol = 17;
+  big_udp.match.length = {{1400, 1500}, {9000, 65535}};
+  p.rules = {bare_ack, big_udp, token_bucket("rest", 10, 10)};
+  apply(p);
+  EXPECT_EQ(compiled_.config.dims_used & RL_DIM_LENGTH, RL_DIM_LENGTH);
+  auto ack = [](size_t payload) {
+    return Builder().ipv4("198.18.0.1", "192.0.2.1").tcp(40000, 443, kAck).payload(payload).build();
+  };
+  EXPECT_EQ(send(ack(0)).rule_pos, 0);   // IP length 40
+  EXPECT_EQ(send(ack(20)).rule_pos, 0);  // 60
+  EXPECT_EQ(send(ack(21)).rule_pos, 2);  // 61
+  auto udp = [](size_t payload) {
+    return Builder().ipv4("198.18.0.1", "192.0.2.1").udp(40000, 9).payload(payload).build();
+  };
+  EXPECT_EQ(send(udp(1400 - 28)).rule_pos, 1);
+  EXPECT_EQ(send(udp(1399 - 28)).rule_pos, 2);
+  EXPECT_EQ(send(udp(1500 - 28)).rule_pos, 1);
+  EXPECT_EQ(send(udp(1501 - 28)).rule_pos, 2);
+  // IPv6: the payload length and the 40-byte header; extension headers count as payload.
+  auto udp6 = [](size_t payload, bool ext) {
+    Builder b;
+    b.ipv6("2001:db8::1", "3fff::1");
+    if (ext) b.ipv6_ext(60, 0);  // 8 bytes of destination options
+    return b.udp(1, 9).payload(payload).build();
+  };
+  EXPECT_EQ(send(udp6(1400 - 48, false)).rule_pos, 1);
+  EXPECT_EQ(send(udp6(1399 - 48, false)).rule_pos, 2);
+  EXPECT_EQ(send(udp6(1400 - 56, true)).rule_pos, 1);
+  // The length the header declares, not the frame's: a frame padded to 60 bytes on the wire, and
+  // one whose header claims more than it carries.
+  auto padded = ack(0);
+  padded.resize(padded.size() + 6);
+  EXPECT_EQ(send(padded).rule_pos, 0);
+  auto claims = udp(100);
+  claims[14 + 2] = 1500 >> 8;
+  claims[14 + 3] = 1500 & 0xff;
+  EXPECT_EQ(send(claims).rule_pos, 1);
+  // Fragments have a length too.
+  EXPECT_EQ(send(Builder()
+                     .ipv4("198.18.0.1", "192.0.2.1")
+                     .fragment(10, false)
+                     .udp(1, 9)
+                     .payload(1400)
+                     .build())
+                .rule_pos,
+            1);
+}
+
 TEST_F(MatchTest, NoFieldRulesSkipTheLookups) {
   policy::Policy p;
   p.rules = {token_bucket("any", 10, 10)};

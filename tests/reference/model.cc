@@ -51,6 +51,7 @@ bool Model::matches(const policy::Rule& r, const Packet& p) const {
     if (!m.icmp_codes.empty() && !in(m.icmp_codes, p.icmp_code)) return false;
   }
   if (!m.ttl.empty() && !in(m.ttl, p.ttl)) return false;
+  if (!m.length.empty() && !in(m.length, p.l3_len)) return false;
   if (m.tcp_syn && !p.tcp_new) return false;
   if (m.tcp_flags.mask) {
     if (!p.has_l4 || p.port_kind != RL_PORT_KIND_TCP) return false;

@@ -34,6 +34,7 @@ struct Packet {
   uint8_t tcp_flags = 0;  // TCP with has_l4: the flags byte
   uint8_t ttl = 0;        // IPv4 TTL, IPv6 hop limit (kIp)
   uint8_t icmp_code = 0;  // ICMP and ICMPv6 with has_l4 (l4_index is the type)
+  uint16_t l3_len = 0;    // IPv4 total length, IPv6 payload length + 40 (at most 65535)
 };
 
 Packet parse(const std::vector<uint8_t>& frame);

@@ -1,5 +1,7 @@
 #include "model.h"
 
+#include <algorithm>
+
 namespace rl::reference {
 namespace {
 
@@ -100,6 +102,7 @@ Packet parse(const std::vector<uint8_t>& f) {
     std::copy(&f[off + 16], &f[off + 20], p.dst.bytes.begin());
     p.proto = f[off + 9];
     p.ttl = f[off + 8];
+    p.l3_len = be16(f, off + 2);
     p.fragment = (be16(f, off + 6) & 0x1fff) != 0;
     off += ihl * 4;
   } else {
@@ -111,6 +114,7 @@ Packet parse(const std::vector<uint8_t>& f) {
     p.dst.family = 6;
     std::copy(&f[off + 24], &f[off + 40], p.dst.bytes.begin());
     p.ttl = f[off + 7];
+    p.l3_len = static_cast<uint16_t>(std::min(be16(f, off + 4) + 40, 65535));
     off = ipv6_chain(f, off + 40, f[off + 6], p);
     if (!off) {
       p.no_l4 = true;

@@ -279,6 +279,31 @@ TEST(Compiler, IcmpCodesNarrowTheirTypes) {
     }
 }
 
+TEST(Compiler, LengthClassesFollowRanges) {
+  policy::Policy p;
+  auto small = token_bucket("small", 1, 1);
+  small.match.length = {{0, 64}, {1400, 1500}};
+  p.rules = {small, token_bucket("any", 1, 1)};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->config.dims_used, RL_DIM_LENGTH);
+  const auto& t = c->port_classes[RL_LEN_TABLE];
+  ASSERT_EQ(t.size(), 65536u);
+  for (unsigned v : {0u, 64u, 65u, 1399u, 1400u, 1500u, 1501u, 65535u}) {
+    bool in = v <= 64 || (v >= 1400 && v <= 1500);
+    EXPECT_EQ(compiler::bitmap_test(c->classes[t[v]], 0), in) << v;
+    EXPECT_TRUE(compiler::bitmap_test(c->classes[t[v]], 1)) << v;
+  }
+  EXPECT_FALSE(compiler::bitmap_test(c->classes[c->config.len_none], 0));
+  EXPECT_TRUE(compiler::bitmap_test(c->classes[c->config.len_none], 1));
+  // A policy without lengths leaves the table out.
+  p.rules = {token_bucket("any", 1, 1)};
+  auto plain = compile(p);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->config.dims_used, 0);
+  EXPECT_TRUE(plain->port_classes[RL_LEN_TABLE].empty());
+}
+
 TEST(Compiler, IdentitiesSurviveUnchangedLimiters) {
   policy::Policy p;
   p.rules = {token_bucket("keep", 1, 1), token_bucket("change", 1, 1)};

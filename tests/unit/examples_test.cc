@@ -38,7 +38,7 @@ TEST(Examples, PolicyDirectoryLoadsAndCompiles) {
   auto r = rl::policy::load_directory(RL_POLICY_EXAMPLES);
   for (const auto& e : r.errors) ADD_FAILURE() << e.str();
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r.policy.rules.size(), 6u);
+  EXPECT_EQ(r.policy.rules.size(), 7u);
   EXPECT_EQ(r.policy.allow.size(), 3u);  // two office prefixes and the monitoring host
   auto c = rl::compiler::compile(r.policy);
   ASSERT_TRUE(c.ok()) << c.error().str();
@@ -55,6 +55,13 @@ TEST(Examples, PolicyDirectoryLoadsAndCompiles) {
   ASSERT_NE(it, r.policy.rules.end());
   EXPECT_EQ(it->match.tcp_flags, (rl::policy::TcpFlags{0x04, 0x04}));
   EXPECT_TRUE(c->config.dims_used & RL_DIM_TCP_FLAGS);
+  // ... and bare ACKs, by flags and length, watched.
+  it = std::find_if(r.policy.rules.begin(), r.policy.rules.end(),
+                    [](const auto& rule) { return rule.name == "tcp-ack-flood"; });
+  ASSERT_NE(it, r.policy.rules.end());
+  EXPECT_EQ(it->match.length, (std::vector<rl::policy::PortRange>{{40, 80}}));
+  EXPECT_EQ(it->action, rl::policy::Action::kMonitor);
+  EXPECT_TRUE(c->config.dims_used & RL_DIM_LENGTH);
 }
 
 TEST(Examples, ConfigExampleLoads) {

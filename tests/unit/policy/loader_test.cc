@@ -323,6 +323,18 @@ TEST(LoadString, IcmpCodes) {
   EXPECT_EQ(describe_match(r.policy.rules[1].match), "icmpv6 type 1 code 1,5-6");
 }
 
+TEST(LoadString, LengthRanges) {
+  auto r = load_string(R"(rules:
+  - {name: a, match: {protocol: udp, length: 0-64}, limit: {rate: 1/s}}
+  - {name: b, match: {length: [1500, "9000-65535"]}, limit: {rate: 1/s}}
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_EQ(r.policy.rules[0].match.length, (std::vector<PortRange>{{0, 64}}));
+  EXPECT_EQ(r.policy.rules[1].match.length, (std::vector<PortRange>{{1500, 1500}, {9000, 65535}}));
+  EXPECT_EQ(describe_match(r.policy.rules[1].match), "any length 1500,9000-65535");
+}
+
 TEST(LoadString, DestinationsCoveringTheSameAddressesAreTheSameMatch) {
   auto r = load_string(R"(rules:
   - {name: a, match: {destinations: [10.0.0.0/8, 10.1.0.0/16, 10.2.0.0/16]}, limit: {rate: 1/s}}
