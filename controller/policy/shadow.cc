@@ -60,8 +60,10 @@ std::string match_key(const Match& m, const std::map<std::string, const SourceSe
   key += ranges_key("|sports", m.source_ports);
   key += ranges_key("|ttl", m.ttl);
   key += ranges_key("|length", m.length);
-  key += m.tcp_syn ? "|syn" : "|";
-  key += "|flags " + std::to_string(m.tcp_flags.mask) + "/" + std::to_string(m.tcp_flags.value);
+  // `tcp_flags: syn` selects the packets of {set: [syn], unset: [ack]} (one file holds only one
+  // of the two forms per rule).
+  TcpFlags flags = m.tcp_syn ? TcpFlags{0x12, 0x02} : m.tcp_flags;
+  key += "|flags " + std::to_string(flags.mask) + "/" + std::to_string(flags.value);
   std::vector<uint8_t> types = m.icmp_types;
   std::sort(types.begin(), types.end());
   types.erase(std::unique(types.begin(), types.end()), types.end());

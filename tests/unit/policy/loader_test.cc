@@ -292,6 +292,16 @@ TEST(LoadString, TcpFlagsInAnotherOrderAreTheSameMatch) {
   EXPECT_NE(r.errors[0].message.find("rule 'b' can never match"), std::string::npos);
 }
 
+TEST(LoadString, TcpFlagsSynIsSynWithoutAck) {
+  auto r = load_string(R"(rules:
+  - {name: a, match: {protocol: tcp, tcp_flags: syn}, limit: {rate: 1/s}}
+  - {name: b, match: {protocol: tcp, tcp_flags: {set: syn, unset: ack}}, limit: {rate: 1/s}}
+)",
+                       "p.yaml");
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_NE(r.errors[0].message.find("rule 'b' can never match"), std::string::npos);
+}
+
 TEST(LoadString, TtlRanges) {
   auto r = load_string(R"(rules:
   - {name: a, match: {ttl: 0-2}, limit: {rate: 1/s}}
