@@ -14,20 +14,35 @@
 
 #include "rl_counters.h"
 
-#define RL_ABI_VERSION 4
+#define RL_ABI_VERSION 6
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
-#define RL_MAX_RULES		 1024 /* rules per generation; bit position == priority order */
-#define RL_RULE_WORDS		 (RL_MAX_RULES / 64)
-#define RL_MAX_RULE_IDS		 2048 /* stable rule ids: two full generations can coexist */
-#define RL_GENERATIONS		 2
-#define RL_MAX_CLASSES		 16384	/* rule bitmaps per generation (see class layout below) */
-#define RL_MAX_PREFIXES		 262144 /* LPM entries per family, both generations together */
-#define RL_RUNTIME_ACL_MAX	 65536	/* runtime allow/deny entries per family */
-#define RL_VLAN_MAX_TAGS	 8	/* VLAN tags walked (why 8: bpf/lib/parse.h) */
-#define RL_PORT_KINDS		 4	/* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
-#define RL_PORTS_PER_ENTRY	 4	/* u16 classes packed per 8-byte array element */
+#define RL_MAX_RULES	    1024 /* rules per generation; bit position == priority order */
+#define RL_RULE_WORDS	    (RL_MAX_RULES / 64)
+#define RL_MAX_RULE_IDS	    2048 /* stable rule ids: two full generations can coexist */
+#define RL_GENERATIONS	    2
+#define RL_MAX_CLASSES	    16384  /* rule bitmaps per generation (see class layout below) */
+#define RL_MAX_PREFIXES	    262144 /* LPM entries per family, both generations together */
+#define RL_RUNTIME_ACL_MAX  65536  /* runtime allow/deny entries per family */
+#define RL_MAX_DST_PREFIXES 65536  /* destination LPM entries per family, both generations */
+#define RL_VLAN_MAX_TAGS    8	   /* VLAN tags walked (why 8: bpf/lib/parse.h) */
+#define RL_PORT_KINDS	    4	   /* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
+/* The L4 index is the destination port for TCP and UDP, and type * 256 + code for ICMP and
+ * ICMPv6: 65536 values either way. */
+/* rl_port_classes holds, per generation, RL_PORT_TABLES tables of 65536 classes: the L4 index
+ * of each port kind, then the source port of TCP and of UDP (RL_SPORT_TABLE + kind), then the
+ * packet's L3 length (RL_LEN_TABLE: IPv4 total length, IPv6 payload length + 40). */
+#define RL_SPORT_TABLE	   RL_PORT_KINDS
+#define RL_LEN_TABLE	   (RL_PORT_KINDS + 2)
+#define RL_PORT_TABLES	   (RL_PORT_KINDS + 3)
+#define RL_PORTS_PER_ENTRY 4 /* u16 classes packed per 8-byte array element */
+/* rl_byte_classes holds, per generation, RL_BYTE_TABLES tables of 256 u16 classes for packet
+ * fields of one byte, indexed by the field's value (512 bytes a table). */
+#define RL_BYTE_TABLE_TCP_FLAGS	 0 /* the TCP flags byte (FIN 0x01 ... CWR 0x80) */
+#define RL_BYTE_TABLE_TTL	 1 /* IPv4 TTL, IPv6 hop limit */
+#define RL_BYTE_TABLES		 2
+#define RL_BYTE_ENTRIES		 (256 / RL_PORTS_PER_ENTRY) /* array elements per table */
 #define RL_PORT_ENTRIES_PER_KIND (65536 / RL_PORTS_PER_ENTRY)
 #define RL_WAYS			 4 /* key table associativity */
 #define RL_DEFAULT_KEY_CAPACITY	 1048576
@@ -84,6 +99,11 @@ enum rl_key_kind {
 	RL_KEY_OVERFLOW = 4,   /* internal: the per-prefix bucket for keys that found no free way */
 	RL_KEY_NEW_BUDGET = 5, /* internal: a rule's new-source budget (per rule or per prefix) */
 	RL_KEY_UNADMITTED = 6, /* internal: the bucket of new keys that found no budget token */
+	RL_KEY_DST_PREFIX =
+	    7, /* destination masked to v4_prefix / v6_prefix (32 / 128: per address) */
+	/* source and destination: IPv4 addr[0] source, addr[1] destination; IPv6 addr[0..1] the
+	 * source's /64, addr[2..3] the destination's /64. The key stays 24 bytes. */
+	RL_KEY_SRC_DST = 8,
 };
 
 enum rl_cost_unit {
@@ -134,7 +154,26 @@ struct rl_gen_config {
 	__u8 min_len[2];	 /* [fam6]: shortest source prefix other than /0; 0 = none */
 	__u16 pad;
 	struct rl_src_entry defaults[2]; /* [fam6]: the /0 entry */
+	/* Destinations. A family whose rules name no destination has no trie entries: its packets
+	 * take dst_default (the class of every rule) without a lookup. */
+	__u16 dst_default[2]; /* [fam6]: class of a destination no entry longer than /0 covers */
+	__u8 dst_lpm[2];      /* [fam6]: rl_dst_v4 / rl_dst_v6 hold entries for this generation */
+	/* Source ports. Packets without ports, and every packet while no rule names a source port
+	 * (sport_used 0, no lookup), take sport_none: the rules without a source-port condition. */
+	__u16 sport_none;
+	__u8 sport_used;
+	/* Fields indexed through rl_byte_classes (and the length table): RL_DIM_* bits of the
+	 * tables the generation's rules use. While a bit is clear no packet reads that table and
+	 * every packet takes the field's class below without a lookup. */
+	__u8 dims_used;
+	__u16 tcp_flags_none; /* non-TCP packets (and all while unused): rules without tcp_flags */
+	__u16 ttl_none;	      /* while no rule names a TTL: every rule */
+	__u16 len_none;	      /* while no rule names a length: every rule */
 };
+
+#define RL_DIM_TCP_FLAGS (1u << 0)
+#define RL_DIM_TTL	 (1u << 1)
+#define RL_DIM_LENGTH	 (1u << 2)
 
 /* rl_rules[gen * RL_MAX_RULES + position]: position is the priority order (0 = first). */
 struct rl_rule {
@@ -205,7 +244,9 @@ struct rl_rule_meta {
 	__u64 signature;
 };
 
-/* Source LPM tries: one per family, the generation is the first 32 bits of the prefix. */
+/* Source LPM tries: one per family, the generation is the first 32 bits of the prefix.
+ * Destination tries (rl_dst_v4, rl_dst_v6) use the same keys and entries; their entries carry
+ * only a class (flags 0). */
 struct rl_lpm4_key {
 	__u32 prefixlen; /* 32 + CIDR length */
 	__u32 gen;
@@ -378,7 +419,7 @@ struct rl_decision {
 #endif
 
 RL_STATIC_ASSERT(sizeof(struct rl_control) == 32, "rl_control layout");
-RL_STATIC_ASSERT(sizeof(struct rl_gen_config) == 32, "rl_gen_config layout");
+RL_STATIC_ASSERT(sizeof(struct rl_gen_config) == 48, "rl_gen_config layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) == 64, "rl_rule layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule_meta) == 64, "rl_rule_meta layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm4_key) == 12, "rl_lpm4_key layout");

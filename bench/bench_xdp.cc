@@ -106,7 +106,35 @@ policy::Policy realistic_policy() {
   return p;
 }
 
-std::unique_ptr<BpfDatapath> load(uint32_t spread) {
+// The same, with rules on every field indexed by value (TCP flags, TTL, length, ICMP code) ahead
+// of the two the frames hit, so the frames pay for every lookup.
+policy::Policy fields_policy() {
+  policy::Policy p = realistic_policy();
+  policy::Rule rst = p.rules.back();
+  rst.name = "rst";
+  rst.priority = 99;
+  rst.match = {};
+  rst.match.protocol = 6;
+  rst.match.tcp_flags = {0x04, 0x04};
+  policy::Rule expiring = rst;
+  expiring.name = "ttl-expiring";
+  expiring.match = {};
+  expiring.match.ttl = {{0, 2}};
+  policy::Rule jumbo = expiring;
+  jumbo.name = "jumbo";
+  jumbo.match = {};
+  jumbo.match.length = {{9000, 65535}};
+  policy::Rule pmtu = expiring;
+  pmtu.name = "pmtu";
+  pmtu.match = {};
+  pmtu.match.protocol = 1;
+  pmtu.match.icmp_types = {3};
+  pmtu.match.icmp_codes = {{4, 4}};
+  for (const auto& r : {rst, expiring, jumbo, pmtu}) p.rules.push_back(r);
+  return p;
+}
+
+std::unique_ptr<BpfDatapath> load(uint32_t spread, bool fields = false) {
   LoadOptions o;
   o.bench_src_spread = spread;
   if (const char* keys = std::getenv("RL_BENCH_KEYS"))
@@ -116,7 +144,7 @@ std::unique_ptr<BpfDatapath> load(uint32_t spread) {
     std::fprintf(stderr, "load: %s\n", dp.error().str().c_str());
     std::exit(1);
   }
-  auto c = compiler::compile(realistic_policy());
+  auto c = compiler::compile(fields ? fields_policy() : realistic_policy());
   if (!c) {
     std::fprintf(stderr, "compile: %s\n", c.error().str().c_str());
     std::exit(1);
@@ -155,6 +183,7 @@ int main(int argc, char** argv) {
   const char* env = std::getenv("RL_BENCH_SOURCES");
   const uint32_t kSources = env ? std::strtoul(env, nullptr, 10) : 1'000'000;
   auto spread = load(kSources);
+  auto with_fields = load(0, true);
 
   using packet::Builder;
   auto v4 = [](const char* src, uint16_t port) {
@@ -172,6 +201,10 @@ int main(int argc, char** argv) {
   int fd = dp->prog_fd();
   // The key's burst is spent: every later run is the drop path.
   for (const auto& frame : {drop, drop6}) {
+    if (auto r = with_fields->run(frame, 2); !r) {
+      std::fprintf(stderr, "bench_xdp: warm-up run: %s\n", r.error().str().c_str());
+      return 1;
+    }
     if (auto r = dp->run(frame, 2); !r) {
       std::fprintf(stderr, "bench_xdp: warm-up run: %s\n", r.error().str().c_str());
       return 1;
@@ -193,13 +226,16 @@ int main(int argc, char** argv) {
       {"token bucket, dropped (IPv4)", fd, &drop},
       {"token bucket, dropped (IPv6)", fd, &drop6},
       {"N-source stream, dropped (IPv6)", spread->prog_fd(), &many6},
+      {"dropped (IPv4), every field in use", with_fields->prog_fd(), &drop},
+      {"dropped (IPv6), every field in use", with_fields->prog_fd(), &drop6},
   };
   for (auto& p : paths)
     if (!g_only || std::strstr(p.name, g_only)) p.ns = measure(p.fd, *p.frame);
 
   std::printf("rl data path, BPF_PROG_TEST_RUN, repeat %u, median of %d rounds\n", g_repeat,
               g_rounds);
-  std::printf("policy: 1,000 allow/deny prefixes, 66 rules (the frames match the last two)\n\n");
+  std::printf("policy: 1,000 allow/deny prefixes, 66 rules (the frames match the last two)\n");
+  std::printf("\"every field in use\": 4 more rules on TCP flags, TTL, length and ICMP code\n\n");
   std::printf("%-36s %10s %10s %12s\n", "path", "ns/pkt", "Mpps", "x empty");
   const double floor_ns = paths[0].ns;
   for (const auto& p : paths)

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Rule lookup. Cost does not grow with the rule count: each dimension of a packet (source
- * prefix, protocol, L4 index, new-connection flag) selects one precomputed bitmap of the rules
- * it satisfies; the AND of those bitmaps has the matching rules set, and the lowest set bit is
- * the highest-priority rule (the compiler orders bits by priority). At most RL_RULE_WORDS
- * 64-bit words are ANDed, and only as many as the active generation uses.
+ * prefix, destination prefix, protocol, L4 index, source port, TCP flags, TTL, L3 length,
+ * new-connection flag) selects one precomputed bitmap of the rules it satisfies, through a table
+ * lookup indexed by the packet's value (never a scan over rules); the AND of those bitmaps has
+ * the matching rules set, and the lowest set bit is the highest-priority rule (the compiler
+ * orders bits by priority). At most RL_RULE_WORDS 64-bit words are ANDed, and only as many as
+ * the active generation uses.
  */
 #ifndef RL_BPF_CLASSIFY_H
 #define RL_BPF_CLASSIFY_H
@@ -74,23 +76,115 @@ static __always_inline __u32 rl_lookup_runtime(const struct rl_control *ctl, con
 	return e->flags;
 }
 
+/* The class of the packet's destination. A family without destination entries (no rule names a
+ * destination of it) costs no lookup; an address no entry covers takes the family's default. */
+static __always_inline __u32 rl_dst_class(__u32 gen, const struct rl_gen_config *gc,
+					  const struct rl_pkt *p)
+{
+	__u32 fam6 = p->family == 6;
+	const struct rl_src_entry *e;
+	if (!gc->dst_lpm[fam6 & 1])
+		return gc->dst_default[fam6 & 1];
+	if (!fam6) {
+		struct rl_lpm4_key k = {.prefixlen = 64, .gen = gen};
+		__builtin_memcpy(k.addr, p->daddr, 4);
+		e = bpf_map_lookup_elem(&rl_dst_v4, &k);
+	} else {
+		struct rl_lpm6_key k = {.prefixlen = 160, .gen = gen};
+		__builtin_memcpy(k.addr, p->daddr, 16);
+		e = bpf_map_lookup_elem(&rl_dst_v6, &k);
+	}
+	return e ? e->class_id : gc->dst_default[fam6 & 1];
+}
+
 static __always_inline struct rl_bitmap *rl_bitmap_of(__u32 gen, __u32 cls)
 {
 	__u32 idx = gen * RL_MAX_CLASSES + (cls & (RL_MAX_CLASSES - 1));
 	return bpf_map_lookup_elem(&rl_bitmaps, &idx);
 }
 
+/* The class of `index` (0-65535) in one of the generation's rl_port_classes tables, or `none`.
+ * Concurrency: the controller writes only the inactive generation's tables and flips
+ * rl_control.active_gen afterwards, so a packet reads one generation's complete table. */
+static __always_inline __u32 rl_table_class(__u32 gen, __u32 table, __u32 index, __u32 none)
+{
+	__u32 idx = (gen * RL_PORT_TABLES + table) * RL_PORT_ENTRIES_PER_KIND +
+		    (index & 0xffff) / RL_PORTS_PER_ENTRY;
+	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_port_classes, &idx);
+	if (!pc)
+		return none;
+	return pc->cls[index & (RL_PORTS_PER_ENTRY - 1)];
+}
+
+/* The class of the L4 index: the destination port for TCP and UDP; for ICMP and ICMPv6 the type
+ * and the code together (type * 256 + code), so that one lookup answers both conditions. */
 static __always_inline __u32 rl_l4_class(__u32 gen, const struct rl_pkt *p)
 {
 	if (p->port_kind == RL_L4_NONE)
 		return RL_CLASS_NO_PORT;
-	__u32 idx = (gen * RL_PORT_KINDS + (p->port_kind & (RL_PORT_KINDS - 1))) *
-			RL_PORT_ENTRIES_PER_KIND +
-		    (p->l4_index / RL_PORTS_PER_ENTRY);
-	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_port_classes, &idx);
+	__u32 index = p->l4_index;
+	if (p->port_kind == RL_PORT_KIND_ICMP || p->port_kind == RL_PORT_KIND_ICMPV6)
+		index = (index & 0xff) << 8 | p->icmp_code;
+	index &= 0xffff;
+	return rl_table_class(gen, p->port_kind & (RL_PORT_KINDS - 1), index, RL_CLASS_NO_PORT);
+}
+
+/* The class of the packet's source port (TCP and UDP). While no rule of the generation names a
+ * source port, every packet takes sport_none without a lookup. */
+static __always_inline __u32 rl_sport_class(__u32 gen, const struct rl_gen_config *gc,
+					    const struct rl_pkt *p)
+{
+	if (!gc->sport_used ||
+	    (p->port_kind != RL_PORT_KIND_TCP && p->port_kind != RL_PORT_KIND_UDP))
+		return gc->sport_none;
+	return rl_table_class(gen, RL_SPORT_TABLE + (p->port_kind & 1), p->sport, gc->sport_none);
+}
+
+/* The class of the packet's L3 length (IPv4 total length, IPv6 payload length + 40). Lengths
+ * take a 65536-entry table like the ports, 128 KiB per generation, rather than a sorted array
+ * of range bounds searched in BPF: one array load for any number of ranges, no loop for the
+ * verifier to walk, and the compiler's interval sweep (port_classes) builds it as it builds
+ * the port tables. While no rule names a length, every packet takes len_none (every rule)
+ * without a lookup. */
+static __always_inline __u32 rl_len_class(__u32 gen, const struct rl_gen_config *gc,
+					  const struct rl_pkt *p)
+{
+	if (!(gc->dims_used & RL_DIM_LENGTH))
+		return gc->len_none;
+	return rl_table_class(gen, RL_LEN_TABLE, p->l3_len, gc->len_none);
+}
+
+/* The class of a one-byte field's value in one of the generation's rl_byte_classes tables
+ * (same concurrency as rl_table_class: only the inactive generation is ever written). */
+static __always_inline __u32 rl_byte_class(__u32 gen, __u32 table, __u32 value, __u32 none)
+{
+	__u32 idx = (gen * RL_BYTE_TABLES + (table % RL_BYTE_TABLES)) * RL_BYTE_ENTRIES +
+		    (value & 255) / RL_PORTS_PER_ENTRY;
+	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_byte_classes, &idx);
 	if (!pc)
-		return RL_CLASS_NO_PORT;
-	return pc->cls[p->l4_index & (RL_PORTS_PER_ENTRY - 1)];
+		return none;
+	return pc->cls[value & (RL_PORTS_PER_ENTRY - 1)];
+}
+
+/* The class of the packet's TCP flags: a packet without them (not TCP, a fragment, a transport
+ * cut short) and every packet while no rule names flags take tcp_flags_none, the rules without
+ * a flags condition. */
+static __always_inline __u32 rl_tcp_flags_class(__u32 gen, const struct rl_gen_config *gc,
+						const struct rl_pkt *p)
+{
+	if (!(gc->dims_used & RL_DIM_TCP_FLAGS) || p->port_kind != RL_PORT_KIND_TCP)
+		return gc->tcp_flags_none;
+	return rl_byte_class(gen, RL_BYTE_TABLE_TCP_FLAGS, p->tcp_flags, gc->tcp_flags_none);
+}
+
+/* The class of the packet's TTL (IPv4) or hop limit (IPv6), which every IP packet has. While
+ * no rule names a TTL, every packet takes ttl_none (every rule) without a lookup. */
+static __always_inline __u32 rl_ttl_class(__u32 gen, const struct rl_gen_config *gc,
+					  const struct rl_pkt *p)
+{
+	if (!(gc->dims_used & RL_DIM_TTL))
+		return gc->ttl_none;
+	return rl_byte_class(gen, RL_BYTE_TABLE_TTL, p->ttl, gc->ttl_none);
 }
 
 /* Branch-free count of trailing zeros; x must be non-zero. */
@@ -122,10 +216,18 @@ static __always_inline __u32 rl_ctz64(__u64 x)
 	return n;
 }
 
-/* Position of the first rule that matches, or -1. */
-static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc, __u32 src_class,
-					 const struct rl_pkt *p)
+/* Position of the first rule that matches, or -1.
+ *
+ * A global function, verified once on its own with *gc and *p as unknown values: inlined, its
+ * lookups were verified again on every path of the program that reaches it, and the bitmap
+ * pointers it holds across the loop took the caller's stack (the program's deepest call chain
+ * must stay within 512 bytes). */
+__noinline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc, __u32 src_class,
+			     const struct rl_pkt *p)
 {
+	if (!gc || !p)
+		return -1;
+	gen &= 1;
 	/* A rule with a protocol condition is in one protocol's bitmap, a rule without one in all
 	 * of them: for a packet whose protocol is unknown, the AND of two protocols' bitmaps holds
 	 * exactly the rules that need no protocol. */
@@ -135,18 +237,24 @@ static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *
 	struct rl_bitmap *bp = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + proto);
 	struct rl_bitmap *bq = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + 1);
 	struct rl_bitmap *bl = rl_bitmap_of(gen, rl_l4_class(gen, p));
+	struct rl_bitmap *bd = rl_bitmap_of(gen, rl_dst_class(gen, gc, p));
+	struct rl_bitmap *bo = rl_bitmap_of(gen, rl_sport_class(gen, gc, p));
+	struct rl_bitmap *bf = rl_bitmap_of(gen, rl_tcp_flags_class(gen, gc, p));
+	struct rl_bitmap *bt = rl_bitmap_of(gen, rl_ttl_class(gen, gc, p));
+	struct rl_bitmap *bz = rl_bitmap_of(gen, rl_len_class(gen, gc, p));
 	/* Packets that are not a new TCP connection (including TCP fragments, whose flags are
 	 * unknown) must not match rules that require one. */
 	int need_syn_mask = !p->tcp_new;
 	struct rl_bitmap *bn = rl_bitmap_of(gen, RL_CLASS_NOT_SYN);
-	if (!bs || !bp || !bq || !bl || !bn)
+	if (!bs || !bp || !bq || !bl || !bn || !bd || !bo || !bf || !bt || !bz)
 		return -1;
 
 	__u32 words = gc->rule_words;
 	for (__u32 i = 0; i < RL_RULE_WORDS; i++) {
 		if (i >= words)
 			break;
-		__u64 m = bs->w[i] & bp->w[i] & bl->w[i];
+		__u64 m = bs->w[i] & bp->w[i] & bl->w[i] & bd->w[i] & bo->w[i] & bf->w[i] &
+			  bt->w[i] & bz->w[i];
 		if (proto_unknown)
 			m &= bq->w[i];
 		if (need_syn_mask)

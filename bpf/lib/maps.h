@@ -69,11 +69,20 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RL_GENERATIONS *RL_PORT_KINDS *RL_PORT_ENTRIES_PER_KIND);
+	__uint(max_entries, RL_GENERATIONS *RL_PORT_TABLES *RL_PORT_ENTRIES_PER_KIND);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct rl_port_classes);
 } rl_port_classes SEC(".maps");
+
+/* Classes of one-byte fields (rl_abi.h, RL_BYTE_TABLES); written like rl_port_classes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_GENERATIONS *RL_BYTE_TABLES *RL_BYTE_ENTRIES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct rl_port_classes);
+} rl_byte_classes SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -90,6 +99,22 @@ struct {
 	__type(key, struct rl_lpm6_key);
 	__type(value, struct rl_src_entry);
 } rl_src_v6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_MAX_DST_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_lpm4_key);
+	__type(value, struct rl_src_entry);
+} rl_dst_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_MAX_DST_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_lpm6_key);
+	__type(value, struct rl_src_entry);
+} rl_dst_v6 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

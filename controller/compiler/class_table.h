@@ -2,7 +2,9 @@
 // dimension selects the same set of rules share one bitmap in the data path.
 #pragma once
 
+#include <iterator>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "common/result.h"
@@ -32,5 +34,24 @@ class ClassTable {
   std::vector<rl_bitmap>& classes_;
   std::map<rl_bitmap, uint16_t, BitmapLess> index_;
 };
+
+// Fills a table of `size` classes indexed by a field's value (a port, a length, a byte). The
+// rules admitted are constant between two consecutive `bounds` (which include 0 and `size`), so
+// `admits(pos, value)` is asked once per interval and rule, not once per value.
+template <typename Admits>
+Status fill_classes(const std::set<unsigned>& bounds, unsigned size, size_t rules,
+                    ClassTable& table, std::vector<uint16_t>& cls, Admits admits) {
+  cls.assign(size, 0);
+  for (auto it = bounds.begin(); std::next(it) != bounds.end(); ++it) {
+    unsigned lo = *it, hi = *std::next(it);
+    rl_bitmap b{};
+    for (size_t pos = 0; pos < rules; pos++)
+      if (admits(pos, lo)) bitmap_set(b, pos);
+    auto id = table.intern(b);
+    if (!id) return id.error();
+    for (unsigned i = lo; i < hi && i < size; i++) cls[i] = *id;
+  }
+  return {};
+}
 
 }  // namespace rl::compiler

@@ -50,8 +50,14 @@ struct CompiledRuleSet {
   std::vector<rl_rule> more_limits;
   std::vector<std::string> names;  // by position
   std::vector<rl_bitmap> classes;  // by class id; at least RL_CLASS_FIRST_DYNAMIC entries
-  std::array<std::vector<uint16_t>, RL_PORT_KINDS> port_classes;  // 65536 class ids per kind
-  std::vector<SourceEntry> sources;                    // flattened LPM entries, both families
+  // 65536 class ids per table: the L4 index per port kind, then TCP and UDP source ports (empty
+  // when no rule names a source port), then the L3 length (empty when no rule names one).
+  std::array<std::vector<uint16_t>, RL_PORT_TABLES> port_classes;
+  // 256 class ids per table of one-byte fields (RL_BYTE_TABLE_*), empty for a field no rule
+  // names (its RL_DIM_* bit clear in config.dims_used).
+  std::array<std::vector<uint16_t>, RL_BYTE_TABLES> byte_classes;
+  std::vector<SourceEntry> sources;       // flattened LPM entries, both families
+  std::vector<SourceEntry> destinations;  // flattened destination entries (flags 0), both families
   std::array<std::vector<uint64_t>, 2> source_filter;  // [fam6]: RL_FILTER_WORDS words
   RuleIds ids;                      // pass to the next compile to keep state across reloads
   std::vector<uint32_t> new_slots;  // stats slots first used by this rule set (counters reset)

@@ -26,6 +26,11 @@ uint8_t key_kind(policy::KeyKind k) {
       return RL_KEY_SRC_ADDR_DPORT;
     case policy::KeyKind::kRule:
       return RL_KEY_RULE;
+    case policy::KeyKind::kDestinationAddress:
+    case policy::KeyKind::kDestinationPrefix:
+      return RL_KEY_DST_PREFIX;
+    case policy::KeyKind::kSourceDestination:
+      return RL_KEY_SRC_DST;
   }
   return RL_KEY_SRC_ADDR;
 }
@@ -49,6 +54,10 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
   r.action = rule.action == policy::Action::kMonitor ? RL_ACTION_MONITOR : RL_ACTION_DROP;
   r.v4_prefix = rule.v4_prefix;
   r.v6_prefix = rule.v6_prefix;
+  if (rule.key == policy::KeyKind::kDestinationAddress) {
+    r.v4_prefix = 32;  // a whole address is its full-length prefix
+    r.v6_prefix = 128;
+  }
   r.flags = rule.report ? RL_RULE_F_REPORT : 0;
   if (rule.syn_cookies) r.flags |= RL_RULE_F_SYN_COOKIES;
   r.block_ns = rule.block_ns;

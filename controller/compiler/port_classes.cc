@@ -1,5 +1,6 @@
 // L4 index classes. Port lists are ranges, so the rule set is constant between range
 // boundaries: the pass sweeps boundaries instead of evaluating all 65536 ports per rule.
+#include <algorithm>
 #include <set>
 
 #include "compiler/passes.h"
@@ -7,50 +8,60 @@
 namespace rl::compiler {
 namespace {
 
+// `index` is the destination port for TCP and UDP, type * 256 + code for ICMP and ICMPv6.
 bool admits(const policy::Match& m, unsigned kind, unsigned index) {
   bool port_kind = kind == RL_PORT_KIND_TCP || kind == RL_PORT_KIND_UDP;
-  if (!m.ports.empty()) {
-    if (!port_kind) return false;
-    for (const auto& r : m.ports)
-      if (index >= r.first && index <= r.last) return true;
-    return false;
-  }
+  if (!m.ports.empty()) return port_kind && in_ranges(m.ports, index);
   if (!m.icmp_types.empty()) {
-    if (port_kind || index > 255) return false;
-    for (uint8_t t : m.icmp_types)
-      if (t == index) return true;
-    return false;
+    if (port_kind) return false;
+    if (std::find(m.icmp_types.begin(), m.icmp_types.end(), index >> 8) == m.icmp_types.end())
+      return false;
+    return m.icmp_codes.empty() || in_ranges(m.icmp_codes, index & 255);
   }
   return true;
 }
+
+bool admits_source_port(const policy::Match& m, unsigned port) {
+  return m.source_ports.empty() || in_ranges(m.source_ports, port);
+}
+
+const std::vector<policy::PortRange> kAnyCode{{0, 255}};
 
 }  // namespace
 
 Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,
                     CompiledRuleSet& out) {
-  std::set<unsigned> bounds{0, 256, 65536};
-  for (const auto* r : rules) {
-    for (const auto& pr : r->match.ports) {
-      bounds.insert(pr.first);
-      bounds.insert(pr.last + 1u);
-    }
-    for (uint8_t t : r->match.icmp_types) {
-      bounds.insert(t);
-      bounds.insert(t + 1u);
-    }
+  // Ports and ICMP type/code pairs index tables of their own, each with its own bounds.
+  std::set<unsigned> bounds{0, 65536}, icmp_bounds{0, 65536}, source_bounds{0, 65536};
+  rl_bitmap no_source_port{};
+  for (size_t pos = 0; pos < rules.size(); pos++) {
+    const policy::Match& m = rules[pos]->match;
+    add_bounds(bounds, m.ports);
+    for (unsigned t : m.icmp_types)
+      add_bounds(icmp_bounds, m.icmp_codes.empty() ? kAnyCode : m.icmp_codes, t * 256);
+    add_bounds(source_bounds, m.source_ports);
+    if (m.source_ports.empty())
+      bitmap_set(no_source_port, pos);
+    else
+      out.config.sport_used = 1;
   }
   for (unsigned kind = 0; kind < RL_PORT_KINDS; kind++) {
-    auto& cls = out.port_classes[kind];
-    cls.assign(65536, 0);
-    for (auto it = bounds.begin(); std::next(it) != bounds.end(); ++it) {
-      unsigned lo = *it, hi = *std::next(it);
-      rl_bitmap b{};
-      for (size_t pos = 0; pos < rules.size(); pos++)
-        if (admits(rules[pos]->match, kind, lo)) bitmap_set(b, pos);
-      auto id = table.intern(b);
-      if (!id) return id.error();
-      for (unsigned i = lo; i < hi; i++) cls[i] = *id;
-    }
+    bool icmp = kind == RL_PORT_KIND_ICMP || kind == RL_PORT_KIND_ICMPV6;
+    auto s = fill_classes(
+        icmp ? icmp_bounds : bounds, 65536, rules.size(), table, out.port_classes[kind],
+        [&](size_t pos, unsigned i) { return admits(rules[pos]->match, kind, i); });
+    if (!s) return s;
+  }
+  auto none = table.intern(no_source_port);
+  if (!none) return none.error();
+  out.config.sport_none = *none;
+  // Without a source-port condition in the policy the data path never reads these tables.
+  if (!out.config.sport_used) return {};
+  for (unsigned t = RL_SPORT_TABLE; t < RL_SPORT_TABLE + 2; t++) {  // TCP, UDP
+    auto s = fill_classes(
+        source_bounds, 65536, rules.size(), table, out.port_classes[t],
+        [&](size_t pos, unsigned i) { return admits_source_port(rules[pos]->match, i); });
+    if (!s) return s;
   }
   return {};
 }

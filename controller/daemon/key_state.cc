@@ -15,7 +15,7 @@ rl_key key_for(const rl_rule& r, const Address& addr, uint16_t dport) {
   if (r.key_kind == RL_KEY_RULE) return k;
   k.family = addr.family;
   Address a = addr;
-  if (r.key_kind == RL_KEY_SRC_PREFIX)
+  if (r.key_kind == RL_KEY_SRC_PREFIX || r.key_kind == RL_KEY_DST_PREFIX)
     a = Prefix::of(addr, addr.family == 4 ? r.v4_prefix : r.v6_prefix).addr;
   std::memcpy(k.addr, a.bytes.data(), sizeof(k.addr));
   if (r.key_kind == RL_KEY_SRC_ADDR_DPORT) k.dport = dport;

@@ -23,6 +23,24 @@ std::string key_text(uint8_t kind, uint8_t family, const __u32 addr[4], uint16_t
     kind = RL_KEY_SRC_PREFIX;
     v4_prefix = v6_prefix = static_cast<uint8_t>(dport);
   }
+  if (kind == RL_KEY_DST_PREFIX) {
+    // Destination keys read "dst:192.0.2.10", or with a shorter prefix "dst:192.0.2.0/24".
+    std::memcpy(p, "dst:", 4);
+    p += 4;
+    if ((family == 6 ? v6_prefix : v4_prefix) < (family == 6 ? 128 : 32)) kind = RL_KEY_SRC_PREFIX;
+  }
+  if (kind == RL_KEY_SRC_DST) {
+    // "198.18.0.7>192.0.2.10"; IPv6 keeps the /64 of each side: "2001:db8::/64>3fff::/64".
+    __u32 src[4] = {addr[0], family == 6 ? addr[1] : 0, 0, 0};
+    __u32 dst[4] = {family == 6 ? addr[2] : addr[1], family == 6 ? addr[3] : 0, 0, 0};
+    std::string s = key_text(RL_KEY_SRC_PREFIX, family, src, 0, 32, 64);
+    std::string d = key_text(RL_KEY_SRC_PREFIX, family, dst, 0, 32, 64);
+    if (family == 4) {
+      s = s.substr(0, s.find('/'));
+      d = d.substr(0, d.find('/'));
+    }
+    return s + ">" + d;
+  }
   if (family == 6) {
     if (!inet_ntop(AF_INET6, addr, p, INET6_ADDRSTRLEN)) return "?";
     p += std::strlen(p);

@@ -26,6 +26,13 @@ uint32_t round_up_pow2(uint32_t v) {
   return p;
 }
 
+// One generation's table of `n` classes, packed RL_PORTS_PER_ENTRY to an array element; an
+// empty table (a field no rule names, which packets never read) is written as zeros.
+void write_classes(rl_port_classes* base, const std::vector<uint16_t>& cls, uint32_t n) {
+  for (uint32_t v = 0; v < n; v++)
+    base[v / RL_PORTS_PER_ENTRY].cls[v % RL_PORTS_PER_ENTRY] = cls.empty() ? 0 : cls[v];
+}
+
 template <typename K>
 MapRef<K, rl_src_entry> trie(const bpf_map* m) {
   return MapRef<K, rl_src_entry>(bpf_map__fd(m), bpf_map__name(m));
@@ -186,6 +193,9 @@ Status BpfDatapath::init() {
   auto ports = mmap_array(skel_->maps.rl_port_classes);
   if (!ports) return ports.error();
   ports_ = std::move(*ports);
+  auto bytes = mmap_array(skel_->maps.rl_byte_classes);
+  if (!bytes) return bytes.error();
+  bytes_ = std::move(*bytes);
   auto filter = mmap_array(skel_->maps.rl_src_filter);
   if (!filter) return filter.error();
   filter_ = std::move(*filter);
@@ -266,20 +276,48 @@ Result<compiler::RuleIds> BpfDatapath::rule_ids() const {
   return ids;
 }
 
-Status BpfDatapath::clear_generation(uint32_t gen) {
-  auto v4 = trie<rl_lpm4_key>(skel_->maps.rl_src_v4);
+namespace {
+
+// Removes one generation's entries from a pair of per-family tries (sources or destinations).
+Status clear_tries(bpf_map* m4, bpf_map* m6, uint32_t gen) {
+  auto v4 = trie<rl_lpm4_key>(m4);
   auto keys4 = v4.keys();
   if (!keys4) return keys4.error();
   for (const auto& k : *keys4)
     if (k.gen == gen)
       if (auto s = v4.remove(k); !s) return s;
-  auto v6 = trie<rl_lpm6_key>(skel_->maps.rl_src_v6);
+  auto v6 = trie<rl_lpm6_key>(m6);
   auto keys6 = v6.keys();
   if (!keys6) return keys6.error();
   for (const auto& k : *keys6)
     if (k.gen == gen)
       if (auto s = v6.remove(k); !s) return s;
   return {};
+}
+
+Status write_tries(bpf_map* m4, bpf_map* m6, uint32_t gen,
+                   const std::vector<compiler::SourceEntry>& entries) {
+  auto v4 = trie<rl_lpm4_key>(m4);
+  auto v6 = trie<rl_lpm6_key>(m6);
+  for (const auto& e : entries) {
+    if (e.prefix.addr.family == 4) {
+      rl_lpm4_key k{32u + e.prefix.len, gen, {}};
+      std::memcpy(k.addr, e.prefix.addr.bytes.data(), 4);
+      if (auto s = v4.update(k, e.value); !s) return s.error().wrap(e.prefix.str());
+    } else {
+      rl_lpm6_key k{32u + e.prefix.len, gen, {}};
+      std::memcpy(k.addr, e.prefix.addr.bytes.data(), 16);
+      if (auto s = v6.update(k, e.value); !s) return s.error().wrap(e.prefix.str());
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Status BpfDatapath::clear_generation(uint32_t gen) {
+  if (auto s = clear_tries(skel_->maps.rl_src_v4, skel_->maps.rl_src_v6, gen); !s) return s;
+  return clear_tries(skel_->maps.rl_dst_v4, skel_->maps.rl_dst_v6, gen);
 }
 
 Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
@@ -331,12 +369,15 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
   std::memcpy(bm, rs.classes.data(), rs.classes.size() * sizeof(rl_bitmap));
 
   rl_port_classes* pc = ports_.as<rl_port_classes>();
-  for (uint32_t kind = 0; kind < RL_PORT_KINDS; kind++) {
+  for (uint32_t kind = 0; kind < RL_PORT_TABLES; kind++) {
     rl_port_classes* base =
-        pc + (static_cast<size_t>(next) * RL_PORT_KINDS + kind) * RL_PORT_ENTRIES_PER_KIND;
-    const auto& cls = rs.port_classes[kind];
-    for (uint32_t port = 0; port < 65536; port++)
-      base[port / RL_PORTS_PER_ENTRY].cls[port % RL_PORTS_PER_ENTRY] = cls.empty() ? 0 : cls[port];
+        pc + (static_cast<size_t>(next) * RL_PORT_TABLES + kind) * RL_PORT_ENTRIES_PER_KIND;
+    write_classes(base, rs.port_classes[kind], 65536);
+  }
+  rl_port_classes* bc = bytes_.as<rl_port_classes>();
+  for (uint32_t t = 0; t < RL_BYTE_TABLES; t++) {
+    rl_port_classes* base = bc + (static_cast<size_t>(next) * RL_BYTE_TABLES + t) * RL_BYTE_ENTRIES;
+    write_classes(base, rs.byte_classes[t], 256);
   }
 
   for (size_t fam6 = 0; fam6 < 2; fam6++) {
@@ -349,19 +390,10 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
       std::memset(words, 0, RL_FILTER_WORDS * sizeof(uint64_t));
   }
 
-  auto v4 = trie<rl_lpm4_key>(skel_->maps.rl_src_v4);
-  auto v6 = trie<rl_lpm6_key>(skel_->maps.rl_src_v6);
-  for (const auto& e : rs.sources) {
-    if (e.prefix.addr.family == 4) {
-      rl_lpm4_key k{32u + e.prefix.len, next, {}};
-      std::memcpy(k.addr, e.prefix.addr.bytes.data(), 4);
-      if (auto s = v4.update(k, e.value); !s) return s.error().wrap(e.prefix.str());
-    } else {
-      rl_lpm6_key k{32u + e.prefix.len, next, {}};
-      std::memcpy(k.addr, e.prefix.addr.bytes.data(), 16);
-      if (auto s = v6.update(k, e.value); !s) return s.error().wrap(e.prefix.str());
-    }
-  }
+  if (auto s = write_tries(skel_->maps.rl_src_v4, skel_->maps.rl_src_v6, next, rs.sources); !s)
+    return s;
+  if (auto s = write_tries(skel_->maps.rl_dst_v4, skel_->maps.rl_dst_v6, next, rs.destinations); !s)
+    return s.error().wrap("destination");
 
   MapRef<uint32_t, rl_gen_config> gcfg(bpf_map__fd(skel_->maps.rl_gen_config), "rl_gen_config");
   if (auto s = gcfg.update(next, rs.config); !s) return s;

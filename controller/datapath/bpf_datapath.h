@@ -126,6 +126,7 @@ class BpfDatapath final : public Datapath {
   MmapRegion control_;
   MmapRegion bitmaps_;
   MmapRegion ports_;
+  MmapRegion bytes_;  // rl_byte_classes
   MmapRegion filter_;
   MmapRegion keys_;
   MmapRegion offenders_;

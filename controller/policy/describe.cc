@@ -15,6 +15,12 @@ const char* key_name(KeyKind k) {
       return "source_port";
     case KeyKind::kRule:
       return "rule";
+    case KeyKind::kDestinationAddress:
+      return "destination";
+    case KeyKind::kDestinationPrefix:
+      return "destination_prefix";
+    case KeyKind::kSourceDestination:
+      return "source_destination";
   }
   return "source";
 }
@@ -33,25 +39,51 @@ const char* algorithm_name(Algorithm a) {
 
 const char* action_name(Action a) { return a == Action::kMonitor ? "monitor" : "drop"; }
 
+namespace {
+
+// " dport 80,8000-8100"; nothing for an empty list.
+std::string describe_ports(const char* what, const std::vector<PortRange>& ports) {
+  std::string out;
+  for (size_t i = 0; i < ports.size(); i++) {
+    out += (i ? "," : std::string(" ") + what + " ") + std::to_string(ports[i].first);
+    if (ports[i].last != ports[i].first) out += "-" + std::to_string(ports[i].last);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string describe_match(const Match& m) {
   std::string out = m.protocol ? detail::protocol_name(*m.protocol) : "any";
-  if (!m.ports.empty()) {
-    out += " dport ";
-    for (size_t i = 0; i < m.ports.size(); i++) {
-      if (i) out += ",";
-      out += std::to_string(m.ports[i].first);
-      if (m.ports[i].last != m.ports[i].first) out += "-" + std::to_string(m.ports[i].last);
-    }
-  }
+  out += describe_ports("sport", m.source_ports);
+  out += describe_ports("dport", m.ports);
+  out += describe_ports("ttl", m.ttl);
+  out += describe_ports("length", m.length);
   if (m.tcp_syn) out += " syn";
+  if (m.tcp_flags.mask) {
+    // " flags ack,!syn,!rst": set flags, then the ones that must be clear.
+    const auto& names = detail::tcp_flag_names();
+    std::string flags;
+    for (bool on : {true, false})
+      for (unsigned bit = 0; bit < 8; bit++)
+        if ((m.tcp_flags.mask >> bit & 1) && (m.tcp_flags.value >> bit & 1) == on)
+          flags += (flags.empty() ? "" : ",") + std::string(on ? "" : "!") + names[bit];
+    out += " flags " + flags;
+  }
   if (!m.icmp_types.empty()) {
     out += " type ";
     for (size_t i = 0; i < m.icmp_types.size(); i++)
       out += (i ? "," : "") + std::to_string(m.icmp_types[i]);
+    out += describe_ports("code", m.icmp_codes);
   }
   if (!m.sources.empty()) {
     out += " from ";
     for (size_t i = 0; i < m.sources.size(); i++) out += (i ? "," : "") + m.sources[i];
+  }
+  if (!m.destinations.empty()) {
+    out += " to ";
+    for (size_t i = 0; i < m.destinations.size(); i++)
+      out += (i ? "," : "") + m.destinations[i].str();
   }
   return out;
 }
@@ -64,7 +96,7 @@ std::string describe_one(const Limit& l, KeyKind key, uint8_t v4_prefix, uint8_t
   if (l.algorithm == Algorithm::kTokenBucket && l.burst)
     out += " burst " + std::to_string(l.burst) + (l.rate.unit == Unit::kBytes ? "B" : "");
   out += std::string(" per ") + key_name(key);
-  if (key == KeyKind::kSourcePrefix)
+  if (key == KeyKind::kSourcePrefix || key == KeyKind::kDestinationPrefix)
     out += " /" + std::to_string(v4_prefix) + " /" + std::to_string(v6_prefix);
   return out;
 }

@@ -1,5 +1,6 @@
 // Reading a rule's `match:`: which packets the rule applies to.
 #include <algorithm>
+#include <cctype>
 
 #include "policy/fragment.h"
 #include "policy/protocols.h"
@@ -7,12 +8,14 @@
 namespace rl::policy::detail {
 namespace {
 
-const Schema kMatchSchema{"in match",
-                          {"sources", "protocol", "ports", "port", "tcp_flags", "icmp_types"},
-                          {{{"name", "priority", "limit", "key", "prefix", "action", "block",
-                             "report", "cluster", "syn_cookies"},
-                            "it belongs to the rule, one level up"},
-                           {{"algorithm", "rate", "burst"}, "it belongs under limit:"}}};
+const Schema kMatchSchema{
+    "in match",
+    {"sources", "destinations", "destination", "protocol", "ports", "port", "source_ports",
+     "source_port", "tcp_flags", "icmp_types", "icmp_codes", "ttl", "length"},
+    {{{"name", "priority", "limit", "key", "prefix", "action", "block", "report", "cluster",
+       "syn_cookies"},
+      "it belongs to the rule, one level up"},
+     {{"algorithm", "rate", "burst"}, "it belongs under limit:"}}};
 
 void read_sources(Reader& r, const Field& f, RuleDraft& d) {
   if (!expect_list(r, f, "sources must be a list of CIDRs or set names")) return;
@@ -33,6 +36,51 @@ void read_sources(Reader& r, const Field& f, RuleDraft& d) {
   }
 }
 
+// A destination is an address or a CIDR (no set names: sets hold sources).
+void read_destination(Reader& r, const YAML::Node& node, const SourceLocation& at, Match& m) {
+  const std::string type_error = "destinations entries must be addresses or CIDRs";
+  auto text = scalar(r, node, at, type_error);
+  if (!text) return;
+  if (!looks_like_address(*text)) {
+    r.error(at, "destination '" + *text +
+                    "' is not an address or CIDR (set names are for sources); " + type_error +
+                    " like 192.0.2.10 or 2001:db8::/64");
+    return;
+  }
+  auto prefix = Prefix::parse(*text);
+  if (!prefix) {
+    r.error(at, prefix.error().message);
+    return;
+  }
+  if (std::find(m.destinations.begin(), m.destinations.end(), *prefix) != m.destinations.end()) {
+    r.error(at, "destination " + prefix->str() + " is listed twice");
+    return;
+  }
+  m.destinations.push_back(*prefix);
+}
+
+// `destination: CIDR` or `destinations: [CIDR, ...]`, like port and ports.
+void read_destinations(Reader& r, const Field* many, const Field* one, Match& m) {
+  if (many && one) {
+    auto after = [](const SourceLocation& a, const SourceLocation& b) {
+      return a.line != b.line ? a.line > b.line : a.column > b.column;
+    };
+    r.error((after(many->key_at, one->key_at) ? many : one)->key_at,
+            "use either destination or destinations, not both");
+    return;
+  }
+  if (one) {
+    read_destination(r, one->value, one->at, m);
+    return;
+  }
+  if (!expect_list(r, *many, "destinations must be a list of addresses or CIDRs")) return;
+  if (many->value.size() == 0) {
+    r.error(many->at, "destinations must not be empty (leave it out to match any destination)");
+    return;
+  }
+  for (const auto& item : many->value) read_destination(r, item, r.at(item), m);
+}
+
 std::optional<uint8_t> read_protocol(Reader& r, const Field& f) {
   const std::string expected = "protocol must be tcp, udp, icmp, icmpv6 or a number 0-255";
   auto text = scalar(r, f, expected);
@@ -50,9 +98,24 @@ std::optional<uint8_t> read_protocol(Reader& r, const Field& f) {
   return std::nullopt;
 }
 
-std::optional<PortRange> read_port_range(Reader& r, const YAML::Node& node,
-                                         const SourceLocation& at) {
-  auto text = scalar(r, node, at, "ports entries must be a port or a range like 8000-8100");
+// What a range of values is checked against: its name in messages, its bounds, an example.
+struct RangeKind {
+  std::string name;
+  int64_t lo;
+  int64_t hi;
+  std::string example;
+};
+const RangeKind kPortKind{"port", 1, 65535, "8000-8100"};
+const RangeKind kTtlKind{"ttl", 0, 255, "0-2"};
+const RangeKind kIcmpCodeKind{"icmp code", 0, 255, "0-3"};
+const RangeKind kLengthKind{"length", 0, 65535, "0-64"};
+
+// A value or a range "first-last" of `kind`.
+std::optional<PortRange> read_range(Reader& r, const YAML::Node& node, const SourceLocation& at,
+                                    const std::string& many, const RangeKind& kind) {
+  const std::string bounds = std::to_string(kind.lo) + "-" + std::to_string(kind.hi);
+  auto text = scalar(r, node, at,
+                     many + " entries must be a " + kind.name + " or a range like " + kind.example);
   if (!text) return std::nullopt;
   std::string first_text = *text, last_text = *text;
   if (auto dash = text->find('-'); dash != std::string::npos && dash > 0) {
@@ -66,43 +129,60 @@ std::optional<PortRange> read_port_range(Reader& r, const YAML::Node& node,
   };
   auto first = parse_int(trim(first_text)), last = parse_int(trim(last_text));
   if (!first || !last) {
-    r.error(at, "invalid port '" + *text + "': use a number 1-65535 or a range like 8000-8100");
+    r.error(at, "invalid " + kind.name + " '" + *text + "': use a number " + bounds +
+                    " or a range like " + kind.example);
     return std::nullopt;
   }
-  for (int64_t p : {*first, *last}) {
-    if (p < 1 || p > 65535) {
-      r.error(at, "port " + std::to_string(p) + " is out of range (1-65535)");
+  for (int64_t v : {*first, *last}) {
+    if (v < kind.lo || v > kind.hi) {
+      r.error(at, kind.name + " " + std::to_string(v) + " is out of range (" + bounds + ")");
       return std::nullopt;
     }
   }
   if (*first > *last) {
-    r.error(at, "port range " + *text + " is reversed (did you mean " + std::to_string(*last) +
-                    "-" + std::to_string(*first) + "?)");
+    r.error(at, kind.name + " range " + *text + " is reversed (did you mean " +
+                    std::to_string(*last) + "-" + std::to_string(*first) + "?)");
     return std::nullopt;
   }
   return PortRange{static_cast<uint16_t>(*first), static_cast<uint16_t>(*last)};
 }
 
-void read_ports(Reader& r, const Field* ports, const Field* port, Match& m) {
+// `ttl: 0-2`, `ttl: 64` or a list of values and ranges, into `out`.
+void read_ranges(Reader& r, const Field& f, const RangeKind& kind, std::vector<PortRange>& out) {
+  if (!f.value.IsSequence()) {
+    if (auto range = read_range(r, f.value, f.at, f.name, kind)) out.push_back(*range);
+    return;
+  }
+  if (f.value.size() == 0) {
+    r.error(f.at, f.name + " must not be empty (leave it out to match any " + kind.name + ")");
+    return;
+  }
+  for (const auto& item : f.value)
+    if (auto range = read_range(r, item, r.at(item), f.name, kind)) out.push_back(*range);
+}
+
+// `ports:`/`port:` or `source_ports:`/`source_port:` into `out`.
+void read_ports(Reader& r, const Field* ports, const Field* port, std::vector<PortRange>& out) {
   if (ports && port) {
     auto after = [](const SourceLocation& a, const SourceLocation& b) {
       return a.line != b.line ? a.line > b.line : a.column > b.column;
     };
     const Field* later = after(ports->key_at, port->key_at) ? ports : port;
-    r.error(later->key_at, "use either port or ports, not both");
+    r.error(later->key_at, "use either " + port->name + " or " + ports->name + ", not both");
     return;
   }
   if (port) {
-    if (auto range = read_port_range(r, port->value, port->at)) m.ports.push_back(*range);
+    if (auto range = read_range(r, port->value, port->at, port->name + "s", kPortKind))
+      out.push_back(*range);
     return;
   }
-  if (!expect_list(r, *ports, "ports must be a list of ports or ranges")) return;
+  if (!expect_list(r, *ports, ports->name + " must be a list of ports or ranges")) return;
   if (ports->value.size() == 0) {
-    r.error(ports->at, "ports must not be empty (leave it out to match any port)");
+    r.error(ports->at, ports->name + " must not be empty (leave it out to match any port)");
     return;
   }
   for (const auto& item : ports->value)
-    if (auto range = read_port_range(r, item, r.at(item))) m.ports.push_back(*range);
+    if (auto range = read_range(r, item, r.at(item), ports->name, kPortKind)) out.push_back(*range);
 }
 
 void read_icmp_types(Reader& r, const Field& f, uint8_t protocol, Match& m) {
@@ -134,6 +214,87 @@ void read_icmp_types(Reader& r, const Field& f, uint8_t protocol, Match& m) {
   }
 }
 
+const Schema kTcpFlagsSchema{"in tcp_flags", {"set", "unset"}, {}};
+
+// `set:` or `unset:` of tcp_flags: one flag name or a list of them, as a mask.
+std::optional<uint8_t> read_flag_list(Reader& r, const Field& f) {
+  std::vector<std::pair<YAML::Node, SourceLocation>> items;
+  if (f.value.IsSequence()) {
+    if (f.value.size() == 0) {
+      r.error(f.at, "tcp_flags " + f.name + " must not be empty (leave it out)");
+      return std::nullopt;
+    }
+    for (const auto& item : f.value) items.emplace_back(item, r.at(item));
+  } else {
+    items.emplace_back(f.value, f.at);
+  }
+  const auto& names = tcp_flag_names();
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  uint8_t mask = 0;
+  bool ok = true;
+  for (const auto& [node, at] : items) {
+    auto text =
+        scalar(r, node, at, "tcp_flags " + f.name + " must be a flag name or a list of them");
+    if (!text) {
+      ok = false;
+      continue;
+    }
+    std::string word = *text;
+    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto it = std::find(names.begin(), names.end(), word);
+    if (it == names.end()) {
+      r.error(at, "unknown TCP flag '" + *text + "'" + did_you_mean(word, names) + "; flags are " +
+                      list);
+      ok = false;
+      continue;
+    }
+    uint8_t bit = static_cast<uint8_t>(1u << (it - names.begin()));
+    if (mask & bit) {
+      r.error(at, "TCP flag " + word + " is listed twice");
+      ok = false;
+    }
+    mask |= bit;
+  }
+  return ok ? std::optional<uint8_t>(mask) : std::nullopt;
+}
+
+// `tcp_flags: syn` (a new connection: SYN without ACK), or flags under a mask:
+// `tcp_flags: {set: [ack], unset: [syn, rst, fin]}` matches packets with ACK set and SYN, RST and
+// FIN clear, whatever the other flags.
+void read_tcp_flags(Reader& r, const Field& f, Match& m) {
+  const std::string expected =
+      "tcp_flags must be syn (a new connection: SYN without ACK) or a mapping like "
+      "{set: [ack], unset: [syn]}";
+  if (!f.value.IsMap()) {
+    auto text = scalar(r, f, expected);
+    if (!text) return;
+    if (*text != "syn" && *text != "SYN")
+      r.error(f.at, expected + ", got '" + *text + "'");
+    else
+      m.tcp_syn = true;
+    return;
+  }
+  Fields fields(r, f.value, kTcpFlagsSchema);
+  const Field* set = fields.get("set");
+  const Field* unset = fields.get("unset");
+  if (!set && !unset) {
+    r.error(f.at, "tcp_flags needs set:, unset: or both");
+    return;
+  }
+  std::optional<uint8_t> on = set ? read_flag_list(r, *set) : uint8_t{0};
+  std::optional<uint8_t> off = unset ? read_flag_list(r, *unset) : uint8_t{0};
+  if (!on || !off) return;
+  if (uint8_t both = *on & *off) {
+    const auto& names = tcp_flag_names();
+    size_t bit = static_cast<size_t>(__builtin_ctz(both));
+    r.error(unset->at,
+            "TCP flag " + names[bit] + " is both set and unset: the rule can never match");
+    return;
+  }
+  m.tcp_flags = TcpFlags{static_cast<uint8_t>(*on | *off), *on};
+}
+
 bool carries_ports(uint8_t protocol) { return protocol == kTcp || protocol == kUdp; }
 bool is_icmp(uint8_t protocol) { return protocol == kIcmp || protocol == kIcmpv6; }
 
@@ -146,6 +307,9 @@ void read_match(Reader& r, const Field& f, RuleDraft& d) {
     Match& m = d.rule.match;
 
     if (const Field* sources = fields.get("sources")) read_sources(r, *sources, d);
+    const Field* dsts = fields.get("destinations");
+    const Field* dst = fields.get("destination");
+    if (dsts || dst) read_destinations(r, dsts, dst, m);
 
     // Conditions below depend on the protocol; when it failed to read, they are checked for
     // syntax only, since "can never match" would be a guess.
@@ -156,10 +320,11 @@ void read_match(Reader& r, const Field& f, RuleDraft& d) {
     }
     std::string proto_name = m.protocol ? protocol_name(*m.protocol) : "";
 
-    const Field* ports = fields.get("ports");
-    const Field* port = fields.get("port");
-    if (ports || port) {
-      read_ports(r, ports, port, m);
+    for (bool source : {false, true}) {
+      const Field* ports = fields.get(source ? "source_ports" : "ports");
+      const Field* port = fields.get(source ? "source_port" : "port");
+      if (!ports && !port) continue;
+      read_ports(r, ports, port, source ? m.source_ports : m.ports);
       const Field* given = ports ? ports : port;
       if (m.protocol && !carries_ports(*m.protocol))
         r.error(given->key_at, given->name + " can never match protocol " + proto_name +
@@ -167,19 +332,19 @@ void read_match(Reader& r, const Field& f, RuleDraft& d) {
     }
 
     if (const Field* flags = fields.get("tcp_flags")) {
-      auto text = scalar(r, *flags, "tcp_flags must be syn");
-      if (text && *text != "syn" && *text != "SYN") {
-        r.error(flags->at,
-                "tcp_flags must be syn (a new connection: SYN without ACK), got '" + *text + "'");
-      } else if (text) {
-        m.tcp_syn = true;
-        if (!m.protocol && protocol_ok)
-          r.error(flags->key_at, "tcp_flags requires protocol: tcp");
-        else if (m.protocol && *m.protocol != kTcp)
-          r.error(flags->key_at,
-                  "tcp_flags can never match protocol " + proto_name + " (only tcp has flags)");
-      }
+      if (!m.protocol && protocol_ok)
+        r.error(flags->key_at, "tcp_flags requires protocol: tcp");
+      else if (m.protocol && *m.protocol != kTcp)
+        r.error(flags->key_at,
+                "tcp_flags can never match protocol " + proto_name + " (only tcp has flags)");
+      else
+        read_tcp_flags(r, *flags, m);
     }
+
+    // TTL (IPv4) or hop limit (IPv6): every IP packet has one.
+    if (const Field* ttl = fields.get("ttl")) read_ranges(r, *ttl, kTtlKind, m.ttl);
+    // The length the IP header declares: IPv4 total length, IPv6 payload length + 40.
+    if (const Field* len = fields.get("length")) read_ranges(r, *len, kLengthKind, m.length);
 
     if (const Field* types = fields.get("icmp_types")) {
       if (!m.protocol && protocol_ok)
@@ -189,6 +354,16 @@ void read_match(Reader& r, const Field& f, RuleDraft& d) {
                                    " (only icmp and icmpv6 have types)");
       else if (m.protocol)
         read_icmp_types(r, *types, *m.protocol, m);
+    }
+
+    // A code means something only under its type: codes need icmp_types, which report a
+    // missing or other protocol themselves.
+    if (const Field* codes = fields.get("icmp_codes")) {
+      if (!fields.get("icmp_types"))
+        r.error(codes->key_at,
+                "icmp_codes requires icmp_types (a code means something only under its type)");
+      else
+        read_ranges(r, *codes, kIcmpCodeKind, m.icmp_codes);
     }
   }
 }

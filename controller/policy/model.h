@@ -23,7 +23,15 @@ struct SourceLocation {
 
 enum class Algorithm { kTokenBucket, kFixedWindow, kSlidingWindow };
 enum class Unit { kPackets, kBytes };
-enum class KeyKind { kSourceAddress, kSourcePrefix, kSourceAddressPort, kRule };
+enum class KeyKind {
+  kSourceAddress,
+  kSourcePrefix,
+  kSourceAddressPort,
+  kRule,
+  kDestinationAddress,  // the packet's destination (per VIP)
+  kDestinationPrefix,   // its destination prefix (v4_prefix / v6_prefix), like hashlimit's dstmask
+  kSourceDestination,   // the pair: IPv4 whole addresses, IPv6 the /64 of each
+};
 enum class Action { kDrop, kMonitor };
 enum class Verdict { kPass, kDrop };
 enum class RedisFailure { kOpen, kClosed };
@@ -46,18 +54,35 @@ struct Limit {
   bool operator==(const Limit&) const = default;
 };
 
+// A range of ports, or of another field's values (TTL, ICMP code, length).
 struct PortRange {
   uint16_t first = 0;
   uint16_t last = 0;
   bool operator==(const PortRange&) const = default;
 };
 
+// TCP flags under a mask: a packet matches when (flags & mask) == value. Bits are the flags
+// byte of the TCP header (FIN 0x01, SYN 0x02, RST 0x04, PSH 0x08, ACK 0x10, URG 0x20, ECE 0x40,
+// CWR 0x80). mask 0: any flags.
+struct TcpFlags {
+  uint8_t mask = 0;
+  uint8_t value = 0;
+  bool operator==(const TcpFlags&) const = default;
+};
+
 struct Match {
-  std::vector<std::string> sources;  // source set names (union); empty: any source
-  std::optional<uint8_t> protocol;   // IP protocol number; empty: any
-  std::vector<PortRange> ports;      // destination ports (TCP/UDP); empty: any
-  bool tcp_syn = false;              // only new TCP connections (SYN without ACK)
-  std::vector<uint8_t> icmp_types;   // ICMP/ICMPv6 types; empty: any
+  std::vector<std::string> sources;     // source set names (union); empty: any source
+  std::vector<Prefix> destinations;     // destination prefixes (union); empty: any destination
+  std::optional<uint8_t> protocol;      // IP protocol number; empty: any
+  std::vector<PortRange> ports;         // destination ports (TCP/UDP); empty: any
+  std::vector<PortRange> source_ports;  // source ports (TCP/UDP); empty: any
+  bool tcp_syn = false;                 // only new TCP connections (SYN without ACK)
+  TcpFlags tcp_flags;                   // `tcp_flags: {set: [...], unset: [...]}`
+  std::vector<uint8_t> icmp_types;      // ICMP/ICMPv6 types; empty: any
+  std::vector<PortRange> icmp_codes;    // codes (0-255) under those types; empty: any
+  std::vector<PortRange> ttl;           // IPv4 TTL / IPv6 hop limit ranges (0-255); empty: any
+  // L3 length ranges: IPv4 total length, IPv6 payload length + 40 (0-65535); empty: any
+  std::vector<PortRange> length;
 };
 
 // A fleet-wide limit for the same key, enforced through Redis.
@@ -75,7 +100,7 @@ struct StackedLimit {
   std::string name;  // for counters and rlctl: unique within the rule
   Limit limit;
   KeyKind key = KeyKind::kSourceAddress;
-  uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix
+  uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix and kDestinationPrefix
   uint8_t v6_prefix = 64;
   bool operator==(const StackedLimit&) const = default;
 };
@@ -98,7 +123,7 @@ struct Rule {
   Match match;
   Limit limit;
   KeyKind key = KeyKind::kSourceAddress;
-  uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix
+  uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix and kDestinationPrefix
   uint8_t v6_prefix = 64;
   Action action = Action::kDrop;
   uint64_t block_ns = 0;  // drop everything from a key for this long once it exceeds

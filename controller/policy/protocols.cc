@@ -65,4 +65,10 @@ std::vector<std::string> icmp_type_names(uint8_t protocol) {
   return {};
 }
 
+const std::vector<std::string>& tcp_flag_names() {
+  static const std::vector<std::string> names{"fin", "syn", "rst", "psh",
+                                              "ack", "urg", "ece", "cwr"};
+  return names;
+}
+
 }  // namespace rl::policy::detail

@@ -25,4 +25,8 @@ std::string protocol_name(uint8_t number);
 std::optional<uint8_t> icmp_type_number(uint8_t protocol, std::string_view name);
 std::vector<std::string> icmp_type_names(uint8_t protocol);
 
+// The TCP header's flag bits by name, in bit order: fin (0x01), syn, rst, psh, ack, urg, ece,
+// cwr (0x80).
+const std::vector<std::string>& tcp_flag_names();
+
 }  // namespace rl::policy::detail

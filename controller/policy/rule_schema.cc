@@ -14,14 +14,16 @@ constexpr int kDefaultPriority = 100;
 // A block is added to nanosecond timestamps; a year is plenty and far from overflow.
 constexpr uint64_t kMaxBlockNs = uint64_t{365} * 24 * 3600 * 1'000'000'000;
 
-const Schema kRuleSchema{"in rule",
-                         {"name", "priority", "match", "limit", "limits", "key", "prefix", "action",
-                          "block", "report", "cluster", "new_sources", "syn_cookies"},
-                         {{{"sources", "protocol", "ports", "port", "tcp_flags", "icmp_types"},
-                           "it belongs under match:"},
-                          {{"algorithm", "rate", "burst"}, "it belongs under limit:"},
-                          {{"on_redis_failure"}, "it belongs under cluster:"},
-                          {{"ipv4", "ipv6"}, "it belongs under prefix:"}}};
+const Schema kRuleSchema{
+    "in rule",
+    {"name", "priority", "match", "limit", "limits", "key", "prefix", "action", "block", "report",
+     "cluster", "new_sources", "syn_cookies"},
+    {{{"sources", "destinations", "destination", "protocol", "ports", "port", "source_ports",
+       "source_port", "tcp_flags", "icmp_types", "icmp_codes", "ttl", "length"},
+      "it belongs under match:"},
+     {{"algorithm", "rate", "burst"}, "it belongs under limit:"},
+     {{"on_redis_failure"}, "it belongs under cluster:"},
+     {{"ipv4", "ipv6"}, "it belongs under prefix:"}}};
 
 const Schema kLimitSchema{
     "in limit",
@@ -161,7 +163,10 @@ std::optional<KeyKind> read_key(Reader& r, const Field& f) {
                          {{"source", KeyKind::kSourceAddress},
                           {"source_prefix", KeyKind::kSourcePrefix},
                           {"source_port", KeyKind::kSourceAddressPort},
-                          {"rule", KeyKind::kRule}});
+                          {"rule", KeyKind::kRule},
+                          {"destination", KeyKind::kDestinationAddress},
+                          {"destination_prefix", KeyKind::kDestinationPrefix},
+                          {"source_destination", KeyKind::kSourceDestination}});
 }
 
 // `prefix: {ipv4: N, ipv6: M}`, for the rule's key or its new-source budget's.
@@ -184,8 +189,9 @@ bool read_key_and_prefix(Reader& r, const Fields& fields, KeyKind& key, uint8_t&
     key_ok = kind.has_value();
   }
   if (const Field* prefix = fields.get("prefix")) {
-    if (key_ok && key != KeyKind::kSourcePrefix)
-      r.error(prefix->key_at, "prefix is only valid with key: source_prefix");
+    if (key_ok && key != KeyKind::kSourcePrefix && key != KeyKind::kDestinationPrefix)
+      r.error(prefix->key_at,
+              "prefix is only valid with key: source_prefix or key: destination_prefix");
     else
       read_prefix(r, *prefix, v4_prefix, v6_prefix);
   }
@@ -280,8 +286,13 @@ void read_new_sources(Reader& r, const Field& f, Rule& rule, bool rule_key_ok) {
   size_t errors_before = r.error_count();
   if (rule_key_ok && rule.key == KeyKind::kRule)
     r.error(f.key_at,
-            "new_sources needs a key per source (source, source_prefix or source_port); with "
-            "key: rule every packet already shares one bucket");
+            "new_sources needs a key per source (source, source_prefix, source_port or "
+            "source_destination); with key: rule every packet already shares one bucket");
+  if (rule_key_ok &&
+      (rule.key == KeyKind::kDestinationAddress || rule.key == KeyKind::kDestinationPrefix))
+    r.error(f.key_at,
+            "new_sources needs a key per source (source, source_prefix, source_port or "
+            "source_destination); a destination key's keys are the policy's own addresses");
   NewSources ns;
   const Field* rate_field = fields.get("rate");
   std::optional<Rate> rate;

@@ -5,8 +5,18 @@
 namespace rl::policy::detail {
 namespace {
 
-// Sorted, without prefixes covered by another one: two source lists written differently
+// Sorted, without prefixes covered by another one: two prefix lists written differently
 // but covering the same addresses compare equal (mostly; adjacent halves are not joined).
+std::vector<Prefix> canonical_prefixes(std::vector<Prefix> all) {
+  // Sorting by (address, length) puts a covering prefix right before what it covers, and the
+  // kept prefixes are disjoint, so only the last kept one can cover the next.
+  std::sort(all.begin(), all.end());
+  std::vector<Prefix> out;
+  for (const auto& p : all)
+    if (out.empty() || !out.back().contains(p)) out.push_back(p);
+  return out;
+}
+
 std::vector<Prefix> canonical_sources(const Match& m,
                                       const std::map<std::string, const SourceSet*>& sets) {
   std::vector<Prefix> all;
@@ -15,13 +25,7 @@ std::vector<Prefix> canonical_sources(const Match& m,
     if (it != sets.end())
       all.insert(all.end(), it->second->prefixes.begin(), it->second->prefixes.end());
   }
-  // Sorting by (address, length) puts a covering prefix right before what it covers, and the
-  // kept prefixes are disjoint, so only the last kept one can cover the next.
-  std::sort(all.begin(), all.end());
-  std::vector<Prefix> out;
-  for (const auto& p : all)
-    if (out.empty() || !out.back().contains(p)) out.push_back(p);
-  return out;
+  return canonical_prefixes(std::move(all));
 }
 
 std::vector<PortRange> canonical_ports(std::vector<PortRange> ports) {
@@ -37,20 +41,35 @@ std::vector<PortRange> canonical_ports(std::vector<PortRange> ports) {
   return out;
 }
 
+// "<label> 1-1 8000-8100": the values the ranges cover, however they were written.
+std::string ranges_key(const char* label, const std::vector<PortRange>& ranges) {
+  std::string key = label;
+  for (const auto& r : canonical_ports(ranges))
+    key += " " + std::to_string(r.first) + "-" + std::to_string(r.last);
+  return key;
+}
+
 // A string equal for two matches exactly when they select the same packets (as written).
 std::string match_key(const Match& m, const std::map<std::string, const SourceSet*>& sets) {
   std::string key = "src";
   for (const auto& p : canonical_sources(m, sets)) key += " " + p.str();
+  key += "|dst";
+  for (const auto& p : canonical_prefixes(m.destinations)) key += " " + p.str();
   key += "|proto " + (m.protocol ? std::to_string(*m.protocol) : std::string("any"));
-  key += "|ports";
-  for (const auto& r : canonical_ports(m.ports))
-    key += " " + std::to_string(r.first) + "-" + std::to_string(r.last);
-  key += m.tcp_syn ? "|syn" : "|";
+  key += ranges_key("|ports", m.ports);
+  key += ranges_key("|sports", m.source_ports);
+  key += ranges_key("|ttl", m.ttl);
+  key += ranges_key("|length", m.length);
+  // `tcp_flags: syn` selects the packets of {set: [syn], unset: [ack]} (one file holds only one
+  // of the two forms per rule).
+  TcpFlags flags = m.tcp_syn ? TcpFlags{0x12, 0x02} : m.tcp_flags;
+  key += "|flags " + std::to_string(flags.mask) + "/" + std::to_string(flags.value);
   std::vector<uint8_t> types = m.icmp_types;
   std::sort(types.begin(), types.end());
   types.erase(std::unique(types.begin(), types.end()), types.end());
   key += "|icmp";
   for (uint8_t t : types) key += " " + std::to_string(t);
+  key += ranges_key("|codes", m.icmp_codes);
   return key;
 }
 

@@ -10,9 +10,13 @@ namespace {
 
 class Gen {
  public:
-  explicit Gen(uint32_t seed) : rng_(seed) {}
+  explicit Gen(uint32_t seed) : rng_(seed), fields_(seed * 7919) {}
   uint32_t u(uint32_t n) { return rng_() % n; }
   bool coin(int pct = 50) { return u(100) < static_cast<uint32_t>(pct); }
+  // Draws for the TTL, ICMP code and length, from a stream of their own: adding a dimension
+  // leaves the rest of each policy and frame as it was, and with it what they exercise.
+  uint32_t fu(uint32_t n) { return fields_() % n; }
+  bool fcoin(int pct = 50) { return fu(100) < static_cast<uint32_t>(pct); }
 
   Address v4() {
     Address a;
@@ -41,9 +45,45 @@ class Gen {
     static const uint8_t lens[] = {32, 40, 48, 64, 120, 128};
     return Prefix::of(v6(), lens[u(6)]);
   }
+  // Destinations: a few lab hosts per family, so destination conditions and keys both hit and miss.
+  Address dst4() { return Address{4, {192, 0, 2, static_cast<uint8_t>(u(4))}}; }
+  Address dst6() {
+    Address a;
+    a.family = 6;
+    a.bytes[0] = 0x3f;
+    a.bytes[1] = 0xff;
+    a.bytes[7] = static_cast<uint8_t>(u(2));
+    a.bytes[15] = static_cast<uint8_t>(u(3));
+    return a;
+  }
+  Prefix dst_prefix() {
+    if (coin(60)) {
+      static const uint8_t lens[] = {24, 31, 32};
+      return Prefix::of(dst4(), lens[u(3)]);
+    }
+    static const uint8_t lens[] = {48, 64, 127, 128};
+    return Prefix::of(dst6(), lens[u(4)]);
+  }
+  // Reflection sources (DNS, NTP, memcached, SSDP, chargen) and ephemeral ones.
+  uint16_t sport() {
+    static const uint16_t ports[] = {19, 53, 123, 1900, 11211, 1000, 40000};
+    return ports[u(7)];
+  }
   uint16_t port() {
     static const uint16_t ports[] = {22, 53, 80, 443, 8080, 9000, 40000};
     return ports[u(7)];
+  }
+
+  uint8_t icmp_code() {
+    static const uint8_t codes[] = {0, 0, 1, 3, 4, 13};
+    return fcoin(90) ? codes[fu(6)] : static_cast<uint8_t>(fu(256));
+  }
+
+  uint8_t tcp_flags() {
+    using namespace packet;
+    static const uint8_t common[] = {kSyn,        kAck,        kSyn | kAck, kRst,
+                                     kRst | kAck, kFin | kAck, kPsh | kAck, kFin};
+    return coin(85) ? common[u(8)] : static_cast<uint8_t>(u(256));
   }
 
   // Rule names carry `tag`, so each policy's rules are new incarnations with fresh keys.
@@ -75,6 +115,12 @@ class Gen {
     auto& m = r.match;
     if (nsets && coin(40))
       for (int i = 0, n = 1 + u(2); i < n; i++) m.sources.push_back("s" + std::to_string(u(nsets)));
+    if (coin(30))
+      for (int i = 0, n = 1 + u(2); i < n; i++) {
+        Prefix d = dst_prefix();
+        if (std::find(m.destinations.begin(), m.destinations.end(), d) == m.destinations.end())
+          m.destinations.push_back(d);
+      }
     static const int protos[] = {-1, 6, 17, 1, 58, 47};
     int proto = protos[u(6)];
     if (proto >= 0) m.protocol = proto;
@@ -84,9 +130,45 @@ class Gen {
         m.ports.push_back({std::min(a, b), std::max(a, b)});
       }
     }
+    if ((proto == -1 || proto == 6 || proto == 17) && coin(25)) {
+      for (int i = 0, n = 1 + u(2); i < n; i++) {
+        uint16_t a = sport(), b = coin(30) ? sport() : a;
+        m.source_ports.push_back({std::min(a, b), std::max(a, b)});
+      }
+    }
     if (proto == 6 && coin(40)) m.tcp_syn = true;
-    if ((proto == 1 || proto == 58) && coin(60))
+    if (proto == 6 && coin(60)) {
+      // Flood shapes: one or two of SYN, ACK, RST, FIN, PSH required set or clear.
+      static const uint8_t bits[] = {packet::kSyn, packet::kAck, packet::kRst, packet::kFin,
+                                     packet::kPsh};
+      for (int i = 0, n = 1 + u(2); i < n; i++) {
+        uint8_t bit = bits[u(5)];
+        m.tcp_flags.mask |= bit;
+        m.tcp_flags.value = coin() ? m.tcp_flags.value | bit : m.tcp_flags.value & ~bit;
+      }
+    }
+    if (fcoin(15)) {
+      // Traceroute and TTL-expiry probes (0-2), one OS's default (64, 128), or a wide range.
+      static const policy::PortRange ttls[] = {{0, 2}, {1, 1}, {64, 64}, {0, 63}, {128, 255}};
+      for (int i = 0, n = 1 + fu(2); i < n; i++) m.ttl.push_back(ttls[fu(5)]);
+    }
+    if (fcoin(20)) {
+      // Bare segments and tiny datagrams, full-size packets, or a random range.
+      static const policy::PortRange lens[] = {{0, 64}, {40, 60}, {0, 100}, {1000, 65535}};
+      for (int i = 0, n = 1 + fu(2); i < n; i++) {
+        uint16_t a = static_cast<uint16_t>(fu(1600)), b = static_cast<uint16_t>(fu(1600));
+        m.length.push_back(fcoin(70) ? lens[fu(4)]
+                                     : policy::PortRange{std::min(a, b), std::max(a, b)});
+      }
+    }
+    if ((proto == 1 || proto == 58) && coin(60)) {
       m.icmp_types = {static_cast<uint8_t>(proto == 1 ? 8 : 128)};
+      // Destination unreachable (3 and 1) under some of its codes, or echo with code 0 only.
+      if (fcoin(50)) m.icmp_types = {static_cast<uint8_t>(proto == 1 ? 3 : 1)};
+      static const policy::PortRange codes[] = {{0, 0}, {1, 3}, {4, 4}, {0, 15}};
+      if (fcoin(50))
+        for (int i = 0, n = 1 + fu(2); i < n; i++) m.icmp_codes.push_back(codes[fu(4)]);
+    }
 
     static const policy::Algorithm algos[] = {policy::Algorithm::kTokenBucket,
                                               policy::Algorithm::kFixedWindow,
@@ -102,9 +184,12 @@ class Gen {
       if (r.limit.algorithm == policy::Algorithm::kTokenBucket) r.limit.burst = 1 + u(5);
     }
     static const policy::KeyKind keys[] = {
-        policy::KeyKind::kSourceAddress, policy::KeyKind::kSourcePrefix,
-        policy::KeyKind::kSourceAddressPort, policy::KeyKind::kRule};
-    r.key = keys[u(4)];
+        policy::KeyKind::kSourceAddress,      policy::KeyKind::kSourcePrefix,
+        policy::KeyKind::kSourceAddressPort,  policy::KeyKind::kRule,
+        policy::KeyKind::kDestinationAddress, policy::KeyKind::kDestinationPrefix,
+        policy::KeyKind::kSourceDestination};
+    const uint32_t nkeys = sizeof(keys) / sizeof(keys[0]);
+    r.key = keys[u(nkeys)];
     r.v4_prefix = 16 + u(17);
     r.v6_prefix = 32 + u(97);
     r.action = coin(25) ? policy::Action::kMonitor : policy::Action::kDrop;
@@ -115,12 +200,15 @@ class Gen {
       l.limit.algorithm = algos[u(3)];
       l.limit.rate = {1 + u(20), coin() ? kSec : kSec / 10, policy::Unit::kPackets};
       if (l.limit.algorithm == policy::Algorithm::kTokenBucket) l.limit.burst = 1 + u(8);
-      l.key = keys[u(4)];
+      l.key = keys[u(nkeys)];
       l.v4_prefix = 16 + u(17);
       l.v6_prefix = 32 + u(97);
       r.more.push_back(l);
     }
-    if (r.key != policy::KeyKind::kRule && coin(30)) {
+    bool per_source = r.key != policy::KeyKind::kRule &&
+                      r.key != policy::KeyKind::kDestinationAddress &&
+                      r.key != policy::KeyKind::kDestinationPrefix;
+    if (per_source && coin(30)) {
       policy::NewSources ns;
       ns.rate = {1 + u(4), coin() ? kSec : kSec / 10, policy::Unit::kPackets};
       ns.burst = 1 + u(3);
@@ -144,7 +232,7 @@ class Gen {
     bool is6 = coin(35);
     size_t l3 = 14 + 4 * tags, l4 = l3;  // where the IP and transport headers start
     if (is6) {
-      b.ipv6_raw(v6().bytes, v6().bytes);
+      b.ipv6_raw(v6().bytes, dst6().bytes);
       l4 += 40;
       int n = 0;
       if (coin(30)) n = coin(70) ? 1 + u(3) : u(RL_IPV6_MAX_EXT_HDRS + 4);
@@ -156,7 +244,9 @@ class Gen {
       }
     } else {
       Address s = v4();
-      b.ipv4_raw({s.bytes[0], s.bytes[1], s.bytes[2], s.bytes[3]}, {192, 0, 2, 1});
+      Address d = dst4();
+      b.ipv4_raw({s.bytes[0], s.bytes[1], s.bytes[2], s.bytes[3]},
+                 {d.bytes[0], d.bytes[1], d.bytes[2], d.bytes[3]});
       l4 += 20;
       if (coin(10)) {
         uint8_t words = 1 + u(10);
@@ -164,6 +254,8 @@ class Gen {
         l4 += 4 * words;
       }
     }
+    static const uint8_t ttls[] = {1, 2, 3, 64, 128, 255};
+    b.ttl(fcoin(85) ? ttls[fu(6)] : static_cast<uint8_t>(fu(256)));
     bool fragment = coin(10);
     if (fragment) {
       b.fragment(coin() ? 0 : 1 + u(100), coin());
@@ -171,14 +263,14 @@ class Gen {
     }
     switch (u(is6 && fragment ? 6 : 5)) {
       case 0:
-        b.tcp(1000 + u(100), port(),
-              coin() ? packet::kSyn : (coin() ? packet::kAck : packet::kSyn | packet::kAck));
+        b.tcp(coin() ? sport() : 1000 + u(100), port(), tcp_flags());
         break;
       case 1:
-        b.udp(1000, port());
+        b.udp(sport(), port());
         break;
       case 2:
-        b.icmp(coin() ? (is6 ? 128 : 8) : 3);
+        // Echo requests, and errors: time exceeded (IPv6 3) or destination unreachable (3, 1).
+        b.icmp(coin() ? (is6 ? 128 : 8) : (is6 && fcoin() ? 1 : 3), icmp_code());
         break;
       case 3:
         b.l4_protocol(47);
@@ -193,6 +285,12 @@ class Gen {
     auto f = b.build();
     if (coin(10)) f.resize(14 + u(static_cast<uint32_t>(f.size() - 14)));
     if (is6 && l4 > l3 + 40 && f.size() > l3 + 41 && coin(5)) f[l3 + 41] = u(256);  // a length
+    // An IP header declaring another length than the frame has: rules match the declared one.
+    if (fcoin(5) && f.size() >= l3 + 6) {
+      size_t at = l3 + (is6 ? 4 : 2);
+      f[at] = static_cast<uint8_t>(fcoin() ? 0 : fu(256));
+      f[at + 1] = static_cast<uint8_t>(fu(256));
+    }
     // A cut in the IP or extension headers, or in the first bytes of the transport.
     if (coin(5) && l4 + 20 > l3 && f.size() > l3)
       f.resize(std::min(f.size(), l3 + u(static_cast<uint32_t>(l4 + 20 - l3))));
@@ -205,6 +303,7 @@ class Gen {
 
  private:
   std::mt19937 rng_;
+  std::mt19937 fields_;
 };
 
 class DifferentialTest : public BpfTest {};
@@ -220,6 +319,8 @@ int vlan_tags(const std::vector<uint8_t>& f) {
 
 TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   uint64_t decisions = 0, limited = 0, unadmitted = 0, stacked_refusals = 0;
+  uint64_t by_destination = 0, limited_per_destination = 0, by_source_port = 0;
+  uint64_t by_tcp_flags = 0, by_ttl = 0, by_icmp_code = 0, by_length = 0;
   uint64_t no_l4 = 0, no_l4_judged = 0, proto_unknown = 0, deep_vlan = 0;
   std::map<uint32_t, uint64_t> by_reason;
   for (uint32_t seed = 1; seed <= 60; seed++) {
@@ -248,6 +349,19 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
       by_reason[want.reason]++;
       limited += want.reason == RL_REASON_LIMITED || want.reason == RL_REASON_BLOCKED;
       unadmitted += want.unadmitted;
+      if (want.rule_pos >= 0) {
+        const policy::Rule& r = *model.order()[want.rule_pos];
+        by_destination += !r.match.destinations.empty();
+        by_source_port += !r.match.source_ports.empty();
+        by_tcp_flags += r.match.tcp_flags.mask != 0;
+        by_ttl += !r.match.ttl.empty();
+        by_icmp_code += !r.match.icmp_codes.empty();
+        by_length += !r.match.length.empty();
+        bool dst_key = r.key == policy::KeyKind::kDestinationAddress ||
+                       r.key == policy::KeyKind::kDestinationPrefix ||
+                       r.key == policy::KeyKind::kSourceDestination;
+        limited_per_destination += dst_key && want.reason == RL_REASON_LIMITED;
+      }
       auto pk = reference::parse(f);
       no_l4 += pk.no_l4;
       no_l4_judged += pk.no_l4 && want.reason != RL_REASON_MALFORMED;
@@ -261,15 +375,28 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   EXPECT_GT(limited, decisions / 20);
   EXPECT_GT(unadmitted, decisions / 200);
   EXPECT_GT(stacked_refusals, decisions / 200);
+  // ... and the destination conditions and keys.
+  EXPECT_GT(by_destination, decisions / 100);
+  EXPECT_GT(limited_per_destination, decisions / 200);
+  EXPECT_GT(by_source_port, decisions / 100);
+  EXPECT_GT(by_tcp_flags, decisions / 300);
+  EXPECT_GT(by_ttl, decisions / 100);
+  EXPECT_GT(by_icmp_code, decisions / 500);
+  EXPECT_GT(by_length, decisions / 100);
   EXPECT_GT(no_l4, decisions / 50);
   EXPECT_GT(no_l4_judged, no_l4 / 10);
   EXPECT_GT(proto_unknown, decisions / 200);
   EXPECT_GT(deep_vlan, decisions / 500);
   std::printf(
       "differential: %lu decisions, %lu limited or blocked, %lu unadmitted, %lu refused by a "
-      "stacked limit\n",
+      "stacked limit, %lu by a rule with destinations, %lu limited per destination, %lu by a rule "
+      "with source ports, %lu by a rule with TCP flags, %lu by a rule with TTLs, %lu by a rule "
+      "with ICMP codes, %lu by a rule with lengths\n",
       (unsigned long)decisions, (unsigned long)limited, (unsigned long)unadmitted,
-      (unsigned long)stacked_refusals);
+      (unsigned long)stacked_refusals, (unsigned long)by_destination,
+      (unsigned long)limited_per_destination, (unsigned long)by_source_port,
+      (unsigned long)by_tcp_flags, (unsigned long)by_ttl, (unsigned long)by_icmp_code,
+      (unsigned long)by_length);
   std::printf(
       "  transport not parsed: %lu (%lu decided by a list or rule), protocol unknown: %lu, "
       "VLAN stack beyond the walk: %lu\n",

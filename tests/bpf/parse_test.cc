@@ -267,30 +267,42 @@ TEST_F(ParseTest, NonsenseHeaders) {
   }
 }
 
-// More extension headers than the walk covers leave the transport unparsed, but the source is
-// known: the deny list still drops it, so extension headers cannot carry a denied source around it.
-TEST_F(ParseTest, OverlongExtensionChainsCannotDodgeTheDenyList) {
+// More extension headers than the walk covers cannot carry a denied source around the deny list,
+// and what no list or rule decides gets the policy's default malformed verdict, drop.
+TEST_F(ParseTest, OverlongExtensionChainsDropByDefault) {
   policy::Policy p;  // malformed: not given
   p.deny = {P("2001:db8:bad::/48")};
-  p.rules = {token_bucket("any", 10, 10)};
+  p.rules = {token_bucket("web", 10, 10)};
+  p.rules[0].match.protocol = 6;
+  p.rules[0].match.ports = {{80, 80}};
   apply(p);
-  Builder b;
-  b.ipv6("2001:db8:bad::1", "2001:db8::2");
-  for (int i = 0; i <= RL_IPV6_MAX_EXT_HDRS; i++) b.ipv6_ext(60, 0);
-  auto d = send(b.udp(1, 53).build());
+  auto chain = [](const char* src) {
+    Builder b;
+    b.ipv6(src, "2001:db8::2");
+    for (int i = 0; i <= RL_IPV6_MAX_EXT_HDRS; i++) b.ipv6_ext(60, 0);
+    return b.tcp(1, 80, packet::kSyn).build();
+  };
+  auto d = send(chain("2001:db8:bad::1"));
   EXPECT_EQ(d.reason, RL_REASON_DENYLIST);
+  EXPECT_EQ(d.verdict, XDP_DROP);
+  d = send(chain("2001:db8:1::1"));
+  EXPECT_EQ(d.reason, RL_REASON_MALFORMED) << "a port rule does not match an unknown transport";
   EXPECT_EQ(d.verdict, XDP_DROP);
 }
 
 TEST_F(ParseTest, MalformedVerdictIsConfigurable) {
   policy::Policy p;
   EXPECT_EQ(p.malformed, policy::Verdict::kDrop) << "the safe default";
-  p.malformed = policy::Verdict::kPass;
   p.rules = {token_bucket("any", 10, 10)};
   apply(p);
   auto f = Builder().ipv4("198.18.0.1", "192.0.2.1").udp(1, 53).build();
   f.resize(14 + 10);
   auto d = send(f);
+  EXPECT_EQ(d.reason, RL_REASON_MALFORMED);
+  EXPECT_EQ(d.verdict, XDP_DROP);
+  p.malformed = policy::Verdict::kPass;
+  apply(p);
+  d = send(f);
   EXPECT_EQ(d.reason, RL_REASON_MALFORMED);
   EXPECT_EQ(d.verdict, XDP_PASS);
 }

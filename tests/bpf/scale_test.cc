@@ -73,5 +73,46 @@ TEST_F(ScaleTest, ThousandRulesAndHundredThousandPrefixes) {
   EXPECT_EQ(send(udp4("198.18.1.0", 1000 + 1023)).rule_pos, -1);
 }
 
+// 1,024 rules on the fields indexed by value: each rule its own length range, a TTL range and
+// TCP flags under a mask. Every lookup stays one table load, and the classes stay within the
+// generation's budget.
+TEST_F(ScaleTest, ThousandRulesOnTcpFlagsTtlAndLength) {
+  policy::Policy p;
+  auto len_of = [](int k) { return static_cast<uint16_t>(40 + k * 16); };
+  for (int k = 0; k < RL_MAX_RULES; k++) {
+    auto r = token_bucket("rule" + std::to_string(k), 100, 100);
+    r.match.protocol = 6;
+    r.match.length = {{len_of(k), static_cast<uint16_t>(len_of(k) + 15)}};
+    r.match.ttl = {{static_cast<uint16_t>(k % 200), static_cast<uint16_t>(k % 200 + 55)}};
+    r.match.tcp_flags = {packet::kAck | packet::kRst, k % 2 ? packet::kRst : packet::kAck};
+    r.priority = k;
+    p.rules.push_back(r);
+  }
+  apply(p);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(compiled_.config.dims_used, RL_DIM_TCP_FLAGS | RL_DIM_TTL | RL_DIM_LENGTH);
+  EXPECT_LT(compiled_.classes.size(), static_cast<size_t>(RL_MAX_CLASSES));
+  std::printf("1,024 rules on flags, TTL and length: %zu classes\n", compiled_.classes.size());
+
+  // The IP header declares the length; the frame itself stays small.
+  auto frame = [](uint16_t len, uint8_t ttl, uint8_t flags) {
+    auto f = packet::Builder().ipv4("198.18.0.1", "192.0.2.1").ttl(ttl).tcp(1, 2, flags).build();
+    f[14 + 2] = static_cast<uint8_t>(len >> 8);
+    f[14 + 3] = static_cast<uint8_t>(len);
+    return f;
+  };
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 300; trial++) {
+    int k = rng() % RL_MAX_RULES;
+    uint16_t len = static_cast<uint16_t>(len_of(k) + rng() % 16);
+    uint8_t ttl = static_cast<uint8_t>(k % 200 + rng() % 56);
+    uint8_t flags = k % 2 ? packet::kRst : packet::kAck | packet::kPsh;
+    ASSERT_EQ(send(frame(len, ttl, flags)).rule_pos, k) << "len " << len << " ttl " << int(ttl);
+    ASSERT_EQ(send(frame(len, static_cast<uint8_t>(k % 200 + 56), flags)).rule_pos, -1);
+    ASSERT_EQ(send(frame(len, ttl, packet::kAck | packet::kRst)).rule_pos, -1);
+  }
+  EXPECT_EQ(send(frame(len_of(1023), 1023 % 200, packet::kRst)).rule_pos, 1023);
+}
+
 }  // namespace
 }  // namespace rl::testing

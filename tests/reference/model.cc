@@ -16,6 +16,10 @@ Model::Model(const policy::Policy& p) : policy_(p) {
 
 bool Model::matches(const policy::Rule& r, const Packet& p) const {
   const auto& m = r.match;
+  auto in = [](const std::vector<policy::PortRange>& ranges, unsigned v) {
+    return std::any_of(ranges.begin(), ranges.end(),
+                       [&](const policy::PortRange& r) { return v >= r.first && v <= r.last; });
+  };
   if (!m.sources.empty()) {
     bool in = false;
     for (const auto& name : m.sources)
@@ -24,6 +28,9 @@ bool Model::matches(const policy::Rule& r, const Packet& p) const {
           for (const auto& pre : set.prefixes) in = in || pre.contains(p.src);
     if (!in) return false;
   }
+  if (!m.destinations.empty() && std::none_of(m.destinations.begin(), m.destinations.end(),
+                                              [&](const Prefix& d) { return d.contains(p.dst); }))
+    return false;
   if (m.protocol && (!p.proto_known || *m.protocol != p.proto)) return false;
   bool ports = p.has_l4 && (p.port_kind == RL_PORT_KIND_TCP || p.port_kind == RL_PORT_KIND_UDP);
   if (!m.ports.empty()) {
@@ -32,12 +39,26 @@ bool Model::matches(const policy::Rule& r, const Packet& p) const {
     for (const auto& pr : m.ports) hit = hit || (p.l4_index >= pr.first && p.l4_index <= pr.last);
     if (!hit) return false;
   }
+  if (!m.source_ports.empty()) {
+    if (!ports) return false;
+    if (std::none_of(m.source_ports.begin(), m.source_ports.end(), [&](const policy::PortRange& r) {
+          return p.sport >= r.first && p.sport <= r.last;
+        }))
+      return false;
+  }
   if (!m.icmp_types.empty()) {
     if (!p.has_l4 || ports) return false;
     if (std::find(m.icmp_types.begin(), m.icmp_types.end(), p.l4_index) == m.icmp_types.end())
       return false;
+    if (!m.icmp_codes.empty() && !in(m.icmp_codes, p.icmp_code)) return false;
   }
+  if (!m.ttl.empty() && !in(m.ttl, p.ttl)) return false;
+  if (!m.length.empty() && !in(m.length, p.l3_len)) return false;
   if (m.tcp_syn && !p.tcp_new) return false;
+  if (m.tcp_flags.mask) {
+    if (!p.has_l4 || p.port_kind != RL_PORT_KIND_TCP) return false;
+    if ((p.tcp_flags & m.tcp_flags.mask) != m.tcp_flags.value) return false;
+  }
   return true;
 }
 
@@ -104,6 +125,19 @@ Model::Key Model::key_of(int pos, uint8_t kind, policy::KeyKind key, uint8_t v4,
   Key k{pos, kind, 0, {}, 0};
   if (key == policy::KeyKind::kRule) return k;
   std::get<2>(k) = p.src.family;
+  if (key == policy::KeyKind::kSourceDestination) {
+    // Both addresses in one key: IPv4 whole, IPv6 the first 64 bits of each.
+    size_t half = p.src.family == 4 ? 4 : 8;
+    std::copy_n(p.src.bytes.begin(), half, std::get<3>(k).begin());
+    std::copy_n(p.dst.bytes.begin(), half, std::get<3>(k).begin() + half);
+    return k;
+  }
+  if (key == policy::KeyKind::kDestinationAddress || key == policy::KeyKind::kDestinationPrefix) {
+    uint8_t dlen = static_cast<uint8_t>(p.dst.width());
+    if (key == policy::KeyKind::kDestinationPrefix) dlen = p.dst.family == 4 ? v4 : v6;
+    std::get<3>(k) = Prefix::of(p.dst, dlen).addr.bytes;
+    return k;
+  }
   uint8_t len = static_cast<uint8_t>(p.src.width());
   if (key == policy::KeyKind::kSourcePrefix) len = p.src.family == 4 ? v4 : v6;
   std::get<3>(k) = Prefix::of(p.src, len).addr.bytes;

@@ -21,6 +21,7 @@ struct Packet {
   // transport could not be parsed is kIp with no_l4 set.
   enum Kind { kIp, kNonIp, kMalformed } kind = kMalformed;
   Address src;
+  Address dst;
   uint8_t proto = 0;
   bool proto_known = true;
   bool no_l4 = false;  // malformed transport: judged on addresses, then the malformed verdict
@@ -28,7 +29,12 @@ struct Packet {
   bool has_l4 = false;  // a destination port or ICMP type is known
   unsigned port_kind = 0;
   uint16_t l4_index = 0;
+  uint16_t sport = 0;  // TCP and UDP with has_l4
   bool tcp_new = false;
+  uint8_t tcp_flags = 0;  // TCP with has_l4: the flags byte
+  uint8_t ttl = 0;        // IPv4 TTL, IPv6 hop limit (kIp)
+  uint8_t icmp_code = 0;  // ICMP and ICMPv6 with has_l4 (l4_index is the type)
+  uint16_t l3_len = 0;    // IPv4 total length, IPv6 payload length + 40 (at most 65535)
 };
 
 Packet parse(const std::vector<uint8_t>& frame);

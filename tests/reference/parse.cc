@@ -1,5 +1,7 @@
 #include "model.h"
 
+#include <algorithm>
+
 namespace rl::reference {
 namespace {
 
@@ -16,13 +18,16 @@ bool transport(const std::vector<uint8_t>& f, size_t off, Packet& p) {
       p.has_l4 = true;
       p.port_kind = RL_PORT_KIND_TCP;
       p.l4_index = be16(f, off + 2);
+      p.sport = be16(f, off);
       p.tcp_new = (f[off + 13] & 0x02) && !(f[off + 13] & 0x10);
+      p.tcp_flags = f[off + 13];
       return true;
     case 17:
       if (f.size() < off + 8) return false;
       p.has_l4 = true;
       p.port_kind = RL_PORT_KIND_UDP;
       p.l4_index = be16(f, off + 2);
+      p.sport = be16(f, off);
       return true;
     case 1:
     case 58:
@@ -30,6 +35,7 @@ bool transport(const std::vector<uint8_t>& f, size_t off, Packet& p) {
       p.has_l4 = true;
       p.port_kind = p.proto == 1 ? RL_PORT_KIND_ICMP : RL_PORT_KIND_ICMPV6;
       p.l4_index = f[off];
+      p.icmp_code = f[off + 1];
       return true;
   }
   return true;
@@ -92,7 +98,11 @@ Packet parse(const std::vector<uint8_t>& f) {
     p.kind = Packet::kIp;
     p.src.family = 4;
     std::copy(&f[off + 12], &f[off + 16], p.src.bytes.begin());
+    p.dst.family = 4;
+    std::copy(&f[off + 16], &f[off + 20], p.dst.bytes.begin());
     p.proto = f[off + 9];
+    p.ttl = f[off + 8];
+    p.l3_len = be16(f, off + 2);
     p.fragment = (be16(f, off + 6) & 0x1fff) != 0;
     off += ihl * 4;
   } else {
@@ -101,6 +111,10 @@ Packet parse(const std::vector<uint8_t>& f) {
     p.kind = Packet::kIp;
     p.src.family = 6;
     std::copy(&f[off + 8], &f[off + 24], p.src.bytes.begin());
+    p.dst.family = 6;
+    std::copy(&f[off + 24], &f[off + 40], p.dst.bytes.begin());
+    p.ttl = f[off + 7];
+    p.l3_len = static_cast<uint16_t>(std::min(be16(f, off + 4) + 40, 65535));
     off = ipv6_chain(f, off + 40, f[off + 6], p);
     if (!off) {
       p.no_l4 = true;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -37,10 +38,30 @@ TEST(Examples, PolicyDirectoryLoadsAndCompiles) {
   auto r = rl::policy::load_directory(RL_POLICY_EXAMPLES);
   for (const auto& e : r.errors) ADD_FAILURE() << e.str();
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r.policy.rules.size(), 4u);
+  EXPECT_EQ(r.policy.rules.size(), 7u);
   EXPECT_EQ(r.policy.allow.size(), 3u);  // two office prefixes and the monitoring host
   auto c = rl::compiler::compile(r.policy);
   ASSERT_TRUE(c.ok()) << c.error().str();
+  // reflection.yaml: UDP from the reflectors' ports, capped per destination.
+  auto it = std::find_if(r.policy.rules.begin(), r.policy.rules.end(),
+                         [](const auto& rule) { return rule.name == "udp-reflection"; });
+  ASSERT_NE(it, r.policy.rules.end());
+  EXPECT_EQ(it->match.source_ports.size(), 5u);
+  EXPECT_EQ(it->key, rl::policy::KeyKind::kDestinationAddress);
+  EXPECT_EQ(c->config.sport_used, 1);
+  // tcp-floods.yaml: RST floods, matched on the flags under a mask.
+  it = std::find_if(r.policy.rules.begin(), r.policy.rules.end(),
+                    [](const auto& rule) { return rule.name == "tcp-rst-flood"; });
+  ASSERT_NE(it, r.policy.rules.end());
+  EXPECT_EQ(it->match.tcp_flags, (rl::policy::TcpFlags{0x04, 0x04}));
+  EXPECT_TRUE(c->config.dims_used & RL_DIM_TCP_FLAGS);
+  // ... and bare ACKs, by flags and length, watched.
+  it = std::find_if(r.policy.rules.begin(), r.policy.rules.end(),
+                    [](const auto& rule) { return rule.name == "tcp-ack-flood"; });
+  ASSERT_NE(it, r.policy.rules.end());
+  EXPECT_EQ(it->match.length, (std::vector<rl::policy::PortRange>{{40, 80}}));
+  EXPECT_EQ(it->action, rl::policy::Action::kMonitor);
+  EXPECT_TRUE(c->config.dims_used & RL_DIM_LENGTH);
 }
 
 TEST(Examples, ConfigExampleLoads) {

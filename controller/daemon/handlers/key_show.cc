@@ -23,6 +23,11 @@ control::Json key_show(const Datapath& dp, const std::vector<RuleView>& rules,
     const rl_rule& r = v.compiled;
     if (r.key_kind == RL_KEY_RULE) continue;  // one key for every source: not this key's
     Json j = {{"rule", v.name}};
+    if (r.key_kind == RL_KEY_SRC_DST) {
+      j["note"] = "keyed by source and destination together: one address names no key";
+      out.push_back(j);
+      continue;
+    }
     if (r.key_kind == RL_KEY_SRC_ADDR_DPORT && !port) {
       j["note"] = "keyed by source and port: give ADDRESS|PORT";
       out.push_back(j);

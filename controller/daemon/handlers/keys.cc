@@ -10,7 +10,8 @@ Json unblock(KeyTable& keys, const std::vector<RuleView>& rules, const Json& arg
   size_t reset = 0;
   for (const auto& v : rules) {
     const rl_rule& r = v.compiled;
-    if (r.key_kind == RL_KEY_RULE) continue;
+    // A source-and-destination pair is not named by one address.
+    if (r.key_kind == RL_KEY_RULE || r.key_kind == RL_KEY_SRC_DST) continue;
     if (r.key_kind == RL_KEY_SRC_ADDR_DPORT) {
       for (uint32_t port = 0; port < 65536; port++)
         reset += keys.reset_key(key_for(r, *addr, static_cast<uint16_t>(port)));

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "compiler/bitmap.h"
 #include "rl_hash.h"
@@ -133,6 +134,37 @@ TEST(Compiler, FlatteningGivesEachPrefixItsAncestorsRules) {
   EXPECT_EQ(lpm(*c, *Address::parse("198.18.4.100"))->flags, 0u);
 }
 
+// Destinations flatten like sources; an address no entry covers takes the family's default.
+TEST(Compiler, DestinationsFlattenWithAFamilyDefault) {
+  policy::Policy p;
+  auto net = token_bucket("net", 1, 1);
+  net.match.destinations = {P("192.0.2.0/24")};
+  auto host = token_bucket("host", 1, 1);
+  host.match.destinations = {P("192.0.2.10"), P("192.0.2.0/25")};
+  auto any = token_bucket("any", 1, 1);
+  p.rules = {net, host, any};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  auto rules_at = [&](const char* addr) {
+    Address a = *Address::parse(addr);
+    const compiler::SourceEntry* best = nullptr;
+    for (const auto& e : c->destinations)
+      if (e.prefix.contains(a) && (!best || e.prefix.len > best->prefix.len)) best = &e;
+    uint32_t cls = best ? best->value.class_id : c->config.dst_default[a.family == 6];
+    std::vector<int> r;
+    for (int i = 0; i < 3; i++)
+      if (compiler::bitmap_test(c->classes[cls], i)) r.push_back(i);
+    return r;
+  };
+  EXPECT_EQ(rules_at("192.0.2.10"), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(rules_at("192.0.2.200"), (std::vector<int>{0, 2}));
+  EXPECT_EQ(rules_at("198.51.100.1"), (std::vector<int>{2}));
+  EXPECT_EQ(rules_at("3fff::1"), (std::vector<int>{2}));
+  EXPECT_EQ(c->destinations.size(), 2u) << "192.0.2.10 decides like its /25: dropped";
+  EXPECT_EQ(c->config.dst_lpm[0], 1);
+  EXPECT_EQ(c->config.dst_lpm[1], 0);
+}
+
 TEST(Compiler, RedundantPrefixesAreDropped) {
   policy::Policy p;
   p.allow = {P("198.18.0.0/16"), P("198.18.1.0/24"), P("198.18.1.1/32")};
@@ -168,9 +200,108 @@ TEST(Compiler, PortClassesFollowRanges) {
   EXPECT_EQ(rules(RL_PORT_KIND_TCP, 80), (std::vector<int>{0}));
   EXPECT_EQ(rules(RL_PORT_KIND_UDP, 1500), (std::vector<int>{0, 1}));
   EXPECT_EQ(rules(RL_PORT_KIND_UDP, 2001), (std::vector<int>{}));
-  EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 8), (std::vector<int>{2}));
+  // ICMP: type * 256 + code.
+  EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 8 * 256), (std::vector<int>{2}));
+  EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 8 * 256 + 255), (std::vector<int>{2}));
   EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 80), (std::vector<int>{}));
+  EXPECT_EQ(rules(RL_PORT_KIND_ICMP, 9 * 256), (std::vector<int>{}));
   EXPECT_FALSE(compiler::bitmap_test(c->classes[RL_CLASS_NO_PORT], 0));
+}
+
+TEST(Compiler, TcpFlagClassesFollowTheMask) {
+  policy::Policy p;
+  auto ack = token_bucket("ack", 1, 1);
+  ack.match.protocol = 6;
+  ack.match.tcp_flags = {0x17, 0x10};  // ACK without SYN, RST, FIN
+  auto rst = token_bucket("rst", 1, 1);
+  rst.match.protocol = 6;
+  rst.match.tcp_flags = {0x04, 0x04};
+  auto any = token_bucket("any", 1, 1);
+  p.rules = {ack, rst, any};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->config.dims_used, RL_DIM_TCP_FLAGS);
+  const auto& t = c->byte_classes[RL_BYTE_TABLE_TCP_FLAGS];
+  ASSERT_EQ(t.size(), 256u);
+  for (unsigned f = 0; f < 256; f++) {
+    const rl_bitmap& b = c->classes[t[f]];
+    EXPECT_EQ(compiler::bitmap_test(b, 0), (f & 0x17) == 0x10) << f;
+    EXPECT_EQ(compiler::bitmap_test(b, 1), (f & 0x04) != 0) << f;
+    EXPECT_TRUE(compiler::bitmap_test(b, 2)) << f;
+  }
+  const rl_bitmap& none = c->classes[c->config.tcp_flags_none];
+  EXPECT_FALSE(compiler::bitmap_test(none, 0));
+  EXPECT_FALSE(compiler::bitmap_test(none, 1));
+  EXPECT_TRUE(compiler::bitmap_test(none, 2));
+  // Only the flags values in use cost classes: 4 flag combinations, not 256.
+  std::set<uint16_t> distinct(t.begin(), t.end());
+  EXPECT_LE(distinct.size(), 4u);
+}
+
+TEST(Compiler, TtlClassesFollowRanges) {
+  policy::Policy p;
+  auto low = token_bucket("low", 1, 1);
+  low.match.ttl = {{0, 2}, {255, 255}};
+  p.rules = {low, token_bucket("any", 1, 1)};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->config.dims_used, RL_DIM_TTL);
+  EXPECT_TRUE(c->byte_classes[RL_BYTE_TABLE_TCP_FLAGS].empty());
+  const auto& t = c->byte_classes[RL_BYTE_TABLE_TTL];
+  ASSERT_EQ(t.size(), 256u);
+  for (unsigned v = 0; v < 256; v++) {
+    EXPECT_EQ(compiler::bitmap_test(c->classes[t[v]], 0), v <= 2 || v == 255) << v;
+    EXPECT_TRUE(compiler::bitmap_test(c->classes[t[v]], 1)) << v;
+  }
+  EXPECT_EQ(std::set<uint16_t>(t.begin(), t.end()).size(), 2u);
+}
+
+TEST(Compiler, IcmpCodesNarrowTheirTypes) {
+  policy::Policy p;
+  auto pmtu = token_bucket("pmtu", 1, 1);
+  pmtu.match.protocol = 1;
+  pmtu.match.icmp_types = {3};
+  pmtu.match.icmp_codes = {{4, 4}, {10, 12}};
+  auto v6 = token_bucket("v6", 1, 1);
+  v6.match.protocol = 58;
+  v6.match.icmp_types = {1, 3};
+  p.rules = {pmtu, v6};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  for (unsigned kind : {RL_PORT_KIND_ICMP, RL_PORT_KIND_ICMPV6})
+    for (unsigned i = 0; i < 65536; i++) {
+      unsigned type = i >> 8, code = i & 255;
+      const rl_bitmap& b = c->classes[c->port_classes[kind][i]];
+      // Both rules admit either ICMP kind here: the protocol is its own dimension.
+      EXPECT_EQ(compiler::bitmap_test(b, 0), type == 3 && (code == 4 || (code >= 10 && code <= 12)))
+          << kind << " " << i;
+      EXPECT_EQ(compiler::bitmap_test(b, 1), type == 1 || type == 3) << kind << " " << i;
+    }
+}
+
+TEST(Compiler, LengthClassesFollowRanges) {
+  policy::Policy p;
+  auto small = token_bucket("small", 1, 1);
+  small.match.length = {{0, 64}, {1400, 1500}};
+  p.rules = {small, token_bucket("any", 1, 1)};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->config.dims_used, RL_DIM_LENGTH);
+  const auto& t = c->port_classes[RL_LEN_TABLE];
+  ASSERT_EQ(t.size(), 65536u);
+  for (unsigned v : {0u, 64u, 65u, 1399u, 1400u, 1500u, 1501u, 65535u}) {
+    bool in = v <= 64 || (v >= 1400 && v <= 1500);
+    EXPECT_EQ(compiler::bitmap_test(c->classes[t[v]], 0), in) << v;
+    EXPECT_TRUE(compiler::bitmap_test(c->classes[t[v]], 1)) << v;
+  }
+  EXPECT_FALSE(compiler::bitmap_test(c->classes[c->config.len_none], 0));
+  EXPECT_TRUE(compiler::bitmap_test(c->classes[c->config.len_none], 1));
+  // A policy without lengths leaves the table out.
+  p.rules = {token_bucket("any", 1, 1)};
+  auto plain = compile(p);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->config.dims_used, 0);
+  EXPECT_TRUE(plain->port_classes[RL_LEN_TABLE].empty());
 }
 
 TEST(Compiler, IdentitiesSurviveUnchangedLimiters) {

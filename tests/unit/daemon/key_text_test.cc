@@ -46,6 +46,19 @@ TEST(KeyText, EveryKind) {
   EXPECT_EQ(text(RL_KEY_UNADMITTED, *Address::parse("198.18.1.0"), 24, 32, 128),
             "new:198.18.1.0/24");
   EXPECT_EQ(text(RL_KEY_UNADMITTED, *Address::parse("2001:db8:7::"), 48), "new:2001:db8:7::/48");
+  EXPECT_EQ(text(RL_KEY_DST_PREFIX, *Address::parse("192.0.2.10"), 0, 32, 128), "dst:192.0.2.10");
+  EXPECT_EQ(text(RL_KEY_DST_PREFIX, *Address::parse("192.0.2.0"), 0, 24, 64), "dst:192.0.2.0/24");
+  EXPECT_EQ(text(RL_KEY_DST_PREFIX, *Address::parse("3fff::1"), 0, 32, 128), "dst:3fff::1");
+  EXPECT_EQ(text(RL_KEY_DST_PREFIX, *Address::parse("3fff:0:0:1::"), 0, 32, 64),
+            "dst:3fff:0:0:1::/64");
+  __u32 pair4[4] = {};
+  std::memcpy(&pair4[0], Address::parse("198.18.0.7")->bytes.data(), 4);
+  std::memcpy(&pair4[1], Address::parse("192.0.2.10")->bytes.data(), 4);
+  EXPECT_EQ(key_text(RL_KEY_SRC_DST, 4, pair4, 0, 24, 64), "198.18.0.7>192.0.2.10");
+  __u32 pair6[4] = {};
+  std::memcpy(&pair6[0], Address::parse("2001:db8:0:5::")->bytes.data(), 8);
+  std::memcpy(&pair6[2], Address::parse("3fff:0:0:1::")->bytes.data(), 8);
+  EXPECT_EQ(key_text(RL_KEY_SRC_DST, 6, pair6, 0, 24, 64), "2001:db8:0:5::/64>3fff:0:0:1::/64");
 }
 
 }  // namespace

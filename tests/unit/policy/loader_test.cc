@@ -1,5 +1,7 @@
 #include "policy/loader.h"
 
+#include "policy/describe.h"
+
 #include <gtest/gtest.h>
 
 namespace rl::policy {
@@ -195,6 +197,165 @@ TEST(LoadString, SourcePrefixDefaults) {
   ASSERT_TRUE(r.ok()) << all_errors(r);
   EXPECT_EQ(r.policy.rules[0].v4_prefix, 24);
   EXPECT_EQ(r.policy.rules[0].v6_prefix, 64);
+}
+
+TEST(LoadString, DestinationsAndDestinationKeys) {
+  auto r = load_string(R"(rules:
+  - name: per-vip
+    match: {destinations: [192.0.2.10, "3fff:0:0:1::/64"], protocol: udp}
+    limit: {rate: 1000/s}
+    key: destination
+  - name: per-vip-net
+    match: {destination: 192.0.2.0/24}
+    limit: {rate: 1000/s}
+    key: destination_prefix
+    prefix: {ipv4: 28}
+  - name: per-client-and-vip
+    limit: {rate: 10/s}
+    key: source_destination
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  const auto& rules = r.policy.rules;
+  ASSERT_EQ(rules.size(), 3u);
+  ASSERT_EQ(rules[0].match.destinations.size(), 2u);
+  EXPECT_EQ(rules[0].match.destinations[0].str(), "192.0.2.10/32");
+  EXPECT_EQ(rules[0].match.destinations[1].str(), "3fff:0:0:1::/64");
+  EXPECT_EQ(rules[0].key, KeyKind::kDestinationAddress);
+  EXPECT_EQ(rules[1].key, KeyKind::kDestinationPrefix);
+  EXPECT_EQ(rules[1].v4_prefix, 28);
+  EXPECT_EQ(rules[1].v6_prefix, 64);
+  EXPECT_EQ(rules[2].key, KeyKind::kSourceDestination);
+  EXPECT_EQ(
+      describe_rule(rules[0]),
+      "udp to 192.0.2.10/32,3fff:0:0:1::/64; token_bucket 1000/s burst 1000 per destination; drop");
+  EXPECT_EQ(
+      describe_rule(rules[1]),
+      "any to 192.0.2.0/24; token_bucket 1000/s burst 1000 per destination_prefix /28 /64; drop");
+}
+
+TEST(LoadString, SourcePorts) {
+  auto r = load_string(R"(rules:
+  - name: reflection
+    match: {protocol: udp, source_ports: [19, 53, "1024-2048"]}
+    limit: {rate: 1000/s}
+  - name: one
+    match: {source_port: 123, port: 9}
+    limit: {rate: 1000/s}
+  - name: one-other-dport
+    match: {source_port: 123, port: 10}
+    limit: {rate: 1000/s}
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  const auto& m = r.policy.rules[0].match;
+  ASSERT_EQ(m.source_ports.size(), 3u);
+  EXPECT_EQ(m.source_ports[2], (PortRange{1024, 2048}));
+  EXPECT_TRUE(m.ports.empty());
+  EXPECT_EQ(describe_match(r.policy.rules[0].match), "udp sport 19,53,1024-2048");
+  EXPECT_EQ(describe_match(r.policy.rules[1].match), "any sport 123 dport 9");
+}
+
+TEST(LoadString, TcpFlagsUnderAMask) {
+  auto r = load_string(R"(rules:
+  - name: ack-flood
+    match: {protocol: tcp, tcp_flags: {set: [ack], unset: [syn, rst, fin]}}
+    limit: {rate: 1000/s}
+  - name: rst-flood
+    match: {protocol: tcp, tcp_flags: {set: RST}}
+    limit: {rate: 1000/s}
+  - name: no-ack
+    match: {protocol: tcp, tcp_flags: {unset: ack}}
+    limit: {rate: 1000/s}
+  - name: syn
+    match: {protocol: tcp, tcp_flags: syn}
+    limit: {rate: 1000/s}
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_EQ(r.policy.rules[0].match.tcp_flags, (TcpFlags{0x17, 0x10}));
+  EXPECT_EQ(r.policy.rules[1].match.tcp_flags, (TcpFlags{0x04, 0x04}));
+  EXPECT_EQ(r.policy.rules[2].match.tcp_flags, (TcpFlags{0x10, 0x00}));
+  EXPECT_EQ(r.policy.rules[3].match.tcp_flags, TcpFlags{});
+  EXPECT_TRUE(r.policy.rules[3].match.tcp_syn);
+  EXPECT_EQ(describe_match(r.policy.rules[0].match), "tcp flags ack,!fin,!syn,!rst");
+  EXPECT_EQ(describe_match(r.policy.rules[1].match), "tcp flags rst");
+}
+
+TEST(LoadString, TcpFlagsInAnotherOrderAreTheSameMatch) {
+  auto r = load_string(R"(rules:
+  - {name: a, match: {protocol: tcp, tcp_flags: {set: [rst, ack]}}, limit: {rate: 1/s}}
+  - {name: b, match: {protocol: tcp, tcp_flags: {set: [ack, rst]}}, limit: {rate: 1/s}}
+)",
+                       "p.yaml");
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_NE(r.errors[0].message.find("rule 'b' can never match"), std::string::npos);
+}
+
+TEST(LoadString, TcpFlagsSynIsSynWithoutAck) {
+  auto r = load_string(R"(rules:
+  - {name: a, match: {protocol: tcp, tcp_flags: syn}, limit: {rate: 1/s}}
+  - {name: b, match: {protocol: tcp, tcp_flags: {set: syn, unset: ack}}, limit: {rate: 1/s}}
+)",
+                       "p.yaml");
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_NE(r.errors[0].message.find("rule 'b' can never match"), std::string::npos);
+}
+
+TEST(LoadString, TtlRanges) {
+  auto r = load_string(R"(rules:
+  - {name: a, match: {ttl: 0-2}, limit: {rate: 1/s}}
+  - {name: b, match: {ttl: 64}, limit: {rate: 1/s}}
+  - {name: c, match: {protocol: udp, ttl: ["0-2", 128, "250-255"]}, limit: {rate: 1/s}}
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_EQ(r.policy.rules[0].match.ttl, (std::vector<PortRange>{{0, 2}}));
+  EXPECT_EQ(r.policy.rules[1].match.ttl, (std::vector<PortRange>{{64, 64}}));
+  EXPECT_EQ(r.policy.rules[2].match.ttl.size(), 3u);
+  EXPECT_EQ(describe_match(r.policy.rules[2].match), "udp ttl 0-2,128,250-255");
+}
+
+TEST(LoadString, IcmpCodes) {
+  auto r = load_string(R"(rules:
+  - name: pmtu
+    match: {protocol: icmp, icmp_types: [dest-unreachable], icmp_codes: 4}
+    limit: {rate: 1000/s}
+  - name: v6-admin
+    match: {protocol: icmpv6, icmp_types: [1], icmp_codes: [1, "5-6"]}
+    limit: {rate: 1000/s}
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_EQ(r.policy.rules[0].match.icmp_codes, (std::vector<PortRange>{{4, 4}}));
+  EXPECT_EQ(r.policy.rules[1].match.icmp_codes, (std::vector<PortRange>{{1, 1}, {5, 6}}));
+  EXPECT_EQ(describe_match(r.policy.rules[0].match), "icmp type 3 code 4");
+  EXPECT_EQ(describe_match(r.policy.rules[1].match), "icmpv6 type 1 code 1,5-6");
+}
+
+TEST(LoadString, LengthRanges) {
+  auto r = load_string(R"(rules:
+  - {name: a, match: {protocol: udp, length: 0-64}, limit: {rate: 1/s}}
+  - {name: b, match: {length: [1500, "9000-65535"]}, limit: {rate: 1/s}}
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_EQ(r.policy.rules[0].match.length, (std::vector<PortRange>{{0, 64}}));
+  EXPECT_EQ(r.policy.rules[1].match.length, (std::vector<PortRange>{{1500, 1500}, {9000, 65535}}));
+  EXPECT_EQ(describe_match(r.policy.rules[1].match), "any length 1500,9000-65535");
+}
+
+TEST(LoadString, DestinationsCoveringTheSameAddressesAreTheSameMatch) {
+  auto r = load_string(R"(rules:
+  - {name: a, match: {destinations: [10.0.0.0/8, 10.1.0.0/16, 10.2.0.0/16]}, limit: {rate: 1/s}}
+  - {name: b, match: {destination: 10.0.0.0/8}, limit: {rate: 1/s}}
+  - {name: c, match: {destination: 10.1.0.0/16}, limit: {rate: 1/s}}
+)",
+                       "dst.yaml");
+  ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+  EXPECT_NE(r.errors[0].str().find("dst.yaml:3:5: error: rule 'b' can never match"),
+            std::string::npos)
+      << r.errors[0].str();
 }
 
 TEST(LoadString, StackedLimitsAndNewSources) {
