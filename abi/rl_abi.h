@@ -12,7 +12,7 @@
 
 #include <linux/types.h>
 
-#define RL_ABI_VERSION 4
+#define RL_ABI_VERSION 5
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
@@ -34,6 +34,10 @@
 #define RL_IPV6_MAX_EXT_HDRS	 6
 #define RL_MAX_LIMITS		 4 /* limits per rule: the rule's own and up to 3 stacked ones */
 #define RL_RINGBUF_BYTES	 (256 * 1024)
+
+/* Traffic samples for `rlctl top --by traffic` (bpf/lib/sample.h). */
+#define RL_SAMPLES_RINGBUF_BYTES    (128 * 1024) /* 3,276 samples of 40 bytes in flight */
+#define RL_TRAFFIC_SAMPLE_SHIFT_MAX 24		 /* 1 in 2^k packets, k at most this */
 
 /* Time is kept in ns; slot bookkeeping uses "ticks" of 2^20 ns (~1.05 ms) stored in 32 bits. */
 #define RL_TICK_SHIFT		 20
@@ -318,6 +322,8 @@ enum rl_global_counter {
 	RL_GC_SYNCOOKIE_SENT, /* SYNs answered with a SYN-ACK carrying a cookie (XDP_TX) */
 	RL_GC_SYNCOOKIE_ACCEPTED, /* ACKs without a connection whose cookie was valid: passed */
 	RL_GC_SYNCOOKIE_REJECTED, /* packets without a connection or a valid cookie: dropped */
+	RL_GC_TRAFFIC_SAMPLED,	  /* traffic samples written to rl_samples (bytes: their frames') */
+	RL_GC_TRAFFIC_SHED,	  /* traffic samples not written: rl_samples was full */
 	RL_GC_MAX,
 };
 
@@ -354,6 +360,17 @@ struct rl_event {
 	__u8 blocked;
 	__u16 pad;
 	__u32 addr[4]; /* the key's address (masked for prefix keys), network order */
+};
+
+/* rl_samples (a ring buffer of its own, not rl_events): one record per sampled packet of a
+ * matched rule, 1 in 2^traffic_sample_shift of them, chosen by bpf_get_prandom_u32() whatever
+ * the packet holds, so every packet has the same chance and rld's estimates (samples << shift)
+ * are unbiased. The rule's id is key.rule_id. */
+struct rl_traffic_sample {
+	struct rl_key key; /* the rule's own key for the packet, as its (first) limiter builds it */
+	__u32 bytes;	   /* frame length, L2 header included */
+	__u8 verdict;	   /* XDP action the packet got: XDP_DROP, XDP_PASS or XDP_TX */
+	__u8 pad[3];
 };
 
 /* ---- Test and debug hooks ------------------------------------------------------------------- */
@@ -417,6 +434,7 @@ RL_STATIC_ASSERT(sizeof(struct rl_rule_counters) == 64, "rl_rule_counters layout
 RL_STATIC_ASSERT(sizeof(struct rl_counter) == 16, "rl_counter layout");
 RL_STATIC_ASSERT(sizeof(struct rl_event) == 48, "rl_event layout");
 RL_STATIC_ASSERT(sizeof(struct rl_offender) == 8, "rl_offender layout");
+RL_STATIC_ASSERT(sizeof(struct rl_traffic_sample) == 32, "rl_traffic_sample layout");
 RL_STATIC_ASSERT(sizeof(struct rl_decision) == 40, "rl_decision layout");
 RL_STATIC_ASSERT(sizeof(struct rl_cluster_over) == 8, "rl_cluster_over layout");
 

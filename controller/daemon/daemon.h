@@ -21,6 +21,7 @@
 #include "daemon/offenders.h"
 #include "daemon/policy_manager.h"
 #include "daemon/synproxy.h"
+#include "daemon/traffic.h"
 #include "datapath/bpf_datapath.h"
 #include "datapath/fd.h"
 #include "datapath/xdp_link.h"
@@ -70,6 +71,9 @@ class Daemon {
   control::Json cmd_acl_list();
   control::Json cmd_unblock(const control::Json& args);
   control::Json cmd_top(const control::Json& args);
+  control::Json top_traffic(const control::Json& args);
+  // A rule id's rule: its name and the prefixes its keys are masked to ("" if not in force).
+  RuleRef rule_ref(uint32_t id) const;
   control::Json cmd_stats();
   control::Json cmd_cluster_status();
 
@@ -79,6 +83,7 @@ class Daemon {
   std::unique_ptr<PolicyManager> policies_;
   SynProxy synproxy_;  // the stack side of syn_cookies rules
   std::unique_ptr<OffenderLog> offenders_;
+  std::unique_ptr<TrafficLog> traffic_;  // traffic samples, when traffic_sample_shift is set
   std::unique_ptr<ClusterSync> cluster_;
   std::shared_ptr<void> exporter_;  // metrics::Exporter, type-erased to keep this header light
   std::map<std::string, Attachment> attachments() const;

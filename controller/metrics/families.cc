@@ -114,6 +114,13 @@ constexpr GlobalCounter kGlobalCounters[] = {
     {RL_GC_SYNCOOKIE_REJECTED, "rl_syn_cookies_rejected_packets_total",
      "Packets of syn_cookies rules with neither a connection nor a valid cookie; dropped.",
      "rl_syn_cookies_rejected_bytes_total", "Bytes of packets rejected by SYN cookies.", nullptr},
+    {RL_GC_TRAFFIC_SAMPLED, "rl_traffic_samples_total",
+     "Packets of matched rules sampled for rlctl top --by traffic (1 in 2^traffic_sample_shift) "
+     "and written to the samples ring buffer.",
+     "rl_traffic_sampled_bytes_total", "Bytes of the sampled packets.", nullptr},
+    {RL_GC_TRAFFIC_SHED, "rl_traffic_samples_shed_total",
+     "Traffic samples not written because the samples ring buffer was full (rld behind).", nullptr,
+     nullptr, nullptr},
 };
 
 // A counter added to the ABI must get a name here, not vanish from the exposition.
