@@ -689,8 +689,9 @@ Json Daemon::cmd_top(const Json& args) {
 }
 
 // Estimates from the sampled packets (traffic.h). Each key's error is its tables' share
-// (Space-Saving: what it may have inherited, or missed while it was not in a table) plus three
-// standard deviations of the sampling (a key's samples are binomial: about sqrt(samples)).
+// (Space-Saving: what it may have inherited, or missed while it was not in a table) plus four
+// standard deviations of the sampling (a key's samples are binomial, sd about sqrt(samples):
+// 1 key in 15,000 lands further off).
 Json Daemon::top_traffic(const Json& args) {
   if (!traffic_)
     return control::fail(
@@ -713,7 +714,7 @@ Json Daemon::top_traffic(const Json& args) {
   for (const auto& e : view.keys) {
     const RuleRef& r = ref(e.key.rule_id);
     double n = static_cast<double>(e.samples);
-    double err = static_cast<double>(e.error) + 3 * std::sqrt(std::max(n, 1.0));
+    double err = static_cast<double>(e.error) + 4 * std::sqrt(std::max(n, 1.0));
     keys.push_back({{"rule", r.name},
                     {"key", key_text(e.key.kind, e.key.family, e.key.addr, e.key.dport, r.v4_prefix,
                                      r.v6_prefix)},
