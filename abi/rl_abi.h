@@ -36,8 +36,10 @@
 #define RL_RINGBUF_BYTES	 (256 * 1024)
 
 /* Traffic samples for `rlctl top --by traffic` (bpf/lib/sample.h). */
-#define RL_SAMPLES_RINGBUF_BYTES    (128 * 1024) /* 3,276 samples of 40 bytes in flight */
+#define RL_SAMPLES_RINGBUF_BYTES    (256 * 1024) /* 6,553 samples of 40 bytes in flight */
 #define RL_TRAFFIC_SAMPLE_SHIFT_MAX 24		 /* 1 in 2^k packets, k at most this */
+/* rld is woken once this much waits in the samples ring (an eighth: about 820 samples). */
+#define RL_SAMPLES_WAKEUP_BYTES (RL_SAMPLES_RINGBUF_BYTES / 8)
 
 /* Time is kept in ns; slot bookkeeping uses "ticks" of 2^20 ns (~1.05 ms) stored in 32 bits. */
 #define RL_TICK_SHIFT		 20

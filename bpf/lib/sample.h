@@ -15,9 +15,12 @@
  *   (rld behind) fails the reservation at once; the sample is counted in RL_GC_TRAFFIC_SHED, a
  *   per-CPU counter, and the packet goes on. Nothing waits for rld.
  * - The record is filled before bpf_ringbuf_submit(), which publishes it with release
- *   ordering; rld (libbpf's consumer) reads it only after seeing it committed. The submit wakes
- *   rld only when it had caught up with the ring (the kernel's adaptive wake-up), so a busy ring
- *   costs no wake-up per sample.
+ *   ordering; rld (libbpf's consumer) reads it only after seeing it committed.
+ * - The submit does not wake rld until RL_SAMPLES_WAKEUP_BYTES wait in the ring. The kernel's
+ *   default wakes the reader whenever it had caught up, which a quick reader always has: one
+ *   wake-up (an irq_work and a context switch, microseconds) per sample cost 10 to 20 ns per
+ *   packet at 1 in 1,024 (docs/benchmarks.md). rld reads the ring on every turn of its loop
+ *   anyway, at least once a second, and before it answers `rlctl top --by traffic`.
  * - With the shift 0 (the default) the whole thing is removed by the verifier: a load-time
  *   constant, as rl_trace_decisions is.
  */
@@ -46,7 +49,9 @@ __attribute__((noinline)) int rl_traffic_write(const struct rl_key *k, __u32 byt
 	s->bytes = bytes;
 	s->verdict = (__u8)verdict;
 	s->pad[0] = s->pad[1] = s->pad[2] = 0;
-	bpf_ringbuf_submit(s, 0);
+	__u64 waiting = bpf_ringbuf_query(&rl_samples, BPF_RB_AVAIL_DATA);
+	bpf_ringbuf_submit(s, waiting >= RL_SAMPLES_WAKEUP_BYTES ? BPF_RB_FORCE_WAKEUP
+								 : BPF_RB_NO_WAKEUP);
 	rl_count(RL_GC_TRAFFIC_SAMPLED, bytes);
 	return 1;
 }

@@ -347,7 +347,7 @@ int Daemon::run() {
       log::error("epoll_wait failed", {{"error", std::strerror(errno)}});
       return 1;
     }
-    bool reports = drain, samples = drain_samples;
+    bool reports = drain;
     for (int i = 0; i < n; i++) {
       int fd = events[i].data.fd;
       if (fd == signals_.get()) {
@@ -369,14 +369,14 @@ int Daemon::run() {
         loads_->on_ready();
       } else if (offenders_ && fd == offenders_->epoll_fd()) {
         reports = true;
-      } else if (traffic_ && fd == traffic_->epoll_fd()) {
-        samples = true;
       }
     }
     // One bounded batch per turn, after signals and the control socket: a flood of reports
     // delays them by one batch at most.
     drain = reports && !stop_ && offenders_->poll();
-    drain_samples = samples && !stop_ && traffic_->poll();
+    // The data path wakes rld for samples only once a batch waits (bpf/lib/sample.h): they
+    // are read on every turn, at least once a second.
+    drain_samples = traffic_ && !stop_ && traffic_->poll();
     if (reload_pending_ && std::chrono::steady_clock::now() >= reload_at_) {
       reload_pending_ = false;
       request_reload("inotify", /*force=*/false);
@@ -697,6 +697,9 @@ Json Daemon::top_traffic(const Json& args) {
     return control::fail(
         "traffic sampling is off: set traffic_sample_shift in rld's configuration "
         "(--traffic-sample-shift; 10 samples 1 in 1,024 packets) and restart rld");
+  // What waits in the ring first (it holds fewer than 4 batches): the answer includes it.
+  for (int i = 0; i < 8 && traffic_->poll(); i++) {
+  }
   std::string rule = args.value("rule", "");
   std::unordered_map<uint32_t, RuleRef> refs;  // rule ids seen in this query
   auto ref = [&](uint32_t id) -> const RuleRef& {
