@@ -697,7 +697,8 @@ Json Daemon::top_traffic(const Json& args) {
     return control::fail(
         "traffic sampling is off: set traffic_sample_shift in rld's configuration "
         "(--traffic-sample-shift; 10 samples 1 in 1,024 packets) and restart rld");
-  // What waits in the ring first (it holds fewer than 4 batches): the answer includes it.
+  // What waits in the ring first (it holds 6,553 samples, under 7 batches): the answer
+  // includes it.
   for (int i = 0; i < 8 && traffic_->poll(); i++) {
   }
   std::string rule = args.value("rule", "");

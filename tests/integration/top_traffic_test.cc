@@ -80,6 +80,7 @@ TEST_F(TopTraffic, RanksThreeSourcesByRateWithinTheStatedError) {
   EXPECT_TRUE(ctl({"top", "--by", "traffic", "--rule", "udp7"})["keys"].empty());
   auto text = run({RL_RLCTL_PATH, "top", "--by", "traffic", "-s", socket_path()});
   ASSERT_TRUE(text.ok()) << text.describe();
+  std::printf("%s", text.out.c_str());
   EXPECT_EQ(text.out.rfind("sampled 1 in 16 packets over the last ", 0), 0u) << text.out;
   EXPECT_NE(text.out.find("EST. PPS"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("198.18.7.1"), std::string::npos) << text.out;

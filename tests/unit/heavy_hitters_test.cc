@@ -116,6 +116,12 @@ TEST(HeavyHitters, CostPerSampleStaysFlat) {
   EXPECT_EQ(t.total(), 4096u + 1'000'000);
 }
 
+// docs/operations.md states the memory: 112 bytes per key, two tables of TrafficLog::kCapacity.
+TEST(HeavyHitters, MemoryIsWhatTheDocsSay) {
+  EXPECT_EQ(HeavyHitters::kBytesPerEntry, 112u);
+  EXPECT_EQ(TrafficLog::kCapacity, 4096u);
+}
+
 TEST(HeavyHitters, ClearForgetsEverything) {
   HeavyHitters t(2, 1);
   for (uint32_t n : {1, 2, 3, 1}) t.add(key(n), 1, false);
