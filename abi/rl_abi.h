@@ -14,7 +14,7 @@
 
 #include "rl_counters.h"
 
-#define RL_ABI_VERSION 6
+#define RL_ABI_VERSION 7
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
@@ -51,6 +51,12 @@
 #define RL_IPV6_MAX_EXT_HDRS	 6
 #define RL_MAX_LIMITS		 4 /* limits per rule: the rule's own and up to 3 stacked ones */
 #define RL_RINGBUF_BYTES	 (256 * 1024)
+
+/* Traffic samples for `rlctl top --by traffic` (bpf/lib/sample.h). */
+#define RL_SAMPLES_RINGBUF_BYTES    (256 * 1024) /* 6,553 samples of 40 bytes in flight */
+#define RL_TRAFFIC_SAMPLE_SHIFT_MAX 24		 /* 1 in 2^k packets, k at most this */
+/* rld is woken once this much waits in the samples ring (an eighth: about 820 samples). */
+#define RL_SAMPLES_WAKEUP_BYTES (RL_SAMPLES_RINGBUF_BYTES / 8)
 
 /* Time is kept in ns; slot bookkeeping uses "ticks" of 2^20 ns (~1.05 ms) stored in 32 bits. */
 #define RL_TICK_SHIFT		 20
@@ -376,6 +382,17 @@ struct rl_event {
 	__u32 addr[4]; /* the key's address (masked for prefix keys), network order */
 };
 
+/* rl_samples (a ring buffer of its own, not rl_events): one record per sampled packet of a
+ * matched rule, 1 in 2^traffic_sample_shift of them, chosen by bpf_get_prandom_u32() whatever
+ * the packet holds, so every packet has the same chance and rld's estimates (samples << shift)
+ * are unbiased. The rule's id is key.rule_id. */
+struct rl_traffic_sample {
+	struct rl_key key; /* the rule's own key for the packet, as its (first) limiter builds it */
+	__u32 bytes;	   /* frame length, L2 header included */
+	__u8 verdict;	   /* XDP action the packet got: XDP_DROP, XDP_PASS or XDP_TX */
+	__u8 pad[3];
+};
+
 /* ---- Test and debug hooks ------------------------------------------------------------------- */
 
 /* Written to rl_trace only when the program was loaded with trace_decisions = true. */
@@ -437,6 +454,7 @@ RL_STATIC_ASSERT(sizeof(struct rl_rule_counters) == 64, "rl_rule_counters layout
 RL_STATIC_ASSERT(sizeof(struct rl_counter) == 16, "rl_counter layout");
 RL_STATIC_ASSERT(sizeof(struct rl_event) == 48, "rl_event layout");
 RL_STATIC_ASSERT(sizeof(struct rl_offender) == 8, "rl_offender layout");
+RL_STATIC_ASSERT(sizeof(struct rl_traffic_sample) == 32, "rl_traffic_sample layout");
 RL_STATIC_ASSERT(sizeof(struct rl_decision) == 40, "rl_decision layout");
 RL_STATIC_ASSERT(sizeof(struct rl_cluster_over) == 8, "rl_cluster_over layout");
 

@@ -14,6 +14,10 @@
 #include <vector>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <atomic>
+#include <thread>
 
 #include "compiler/compiler.h"
 #include "datapath/bpf_datapath.h"
@@ -60,6 +64,21 @@ double measure(int prog_fd, const std::vector<uint8_t>& frame, uint32_t repeat =
   }
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// Median over rounds of (b - a) in ns per run, a and b measured one after the other in each
+// round: on a shared machine, load that comes and goes falls on both sides of the difference.
+double measure_difference(int a, int b, const std::vector<uint8_t>& frame) {
+  std::vector<double> d;
+  const int rounds = g_rounds;
+  g_rounds = 1;
+  for (int r = 0; r < rounds; r++) {
+    double x = measure(a, frame), y = measure(b, frame);
+    d.push_back(y - x);
+  }
+  g_rounds = rounds;
+  std::sort(d.begin(), d.end());
+  return d[d.size() / 2];
 }
 
 Prefix pre(const std::string& s) { return *Prefix::parse(s); }
@@ -134,9 +153,10 @@ policy::Policy fields_policy() {
   return p;
 }
 
-std::unique_ptr<BpfDatapath> load(uint32_t spread, bool fields = false) {
+std::unique_ptr<BpfDatapath> load(uint32_t spread, bool fields = false, uint32_t sample_shift = 0) {
   LoadOptions o;
   o.bench_src_spread = spread;
+  o.traffic_sample_shift = sample_shift;
   if (const char* keys = std::getenv("RL_BENCH_KEYS"))
     o.key_capacity = std::strtoul(keys, nullptr, 10);
   auto dp = BpfDatapath::load(o);
@@ -184,6 +204,23 @@ int main(int argc, char** argv) {
   const uint32_t kSources = env ? std::strtoul(env, nullptr, 10) : 1'000'000;
   auto spread = load(kSources);
   auto with_fields = load(0, true);
+  // The same program with traffic sampling on (RL_BENCH_SAMPLE_SHIFT, default 10: 1 in 1,024),
+  // its samples read by a thread as rld reads them, so the ring does not fill and shed.
+  const char* shift_env = std::getenv("RL_BENCH_SAMPLE_SHIFT");
+  const uint32_t kShift = shift_env ? std::strtoul(shift_env, nullptr, 10) : 10;
+  auto sampled = load(0, false, kShift);
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> consumed{0};
+  ring_buffer* rb = ring_buffer__new(
+      sampled->samples_fd(),
+      [](void* ctx, void*, size_t) {
+        static_cast<std::atomic<uint64_t>*>(ctx)->fetch_add(1, std::memory_order_relaxed);
+        return 0;
+      },
+      &consumed, nullptr);
+  std::thread reader([&] {
+    while (!stop.load()) ring_buffer__poll(rb, 100);
+  });
 
   using packet::Builder;
   auto v4 = [](const char* src, uint16_t port) {
@@ -200,16 +237,13 @@ int main(int argc, char** argv) {
 
   int fd = dp->prog_fd();
   // The key's burst is spent: every later run is the drop path.
-  for (const auto& frame : {drop, drop6}) {
-    if (auto r = with_fields->run(frame, 2); !r) {
-      std::fprintf(stderr, "bench_xdp: warm-up run: %s\n", r.error().str().c_str());
-      return 1;
+  for (const auto* d : {dp.get(), sampled.get(), with_fields.get()})
+    for (const auto& frame : {drop, drop6}) {
+      if (auto r = d->run(frame, 2); !r) {
+        std::fprintf(stderr, "bench_xdp: warm-up run: %s\n", r.error().str().c_str());
+        return 1;
+      }
     }
-    if (auto r = dp->run(frame, 2); !r) {
-      std::fprintf(stderr, "bench_xdp: warm-up run: %s\n", r.error().str().c_str());
-      return 1;
-    }
-  }
   // Warm the 1M-source table: one full cycle inserts every key (each then owes its token).
   measure(spread->prog_fd(), many6, kSources);
 
@@ -228,6 +262,8 @@ int main(int argc, char** argv) {
       {"N-source stream, dropped (IPv6)", spread->prog_fd(), &many6},
       {"dropped (IPv4), every field in use", with_fields->prog_fd(), &drop},
       {"dropped (IPv6), every field in use", with_fields->prog_fd(), &drop6},
+      {"token bucket, admitted, sampled", sampled->prog_fd(), &pass},
+      {"token bucket, dropped (IPv4), sampled", sampled->prog_fd(), &drop},
   };
   for (auto& p : paths)
     if (!g_only || std::strstr(p.name, g_only)) p.ns = measure(p.fd, *p.frame);
@@ -249,6 +285,18 @@ int main(int argc, char** argv) {
   if (drop6_ns > 0 && many > 0)
     std::printf("%u-source stream / single-source drop:   %.2fx (target <= 3x, both IPv6)\n",
                 kSources, many / drop6_ns);
+  if (!g_only || std::strstr("traffic sampling", g_only))
+    std::printf(
+        "traffic sampling 1 in %u, paired rounds: admitted %+.2f ns/pkt, dropped %+.2f ns/pkt\n",
+        1u << kShift, measure_difference(fd, sampled->prog_fd(), pass),
+        measure_difference(fd, sampled->prog_fd(), drop));
+  stop = true;
+  reader.join();
+  ring_buffer__free(rb);
+  if (auto g = sampled->global_counters())
+    std::printf("sampled run: %lu samples written, %lu shed, %lu read\n",
+                (unsigned long)(*g)[RL_GC_TRAFFIC_SAMPLED].pkts,
+                (unsigned long)(*g)[RL_GC_TRAFFIC_SHED].pkts, (unsigned long)consumed.load());
   auto sc = spread->global_counters();
   if (sc)
     std::printf("stream run: %lu keys inserted, %lu judged by overflow buckets\n",

@@ -226,4 +226,12 @@ struct {
 	__uint(max_entries, RL_RINGBUF_BYTES);
 } rl_events SEC(".maps");
 
+/* Traffic samples (bpf/lib/sample.h), apart from rl_events: samples come at a fraction of the
+ * packet rate, reports at most RL_REPORTS_PER_SEC, and a flood's samples filling a shared ring
+ * would lose the reports and the cluster's early-sync requests. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, RL_SAMPLES_RINGBUF_BYTES);
+} rl_samples SEC(".maps");
+
 #endif /* RL_BPF_MAPS_H */

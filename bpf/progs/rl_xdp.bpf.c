@@ -5,6 +5,8 @@
  *   (for a key the table does not hold yet: the rule's new-source budget first, limiter.h)
  *   -> for a packet whose transport could not be parsed and that nothing above decided, the
  *   malformed verdict.
+ * Every packet that matched a rule may then be sampled for `rlctl top --by traffic` with its
+ * verdict (sample.h), whatever that verdict is.
  * Only a packet without a usable IP header skips the lists and rules: it has no source to judge.
  * The generation is read once per packet, so each packet sees one complete rule set.
  */
@@ -20,6 +22,7 @@
 #include "stats.h"
 #include "stacked.h"
 #include "syncookie.h"
+#include "sample.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -146,6 +149,10 @@ int rl_xdp(struct xdp_md *ctx)
 		rc_->matched_pkts++;
 		rc_->matched_bytes += bytes;
 	}
+	/* The rule's key, built before any verdict: a sampled packet carries it (sample.h). */
+	struct rl_limit_info info = {.bytes = bytes, .ridx = ridx};
+	rl_key_build(&info.key, r, &pkt);
+
 	/* A syn_cookies rule answers SYNs itself and lets through only packets of connections
 	 * conntrack knows and ACKs with a valid cookie; what it lets through meets the limit as
 	 * usual, and a SYN's admission is the SYN-ACK's (so rl cannot be made a reflector). */
@@ -159,8 +166,9 @@ int rl_xdp(struct xdp_md *ctx)
 				rc_->dropped_pkts++;
 				rc_->dropped_bytes += bytes;
 			}
-			return rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED, pos, r->id, 0, 0,
-					 0, 0);
+			return rl_traffic(&info.key, bytes,
+					  rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED, pos,
+						    r->id, 0, 0, 0, 0));
 		}
 		if (sc == RL_SC_COOKIE_OK)
 			rl_count(RL_GC_SYNCOOKIE_ACCEPTED, bytes);
@@ -168,8 +176,7 @@ int rl_xdp(struct xdp_md *ctx)
 
 	__u64 now = (r->flags & RL_RULE_F_PRECISE_CLOCK) ? rl_now_precise() : rl_now_coarse();
 
-	struct rl_limit_info info = {.now = now, .bytes = bytes, .ridx = ridx};
-	rl_key_build(&info.key, r, &pkt);
+	info.now = now;
 	int res;
 	if ((r->flags & RL_RULE_F_CLUSTER) && rl_cluster_over_limit(&info.key, now)) {
 		/* The fleet used up this key's limit: the local bucket is not charged. */
@@ -186,7 +193,8 @@ int rl_xdp(struct xdp_md *ctx)
 			}
 		}
 		__u32 v = r->action == RL_ACTION_MONITOR ? XDP_PASS : XDP_DROP;
-		return rl_finish(v, RL_REASON_CLUSTER_LIMITED, pos, r->id, 0, 0, 0, 0);
+		return rl_traffic(&info.key, bytes,
+				  rl_finish(v, RL_REASON_CLUSTER_LIMITED, pos, r->id, 0, 0, 0, 0));
 	}
 	res = rl_limit(r, &pkt, &info);
 	if (info.inserted)
@@ -220,9 +228,10 @@ int rl_xdp(struct xdp_md *ctx)
 					rc_->dropped_pkts++;
 					rc_->dropped_bytes += bytes;
 				}
-				return rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED, pos, r->id,
-						 info.hash, info.overflow, info.unadmitted,
-						 r->more_limits);
+				return rl_traffic(&info.key, bytes,
+						  rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED,
+							    pos, r->id, info.hash, info.overflow,
+							    info.unadmitted, r->more_limits));
 			}
 			if (v == XDP_TX)
 				rl_count(RL_GC_SYNCOOKIE_SENT, bytes);
@@ -230,16 +239,19 @@ int rl_xdp(struct xdp_md *ctx)
 				rc_->passed_pkts++;
 				rc_->passed_bytes += bytes;
 			}
-			return rl_finish(
-			    v, v == XDP_TX ? RL_REASON_SYNCOOKIE_SENT : RL_REASON_ADMITTED, pos,
-			    r->id, info.hash, info.overflow, info.unadmitted, r->more_limits);
+			return rl_traffic(
+			    &info.key, bytes,
+			    rl_finish(
+				v, v == XDP_TX ? RL_REASON_SYNCOOKIE_SENT : RL_REASON_ADMITTED, pos,
+				r->id, info.hash, info.overflow, info.unadmitted, r->more_limits));
 		}
 		if (rc_) {
 			rc_->passed_pkts++;
 			rc_->passed_bytes += bytes;
 		}
-		return rl_finish(XDP_PASS, RL_REASON_ADMITTED, pos, r->id, info.hash, info.overflow,
-				 info.unadmitted, r->more_limits);
+		return rl_traffic(&info.key, bytes,
+				  rl_finish(XDP_PASS, RL_REASON_ADMITTED, pos, r->id, info.hash,
+					    info.overflow, info.unadmitted, r->more_limits));
 	}
 
 	__u32 reason = RL_REASON_LIMITED;
@@ -265,15 +277,17 @@ int rl_xdp(struct xdp_md *ctx)
 			rc_->passed_pkts++;
 			rc_->passed_bytes += bytes;
 		}
-		return rl_finish(XDP_PASS, reason, pos, r->id, info.hash, info.overflow,
-				 info.unadmitted, by);
+		return rl_traffic(&info.key, bytes,
+				  rl_finish(XDP_PASS, reason, pos, r->id, info.hash, info.overflow,
+					    info.unadmitted, by));
 	}
 	if (rc_) {
 		rc_->dropped_pkts++;
 		rc_->dropped_bytes += bytes;
 	}
-	return rl_finish(XDP_DROP, reason, pos, r->id, info.hash, info.overflow, info.unadmitted,
-			 by);
+	return rl_traffic(
+	    &info.key, bytes,
+	    rl_finish(XDP_DROP, reason, pos, r->id, info.hash, info.overflow, info.unadmitted, by));
 }
 
 /* The data path's clock, for the controller: expiries it writes (runtime entries, cluster

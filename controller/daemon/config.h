@@ -19,6 +19,8 @@ struct Config {
   std::string pin_root = "/sys/fs/bpf/rl";
   uint32_t key_capacity = 1048576;
   uint32_t offender_capacity = 65536;  // offenders kept for `rlctl top`, least recent evicted
+  // `rlctl top --by traffic`: the data path samples 1 in 2^k packets of matched rules; 0: off.
+  uint32_t traffic_sample_shift = 0;
   std::string log_level = "info";
   uint32_t reload_debounce_ms = 200;
   uint32_t reload_timeout_ms = 10000;

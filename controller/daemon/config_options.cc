@@ -61,6 +61,10 @@ std::vector<ConfigOption> make_table() {
       {"", "offender_capacity", "--offender-capacity", &Config::offender_capacity,
        "offenders kept for rlctl top, about 64 bytes each (the least recent go)", "offenders", 1,
        1 << 24},
+      {"", "traffic_sample_shift", "--traffic-sample-shift", &Config::traffic_sample_shift,
+       "sample 1 in 2^k packets of matched rules for rlctl top --by traffic (0: off; 10: 1 in "
+       "1,024)",
+       "", 0, RL_TRAFFIC_SAMPLE_SHIFT_MAX},
       {"",
        "log_level",
        "--log-level",

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <unordered_map>
 
 #include "cluster/redis_store.h"
 #include "cluster/sync_memory.h"
@@ -22,6 +23,7 @@
 #include "daemon/handlers/handlers.h"
 #include "daemon/handlers/key_show.h"
 #include "daemon/key_state.h"
+#include "daemon/key_text.h"
 #include "daemon/loop_priority.h"
 #include "daemon/notify.h"
 #include "datapath/pin_lock.h"
@@ -77,6 +79,7 @@ Status Daemon::init() {
   LoadOptions lo;
   lo.key_capacity = cfg_.key_capacity;
   lo.pin_root = cfg_.pin_root;
+  lo.traffic_sample_shift = cfg_.traffic_sample_shift;
   auto dp = BpfDatapath::load(lo);
   if (!dp) return dp.error().wrap("load data path");
   dp_ = std::move(*dp);
@@ -163,21 +166,11 @@ Status Daemon::init() {
   }
 
   offenders_ = std::make_unique<OffenderLog>(
-      dp_->events_fd(),
-      [this](uint32_t id) {
-        // A rule's stacked limits carry the ids after its own (compiler.cc).
-        for (const auto& v : policies_->rules())
-          if (id >= v.compiled.id && id <= v.compiled.id + v.compiled.more_limits) {
-            if (id == v.compiled.id)
-              return RuleRef{v.name, v.compiled.v4_prefix, v.compiled.v6_prefix};
-            uint32_t l = id - v.compiled.id;
-            if (l > v.rule.more.size()) return RuleRef{v.name, 32, 128};
-            return RuleRef{v.name, v.rule.more[l - 1].v4_prefix, v.rule.more[l - 1].v6_prefix};
-          }
-        return RuleRef{};
-      },
+      dp_->events_fd(), [this](uint32_t id) { return rule_ref(id); },
       [this](uint64_t h) { return dp_->offender_drops(h); }, /*max_log_lines_per_second=*/50,
       cfg_.offender_capacity);
+  if (dp_->traffic_sample_shift())
+    traffic_ = std::make_unique<TrafficLog>(dp_->samples_fd(), dp_->traffic_sample_shift());
 
   if (cfg_.cluster_enabled()) {
     cluster::RedisOptions ro;
@@ -241,8 +234,8 @@ Status Daemon::init() {
     ev.data.fd = fd;
     return ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev);
   };
-  for (int fd :
-       {signals_.get(), listen_.get(), offenders_->epoll_fd(), inotify_.get(), loads_->fd()})
+  for (int fd : {signals_.get(), listen_.get(), offenders_->epoll_fd(),
+                 traffic_ ? traffic_->epoll_fd() : -1, inotify_.get(), loads_->fd()})
     if (fd >= 0 && add(fd) != 0) return errno_error("epoll_ctl");
   control_ = std::make_unique<ControlServer>(
       epoll_.get(), listen_.get(), [this](const Json& req) { return handle(req); },
@@ -306,10 +299,11 @@ int Daemon::run() {
   notify::ready("enforcing on " + std::to_string(attachments().size()) + " interfaces, " +
                 std::to_string(policies_->rules().size()) + " rules");
   epoll_event events[16];
-  bool drain = false;  // the offender ring held more than a batch at the last poll
+  bool drain = false;          // the offender ring held more than a batch at the last poll
+  bool drain_samples = false;  // the same for the traffic samples
   while (!stop_) {
     notify::loop_tick();
-    int timeout = drain ? 0 : 1000;
+    int timeout = drain || drain_samples ? 0 : 1000;
     for (auto at :
          {reload_pending_ ? std::optional(reload_at_) : std::nullopt, loads_->deadline()}) {
       if (!at) continue;
@@ -351,6 +345,9 @@ int Daemon::run() {
     // One bounded batch per turn, after signals and the control socket: a flood of reports
     // delays them by one batch at most.
     drain = reports && !stop_ && offenders_->poll();
+    // The data path wakes rld for samples only once a batch waits (bpf/lib/sample.h): they
+    // are read on every turn, at least once a second.
+    drain_samples = traffic_ && !stop_ && traffic_->poll();
     if (reload_pending_ && std::chrono::steady_clock::now() >= reload_at_) {
       reload_pending_ = false;
       request_reload("inotify", /*force=*/false);
@@ -509,14 +506,22 @@ Json Daemon::cmd_detach(const Json& args) {
   return control::ok({{"interface", ifname}});
 }
 
+RuleRef Daemon::rule_ref(uint32_t id) const {
+  // A rule's stacked limits carry the ids after its own (compiler.cc).
+  for (const auto& v : policies_->rules())
+    if (id >= v.compiled.id && id <= v.compiled.id + v.compiled.more_limits) {
+      if (id == v.compiled.id) return RuleRef{v.name, v.compiled.v4_prefix, v.compiled.v6_prefix};
+      uint32_t l = id - v.compiled.id;
+      if (l > v.rule.more.size()) return RuleRef{v.name, 32, 128};
+      return RuleRef{v.name, v.rule.more[l - 1].v4_prefix, v.rule.more[l - 1].v6_prefix};
+    }
+  return RuleRef{};
+}
+
 Json Daemon::cmd_top(const Json& args) {
-  if (std::string by = args.value("by", "drops"); by != "drops")
-    return control::fail(
-        by != "traffic"
-            ? "top ranks by drops or traffic, not '" + by + "'"
-            : "rl counts drops per key, not traffic: the key table keeps one limiter state word "
-              "per key and the offender table hears only of refused packets; per-rule traffic "
-              "is in rlctl stats, one key's state in rlctl key show");
+  std::string by = args.value("by", "drops");
+  if (by == "traffic") return top_traffic(args);
+  if (by != "drops") return control::fail("top ranks by drops or traffic, not '" + by + "'");
   auto list = offenders_->top(args.value("n", 10), args.value("rule", ""),
                               std::chrono::seconds(args.value("window_seconds", 300)));
   Json out = Json::array();
@@ -529,6 +534,62 @@ Json Daemon::cmd_top(const Json& args) {
                     std::chrono::duration_cast<std::chrono::seconds>(o.last_seen.time_since_epoch())
                         .count()}});
   return control::ok({{"offenders", out}});
+}
+
+// Estimates from the sampled packets (traffic.h). Each key's error is its tables' share
+// (Space-Saving: what it may have inherited, or missed while it was not in a table) plus four
+// standard deviations of the sampling (a key's samples are binomial, sd about sqrt(samples):
+// 1 key in 15,000 lands further off).
+Json Daemon::top_traffic(const Json& args) {
+  if (!traffic_)
+    return control::fail(
+        "traffic sampling is off: set traffic_sample_shift in rld's configuration "
+        "(--traffic-sample-shift; 10 samples 1 in 1,024 packets) and restart rld");
+  // What waits in the ring first (it holds 6,553 samples, under 7 batches): the answer
+  // includes it.
+  for (int i = 0; i < 8 && traffic_->poll(); i++) {
+  }
+  std::string rule = args.value("rule", "");
+  std::unordered_map<uint32_t, RuleRef> refs;  // rule ids seen in this query
+  auto ref = [&](uint32_t id) -> const RuleRef& {
+    auto it = refs.find(id);
+    if (it == refs.end()) it = refs.emplace(id, rule_ref(id)).first;
+    return it->second;
+  };
+  TrafficView view = traffic_->top(
+      args.value("n", 10), [&](uint32_t id) { return rule.empty() || ref(id).name == rule; });
+  const double scale = static_cast<double>(1ULL << traffic_->shift());
+  const double secs = std::max(view.seconds, 1e-3);
+  uint64_t shed = 0;
+  if (auto g = dp_->global_counters()) shed = (*g)[RL_GC_TRAFFIC_SHED].pkts;
+  Json keys = Json::array();
+  for (const auto& e : view.keys) {
+    const RuleRef& r = ref(e.key.rule_id);
+    double n = static_cast<double>(e.samples);
+    double err = static_cast<double>(e.error) + 4 * std::sqrt(std::max(n, 1.0));
+    keys.push_back({{"rule", r.name},
+                    {"key", key_text(e.key.kind, e.key.family, e.key.addr, e.key.dport, r.v4_prefix,
+                                     r.v6_prefix)},
+                    {"pps", n * scale / secs},
+                    {"pps_error", err * scale / secs},
+                    {"bytes_per_second", e.sampled_bytes * scale / secs},
+                    {"share", view.samples ? n / static_cast<double>(view.samples) : 0.0},
+                    {"dropped_share", n > 0 ? e.dropped / n : 0.0},
+                    {"packets", n * scale},
+                    {"packets_error", err * scale},
+                    {"samples", e.samples},
+                    {"table_error_samples", e.error}});
+  }
+  return control::ok({{"by", "traffic"},
+                      {"sample_shift", traffic_->shift()},
+                      {"sample_ratio", 1ULL << traffic_->shift()},
+                      {"window_seconds", secs},
+                      {"samples", view.samples},
+                      {"sampled_bytes", view.sampled_bytes},
+                      {"samples_shed", shed},
+                      {"capacity", TrafficLog::kCapacity},
+                      {"table_error_samples", view.table_error},
+                      {"keys", keys}});
 }
 
 Json Daemon::cmd_cluster_status() {

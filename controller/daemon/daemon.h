@@ -23,6 +23,7 @@
 #include "daemon/offenders.h"
 #include "daemon/policy_manager.h"
 #include "daemon/synproxy.h"
+#include "daemon/traffic.h"
 #include "datapath/bpf_datapath.h"
 #include "datapath/fd.h"
 #include "datapath/xdp_link.h"
@@ -68,6 +69,9 @@ class Daemon {
   bool defer_policy_request(const control::Json& req, ControlServer::Responder reply);
   policy::LoadLimits load_limits() const;
   control::Json cmd_top(const control::Json& args);
+  control::Json top_traffic(const control::Json& args);
+  // A rule id's rule: its name and the prefixes its keys are masked to ("" if not in force).
+  RuleRef rule_ref(uint32_t id) const;
   control::Json cmd_cluster_status();
 
   Config cfg_;
@@ -76,6 +80,7 @@ class Daemon {
   std::unique_ptr<PolicyManager> policies_;
   SynProxy synproxy_;  // the stack side of syn_cookies rules
   std::unique_ptr<OffenderLog> offenders_;
+  std::unique_ptr<TrafficLog> traffic_;  // traffic samples, when traffic_sample_shift is set
   std::unique_ptr<ClusterSync> cluster_;
   std::shared_ptr<void> exporter_;  // metrics::Exporter, type-erased to keep this header light
   std::map<std::string, Attachment> attachments() const;

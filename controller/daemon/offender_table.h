@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "daemon/slot_index.h"
+
 namespace rl::daemon {
 
 struct OffenderEntry {
@@ -45,7 +47,7 @@ class OffenderTable {
   }
 
   // Index slots probed so far, for tests that check the cost per operation stays flat.
-  uint64_t probes() const { return probes_; }
+  uint64_t probes() const { return index_.probes(); }
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -56,25 +58,21 @@ class OffenderTable {
   };
 
  public:
-  // A slot and its share of the index: two 32-bit cells when the capacity is a power of two
-  // (the index has the next power of two at or above twice the capacity).
-  static constexpr size_t kBytesPerEntry = sizeof(Slot) + 2 * sizeof(uint32_t);
+  // A slot and its share of the index.
+  static constexpr size_t kBytesPerEntry = sizeof(Slot) + SlotIndex::kBytesPerEntry;
 
  private:
-  size_t home(uint32_t rule_id, uint64_t key_hash) const;
+  static uint64_t hash(uint32_t rule_id, uint64_t key_hash);
   // The index cell holding (rule_id, key_hash), or the empty cell where it would go.
   size_t probe(uint32_t rule_id, uint64_t key_hash) const;
-  void erase_cell(size_t cell);
   void unlink(uint32_t i);
   void push_front(uint32_t i);
 
   uint32_t capacity_;
-  size_t mask_;
   std::unique_ptr<Slot[]> slots_;
-  std::unique_ptr<uint32_t[]> index_;  // slot + 1; 0 is an empty cell
+  SlotIndex index_;
   size_t size_ = 0;
   uint32_t head_ = kNone, tail_ = kNone;
-  mutable uint64_t probes_ = 0;
 };
 
 }  // namespace rl::daemon

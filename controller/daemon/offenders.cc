@@ -14,42 +14,27 @@ int64_t wall_ns(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
-// Returned by the sample callback to end ring_buffer__consume early. libbpf (1.1 and later)
-// stores the consumer position past the sample first, so nothing is read twice or lost.
-constexpr int kBatchFull = -EAGAIN;
-
 }  // namespace
 
 OffenderLog::OffenderLog(int events_fd, std::function<RuleRef(uint32_t)> rule,
                          std::function<uint64_t(uint64_t)> drops, uint32_t max_lines,
                          uint32_t capacity)
-    : rule_(std::move(rule)), drops_(std::move(drops)), max_lines_(max_lines), table_(capacity) {
-  rb_ = ring_buffer__new(events_fd, &OffenderLog::on_event, this, nullptr);
-}
+    : rule_(std::move(rule)),
+      drops_(std::move(drops)),
+      max_lines_(max_lines),
+      table_(capacity),
+      ring_(events_fd, kBatch, [this](const void* data, size_t size) {
+        if (size < sizeof(rl_event)) return;
+        rl_event ev;
+        std::memcpy(&ev, data, sizeof(ev));
+        handle(ev);
+      }) {}
 
-OffenderLog::~OffenderLog() {
-  if (rb_) ring_buffer__free(rb_);
-}
+OffenderLog::~OffenderLog() = default;
 
-int OffenderLog::epoll_fd() const { return rb_ ? ring_buffer__epoll_fd(rb_) : -1; }
+int OffenderLog::epoll_fd() const { return ring_.epoll_fd(); }
 
-bool OffenderLog::poll() {
-  if (!rb_) return false;
-  batch_ = 0;
-  // Without a bound, consume keeps going for as long as the producer keeps up with it, which a
-  // flood does.
-  return ring_buffer__consume(rb_) == kBatchFull;
-}
-
-int OffenderLog::on_event(void* ctx, void* data, size_t size) {
-  auto* self = static_cast<OffenderLog*>(ctx);
-  if (size >= sizeof(rl_event)) {
-    rl_event ev{};
-    std::memcpy(&ev, data, sizeof(ev));
-    self->handle(ev);
-  }
-  return ++self->batch_ >= kBatch ? kBatchFull : 0;
-}
+bool OffenderLog::poll() { return ring_.poll(); }
 
 RuleRef OffenderLog::rule_ref(uint32_t id) {
   auto it = rules_.find(id);

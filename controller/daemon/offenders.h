@@ -4,8 +4,6 @@
 // back to signals and the control socket.
 #pragma once
 
-#include <bpf/libbpf.h>
-
 #include <chrono>
 #include <functional>
 #include <string>
@@ -14,6 +12,7 @@
 
 #include "common/mutex.h"
 #include "common/result.h"
+#include "daemon/bounded_ring.h"
 #include "daemon/offender_table.h"
 #include "rl_abi.h"
 
@@ -60,12 +59,10 @@ class OffenderLog {
   std::vector<Offender> top(size_t n, const std::string& rule, std::chrono::seconds window);
 
  private:
-  static int on_event(void* ctx, void* data, size_t size);
   void handle(const rl_event& ev);
   // Rule ids are never reused (the compiler only counts up), so a name once found stays right.
   RuleRef rule_ref(uint32_t id) REQUIRES(mu_);
 
-  ring_buffer* rb_ = nullptr;
   std::function<RuleRef(uint32_t)> rule_;
   std::function<uint64_t(uint64_t)> drops_;
   std::function<void()> on_cluster_sync_;
@@ -73,10 +70,10 @@ class OffenderLog {
   std::chrono::steady_clock::time_point second_{};
   uint32_t lines_this_second_ = 0;
   uint64_t suppressed_ = 0;
-  uint32_t batch_ = 0;
   mutable Mutex mu_;
   std::unordered_map<uint32_t, RuleRef> rules_ GUARDED_BY(mu_);
   OffenderTable table_ GUARDED_BY(mu_);
+  BoundedRing ring_;  // last: its handler uses the members above
 };
 
 }  // namespace rl::daemon

@@ -169,6 +169,11 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   skel->rodata->rl_hash_seed = seed;
   skel->rodata->rl_trace_decisions = opts.trace_decisions ? 1 : 0;
   skel->rodata->rl_bench_src_spread = opts.bench_src_spread;
+  if (opts.traffic_sample_shift > RL_TRAFFIC_SAMPLE_SHIFT_MAX)
+    return Error{EINVAL, "traffic_sample_shift " + std::to_string(opts.traffic_sample_shift) +
+                             " is above " + std::to_string(RL_TRAFFIC_SAMPLE_SHIFT_MAX)};
+  skel->rodata->rl_traffic_sample_shift = opts.traffic_sample_shift;
+  dp->traffic_sample_shift_ = opts.traffic_sample_shift;
   dp->syn_cookies_ = opts.syn_cookies && kernel_has_ct_lookup();
   skel->rodata->rl_syncookies_available = dp->syn_cookies_ ? 1 : 0;
   if (int err = bpf_map__set_max_entries(skel->maps.rl_keys, sets); err)
@@ -236,6 +241,7 @@ uint64_t BpfDatapath::now_ns() const {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
 }
 int BpfDatapath::events_fd() const { return bpf_map__fd(skel_->maps.rl_events); }
+int BpfDatapath::samples_fd() const { return bpf_map__fd(skel_->maps.rl_samples); }
 int BpfDatapath::keys_fd() const { return bpf_map__fd(skel_->maps.rl_keys); }
 
 uint32_t BpfDatapath::active_generation() const {

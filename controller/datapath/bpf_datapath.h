@@ -28,6 +28,8 @@ struct LoadOptions {
   uint32_t cluster_keys = RL_CLUSTER_KEYS;  // keys of cluster rules counted between syncs
   bool trace_decisions = false;             // tests: record every decision (see last_decision)
   uint32_t bench_src_spread = 0;  // benchmarks: vary IPv6 sources over this many addresses
+  // Sample 1 in 2^k packets of matched rules into rl_samples (bpf/lib/sample.h); 0: off.
+  uint32_t traffic_sample_shift = 0;
   // SYN cookies when the kernel offers what they need; false loads the program as on a kernel
   // without it (tests).
   bool syn_cookies = true;
@@ -95,8 +97,10 @@ class BpfDatapath final : public Datapath {
   uint64_t now_ns() const override;
 
   int prog_fd() const;
-  int events_fd() const;  // rl_events ring buffer
-  int keys_fd() const;    // rl_keys key table
+  int events_fd() const;   // rl_events ring buffer
+  int samples_fd() const;  // rl_samples ring buffer (traffic samples)
+  uint32_t traffic_sample_shift() const { return traffic_sample_shift_; }
+  int keys_fd() const;  // rl_keys key table
   uint32_t key_sets() const { return key_sets_; }
 
   // Runs one frame through the program with BPF_PROG_TEST_RUN; returns the XDP action.
@@ -131,6 +135,7 @@ class BpfDatapath final : public Datapath {
   MmapRegion keys_;
   MmapRegion offenders_;
   uint32_t key_sets_ = 0;
+  uint32_t traffic_sample_shift_ = 0;
   uint64_t hash_seed_ = 0;  // the key hash's secret, kept in rl_control with the key table
   bool adopted_ = false;
   bool syn_cookies_ = false;

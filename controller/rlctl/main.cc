@@ -131,6 +131,7 @@ int main(int argc, char** argv) {
       "  rlctl policy apply web.yaml       validate, install into the policy directory, apply\n"
       "  rlctl deny add 198.51.100.0/24 --ttl 10m\n"
       "  rlctl top -n 20                   current offenders by dropped packets\n"
+      "  rlctl top --by traffic            the keys sending the most, estimated from samples\n"
       "  rlctl key show 198.51.100.7       one source's tokens, block and drops in each rule\n"
       "  rlctl stats -o json               per-rule counters and rates, for scripts\n\n"
       "Global options (-o, --socket) go before or after the subcommand.",
@@ -314,17 +315,41 @@ int main(int argc, char** argv) {
   });
   std::string top_rule, top_by = "drops";
   int top_n = 10;
-  auto* top = app.add_subcommand("top", "current offenders with their over-limit packet counts");
+  auto* top = app.add_subcommand(
+      "top",
+      "current offenders with their over-limit packet counts, or (--by traffic) the keys that "
+      "send the most");
   top->add_option("--rule", top_rule, "only this rule");
   top->add_option("-n", top_n, "how many")->capture_default_str();
   top->add_option("--by", top_by,
-                  "drops (over-limit packets); traffic is refused: the data path counts drops "
-                  "per key, not traffic")
+                  "drops: over-limit packets per key; traffic: estimated packets and bytes per "
+                  "second per key over the last 10 to 20 s, from the packets rld's "
+                  "traffic_sample_shift samples (refused while it is 0)")
       ->check(CLI::IsMember({"drops", "traffic"}))
       ->capture_default_str();
   top->callback([&] {
     Json d = call_or_exit(g, "top", {{"rule", top_rule}, {"n", top_n}, {"by", top_by}});
     if (json_out(g, d)) return;
+    if (top_by == "traffic") {
+      std::cout << "sampled 1 in " << d["sample_ratio"] << " packets over the last "
+                << num(d["window_seconds"]) << " s: " << d["samples"] << " samples, "
+                << d["samples_shed"] << " shed; error per key: +-(4*sqrt(samples) + up to "
+                << d["table_error_samples"] << " from the table) samples, times "
+                << d["sample_ratio"] << "\n";
+      rlctl::Table t({"RULE", "KEY", "EST. PPS", "+-PPS", "EST. BYTES/S", "SHARE", "DROPPED"});
+      auto pct = [](const Json& v) {
+        std::ostringstream o;
+        o.setf(std::ios::fixed);
+        o.precision(1);
+        o << v.get<double>() * 100 << "%";
+        return o.str();
+      };
+      for (const auto& k : d["keys"])
+        t.row({k["rule"], k["key"], num(k["pps"]), num(k["pps_error"]), num(k["bytes_per_second"]),
+               pct(k["share"]), pct(k["dropped_share"])});
+      t.print(std::cout);
+      return;
+    }
     rlctl::Table t({"RULE", "KEY", "DROPPED", "BLOCKED"});
     for (const auto& o : d["offenders"])
       t.row({o["rule"], o["key"], num(o["drops"]), o["blocked"].get<bool>() ? "yes" : "no"});

@@ -23,11 +23,15 @@ class BpfTest : public ::testing::Test {
     o.key_capacity = 1 << 16;
     o.cluster_keys = 4096;
     o.trace_decisions = true;
+    options(o);
     auto dp = BpfDatapath::load(o);
     ASSERT_TRUE(dp.ok()) << dp.error().str();
     dp_ = std::move(*dp);
     dp_->set_clock(kT0);
   }
+
+  // A test's own load-time settings.
+  virtual void options(LoadOptions&) {}
 
   void apply(const policy::Policy& p) {
     auto c = compiler::compile(p, ids_);

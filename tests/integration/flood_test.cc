@@ -6,6 +6,8 @@
 // the sender and the receive path take what they can get, and rld must answer all the same.
 // Twice: with the receiving veth's NAPI run inline in softirq (the sender's CPU) and in a NAPI
 // thread of its own (which the scheduler places on the other CPU, beside rld).
+// Traffic sampling is on at 1 in 16 (tens of thousands of samples a second for rld to read), and
+// `rlctl top --by traffic` must answer within the same budget.
 #include <sched.h>
 
 #include <algorithm>
@@ -126,6 +128,7 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
                "    key: source\n"
                "    limit: {rate: 1/min, burst: 1}\n"
                "    report: true\n");
+  rld_extra_args_ = {"--traffic-sample-shift", "4"};
   start_rld();
   if (threaded_napi) {  // NAPI exists on a veth once XDP is attached
     auto r = lab_->run(
@@ -136,17 +139,18 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   const pid_t pid = rld_->pid();
   const uint64_t rss_start = rss_kib(pid);
 
-  Latencies status, stats, scrape, rlctl_process;
+  Latencies status, stats, top, scrape, rlctl_process;
   std::atomic<uint64_t> rss_max{rss_start};
   std::atomic<bool> stop_probes{false};
   std::optional<Prober> status_prober, scrape_prober;
   // rlctl's request made with rlctl's own client code: what rld takes to answer. Starting a
   // process on two shared cores can alone take longer than the budget, so the rlctl program is
   // run too but its time (start-up included) is only reported; it must answer.
-  auto request = [&](const std::string& cmd, const std::string& expect, Latencies& into) {
+  auto request = [&](const std::string& cmd, const std::string& expect, Latencies& into,
+                     Json args = Json::object()) {
     double waited = runnable_wait_ms();
     auto t = Clock::now();
-    auto got = control::call(socket_path(), control::request(cmd), 10'000);
+    auto got = control::call(socket_path(), control::request(cmd, std::move(args)), 10'000);
     double ms = ms_since(t);
     waited = runnable_wait_ms() - waited;
     std::string failure;
@@ -160,6 +164,7 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   status_prober.emplace(stop_probes, [&] {
     request("status", "interfaces", status);
     request("stats", "global", stats);
+    request("top", "keys", top, {{"by", "traffic"}, {"n", 10}});
     auto t = Clock::now();
     auto out = run({RL_RLCTL_PATH, "-s", socket_path(), "status"}, 10s);
     rlctl_process.add(ms_since(t), out.ok() ? "" : "rlctl status failed: " + out.describe());
@@ -199,6 +204,12 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   status_prober.reset();
   scrape_prober.reset();
 
+  // Samples that found the ring full while rld ran (after SIGTERM nobody reads them: the
+  // pinned program keeps sampling, and they are shed).
+  Json running = ctl({"stats"})["global"];
+  const uint64_t shed_running = running["traffic_samples_shed"]["packets"].get<uint64_t>();
+  const uint64_t sampled_running = running["traffic_samples"]["packets"].get<uint64_t>();
+
   auto t = Clock::now();
   rld_->signal(SIGTERM);
   auto ended = rld_->wait(10s);
@@ -210,7 +221,8 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   std::printf(
       "flood (%s NAPI): IPv6 %llu packets from 1,000,000 sources in %.1f s (%.0f/s, %llu "
       "refused), IPv4 %llu from 131,071 in %.1f s (%.0f/s, %llu refused)\n"
-      "status request: %s\nstats request: %s\nmetrics scrape: %s\n"
+      "status request: %s\nstats request: %s\ntop --by traffic request: %s\n"
+      "metrics scrape: %s\n"
       "rlctl status (the program, start-up included): %s\n"
       "rld RSS: %llu KiB at start, %llu KiB at most (bound %llu KiB)\n"
       "SIGTERM to exit: %.0f ms\n",
@@ -219,8 +231,9 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
       static_cast<unsigned long long>(v4_sent->sent), v4_sent->seconds,
       v4_sent->sent / std::max(v4_sent->seconds, 1e-9),
       static_cast<unsigned long long>(v4_sent->errors), status.summary().c_str(),
-      stats.summary().c_str(), scrape.summary().c_str(), rlctl_process.summary().c_str(),
-      static_cast<unsigned long long>(rss_start), static_cast<unsigned long long>(rss_max.load()),
+      stats.summary().c_str(), top.summary().c_str(), scrape.summary().c_str(),
+      rlctl_process.summary().c_str(), static_cast<unsigned long long>(rss_start),
+      static_cast<unsigned long long>(rss_max.load()),
       static_cast<unsigned long long>(kRssBoundKiB), stop_ms);
 
   EXPECT_GE(v6.sent, 1'000'000u) << "the flood covered every source at least once";
@@ -229,6 +242,9 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
       << status.failures.size() << " slow or failed, first: " << status.failures.front();
   EXPECT_TRUE(stats.failures.empty())
       << stats.failures.size() << " slow or failed, first: " << stats.failures.front();
+  EXPECT_LE(shed_running, sampled_running / 100) << "rld keeps up with the samples";
+  EXPECT_TRUE(top.failures.empty())
+      << top.failures.size() << " slow or failed, first: " << top.failures.front();
   EXPECT_TRUE(rlctl_process.failures.empty()) << rlctl_process.failures.front();
   EXPECT_TRUE(scrape.failures.empty())
       << scrape.failures.size() << " slow or failed, first: " << scrape.failures.front();
@@ -243,9 +259,15 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   start_rld();
   EXPECT_TRUE(ctl({"status"})["adopted"].get<bool>());
   Json global = ctl({"stats"})["global"];
-  std::printf("offender reports: %llu written, %llu lost (ring buffer full)\n",
-              global["reports"]["packets"].get<unsigned long long>(),
-              global["reports_lost"]["packets"].get<unsigned long long>());
+  std::printf(
+      "offender reports: %llu written, %llu lost (ring buffer full); traffic samples: %llu "
+      "written, %llu shed (while rld ran: %llu written, %llu shed)\n",
+      global["reports"]["packets"].get<unsigned long long>(),
+      global["reports_lost"]["packets"].get<unsigned long long>(),
+      global["traffic_samples"]["packets"].get<unsigned long long>(),
+      global["traffic_samples_shed"]["packets"].get<unsigned long long>(),
+      static_cast<unsigned long long>(sampled_running),
+      static_cast<unsigned long long>(shed_running));
   uint64_t dropped = rule_stats("flood")["dropped_packets"];
   // A source the flood never used: in a table the flood filled, its key may be judged by the
   // flood's overflow bucket, so at most its burst of one gets through.

@@ -152,6 +152,8 @@ TEST(Collector, GlobalCountersByName) {
        "rl_syn_cookies_rejected_packets_total",
        "rl_syn_cookies_rejected_bytes_total",
        {}},
+      {RL_GC_TRAFFIC_SAMPLED, "rl_traffic_samples_total", "rl_traffic_sampled_bytes_total", {}},
+      {RL_GC_TRAFFIC_SHED, "rl_traffic_samples_shed_total", nullptr, {}},
   };
   ASSERT_EQ(std::size(expected), size_t(RL_GC_MAX));
   auto fams = collect_fixture();

@@ -1,0 +1,148 @@
+// Traffic samples for `rlctl top --by traffic` (bpf/lib/sample.h): with traffic_sample_shift k,
+// about 1 in 2^k packets of matched rules reaches rl_samples, each with the key its rule's
+// limiter uses, its length and its verdict; a full ring sheds samples into a counter; with k = 0
+// nothing is sampled and the program verifies as before.
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <cmath>
+
+#include "fixture.h"
+
+namespace rl::testing {
+namespace {
+
+std::vector<rl_traffic_sample> drain(int fd) {
+  std::vector<rl_traffic_sample> got;
+  auto cb = [](void* ctx, void* data, size_t size) -> int {
+    if (size >= sizeof(rl_traffic_sample))
+      static_cast<std::vector<rl_traffic_sample>*>(ctx)->push_back(
+          *static_cast<rl_traffic_sample*>(data));
+    return 0;
+  };
+  ring_buffer* rb = ring_buffer__new(fd, cb, &got, nullptr);
+  EXPECT_NE(rb, nullptr);
+  if (rb) {
+    ring_buffer__consume(rb);
+    ring_buffer__free(rb);
+  }
+  return got;
+}
+
+uint32_t verified_insns(int prog_fd) {
+  bpf_prog_info info{};
+  uint32_t len = sizeof(info);
+  EXPECT_EQ(bpf_obj_get_info_by_fd(prog_fd, &info, &len), 0);
+  return info.verified_insns;
+}
+
+policy::Policy two_rules() {
+  policy::Policy p;
+  auto web = token_bucket("web", 1'000'000'000, 1'000'000'000);  // admits everything
+  web.key = policy::KeyKind::kSourcePrefix;
+  web.v4_prefix = 24;
+  web.match.protocol = 17;
+  web.match.ports = {{53, 53}};
+  auto strict = token_bucket("strict", 1, 1);
+  strict.match.protocol = 17;
+  strict.match.ports = {{80, 80}};
+  strict.report = false;
+  p.rules = {web, strict};
+  return p;
+}
+
+class TrafficSampleTest : public BpfTest {
+ protected:
+  static constexpr uint32_t kShift = 4;  // 1 in 16
+  void options(LoadOptions& o) override { o.traffic_sample_shift = kShift; }
+};
+
+TEST_F(TrafficSampleTest, SamplesComeAtTheConfiguredRateWithTheRulesKey) {
+  apply(two_rules());
+  auto frame = udp4("198.18.3.77", 53);
+  const uint32_t n = 32'000;  // expect 2,000 samples, sd sqrt(2000 * 15/16) = 43
+  auto r = dp_->run(frame, n);
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  auto got = drain(dp_->samples_fd());
+  const double want = n / double(1u << kShift), sd = std::sqrt(want * (1 - 1.0 / (1u << kShift)));
+  EXPECT_NEAR(double(got.size()), want, 5 * sd);
+  ASSERT_FALSE(got.empty());
+  const auto& web = ids_.by_name.at("web");
+  for (const auto& s : got) {
+    EXPECT_EQ(s.key.rule_id, web.id);
+    EXPECT_EQ(s.key.kind, RL_KEY_SRC_PREFIX);
+    EXPECT_EQ(s.key.family, 4);
+    uint8_t a[4];
+    std::memcpy(a, s.key.addr, 4);
+    EXPECT_EQ(a[0], 198);
+    EXPECT_EQ(a[2], 3);
+    EXPECT_EQ(a[3], 0) << "the limiter's key: the source masked to /24";
+    EXPECT_EQ(s.key.addr[1] | s.key.addr[2] | s.key.addr[3], 0u);
+    EXPECT_EQ(s.bytes, frame.size());
+    EXPECT_EQ(s.verdict, XDP_PASS);
+  }
+  EXPECT_EQ(global(RL_GC_TRAFFIC_SAMPLED), got.size());
+  EXPECT_EQ(global(RL_GC_TRAFFIC_SHED), 0u);
+  auto g = dp_->global_counters();
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ((*g)[RL_GC_TRAFFIC_SAMPLED].bytes, got.size() * frame.size());
+}
+
+TEST_F(TrafficSampleTest, DroppedPacketsAreSampledWithTheirVerdict) {
+  apply(two_rules());
+  auto r = dp_->run(udp4("198.18.9.9", 80), 16'000);  // one admitted, then all dropped
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  auto got = drain(dp_->samples_fd());
+  EXPECT_NEAR(double(got.size()), 1000, 5 * 31);
+  size_t dropped = 0;
+  for (const auto& s : got) {
+    EXPECT_EQ(s.key.rule_id, ids_.by_name.at("strict").id);
+    EXPECT_EQ(s.key.kind, RL_KEY_SRC_ADDR);
+    dropped += s.verdict == XDP_DROP;
+  }
+  EXPECT_GE(dropped + 1, got.size());
+  // Packets no rule matches have no key: never sampled.
+  r = dp_->run(udp4("198.18.9.9", 9999), 16'000);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(drain(dp_->samples_fd()).empty());
+}
+
+TEST_F(TrafficSampleTest, AFullRingShedsIntoACounter) {
+  apply(two_rules());
+  const uint32_t capacity = RL_SAMPLES_RINGBUF_BYTES / (sizeof(rl_traffic_sample) + 8);
+  auto r = dp_->run(udp4("198.18.3.1", 53), 200'000);  // about 12,500 samples, nobody reading
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  uint64_t sampled = global(RL_GC_TRAFFIC_SAMPLED), shed = global(RL_GC_TRAFFIC_SHED);
+  EXPECT_EQ(sampled, capacity);
+  EXPECT_NEAR(double(sampled + shed), 12'500, 5 * 109);
+  EXPECT_EQ(drain(dp_->samples_fd()).size(), sampled);
+  // Drained, the ring takes samples again.
+  ASSERT_TRUE(dp_->run(udp4("198.18.3.1", 53), 1'600).ok());
+  EXPECT_GT(drain(dp_->samples_fd()).size(), 0u);
+}
+
+TEST_F(BpfTest, NoSamplesWhileSamplingIsOff) {
+  apply(two_rules());
+  ASSERT_TRUE(dp_->run(udp4("198.18.3.77", 53), 20'000).ok());
+  EXPECT_TRUE(drain(dp_->samples_fd()).empty());
+  EXPECT_EQ(global(RL_GC_TRAFFIC_SAMPLED), 0u);
+}
+
+// The verifier's processed instructions, with sampling on and off (it removes the sampling
+// when the shift is 0), within its budget of 1,000,000.
+TEST_F(TrafficSampleTest, VerifierBudget) {
+  uint32_t on = verified_insns(dp_->prog_fd());
+  LoadOptions o;
+  o.key_capacity = 1 << 16;
+  o.cluster_keys = 4096;
+  o.trace_decisions = true;
+  auto off = BpfDatapath::load(o);
+  ASSERT_TRUE(off.ok()) << off.error().str();
+  uint32_t without = verified_insns((*off)->prog_fd());
+  std::printf("verified instructions: %u with traffic sampling, %u without\n", on, without);
+  EXPECT_GT(on, without);
+  EXPECT_LT(on, 1'000'000u);
+}
+
+}  // namespace
+}  // namespace rl::testing
