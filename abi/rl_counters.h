@@ -71,12 +71,12 @@
 	  "SYNPROXY.")                                                                             \
 	X(SYNCOOKIE_REJECTED, "syn_cookies_rejected", "rl_syn_cookies_rejected_packets_total",     \
 	  "rl_syn_cookies_rejected_bytes_total", "",                                               \
-	  "Packets of syn_cookies rules with neither a connection nor a valid cookie; dropped.")    \
-	X(TRAFFIC_SAMPLED, "traffic_samples", "rl_traffic_samples_total",                             \
-	  "rl_traffic_sampled_bytes_total", "",                                                      \
-	  "Packets of matched rules sampled for rlctl top --by traffic (1 in "                       \
-	  "2^traffic_sample_shift) and written to the samples ring buffer.")                         \
-	X(TRAFFIC_SHED, "traffic_samples_shed", "rl_traffic_samples_shed_total", "", "",              \
+	  "Packets of syn_cookies rules with neither a connection nor a valid cookie; dropped.")   \
+	X(TRAFFIC_SAMPLED, "traffic_samples", "rl_traffic_samples_total",                          \
+	  "rl_traffic_sampled_bytes_total", "",                                                    \
+	  "Packets of matched rules sampled for rlctl top --by traffic (1 in "                     \
+	  "2^traffic_sample_shift) and written to the samples ring buffer.")                       \
+	X(TRAFFIC_SHED, "traffic_samples_shed", "rl_traffic_samples_shed_total", "", "",           \
 	  "Traffic samples not written because the samples ring buffer was full (rld behind).")
 
 #define RL_GC_ENUM_ENTRY(id, name, packets, bytes, list, help) RL_GC_##id,

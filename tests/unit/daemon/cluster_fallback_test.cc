@@ -35,8 +35,8 @@ RuleView cluster_rule(const std::string& name, uint32_t id, policy::RedisFailure
   v.compiled.id = id;
   v.compiled.key_kind = RL_KEY_SRC_ADDR;
   v.compiled.flags = RL_RULE_F_CLUSTER;
-  v.rule.cluster = policy::ClusterLimit{{100, 60'000'000'000ULL, policy::Unit::kPackets},
-                                        on_failure};
+  v.rule.cluster =
+      policy::ClusterLimit{{100, 60'000'000'000ULL, policy::Unit::kPackets}, on_failure};
   return v;
 }
 
@@ -68,7 +68,8 @@ TEST(ClusterFallback, ClosedRulesHoldEachKeyToItsShareWithoutRedis) {
   cfg.interval = std::chrono::milliseconds(10);
   // The fake is read by the sync thread only while this test waits on it.
   ClusterSync sync(dp, std::make_unique<DownStore>(), cfg, [&] { return rules; });
-  ASSERT_TRUE(run_until(sync, [&] { return sync.stats().errors.size() > 0 && sync.stats().passes >= 3; }));
+  ASSERT_TRUE(
+      run_until(sync, [&] { return sync.stats().errors.size() > 0 && sync.stats().passes >= 3; }));
   auto st = sync.stats();
   EXPECT_FALSE(st.redis_up);
   ASSERT_EQ(sync.blocked().size(), 1u);

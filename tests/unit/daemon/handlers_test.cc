@@ -30,13 +30,14 @@ RuleView rule(const std::string& name, uint32_t id, uint8_t key_kind, uint32_t s
 
 TEST(Handlers, RuntimeEntriesAddListExpireAndDelete) {
   FakeDatapath dp;
-  auto r = handlers::acl_add(dp, dp, args({{"list", "deny"}, {"cidr", "198.18.0.0/24"},
-                                           {"ttl_seconds", 60}}));
+  auto r = handlers::acl_add(
+      dp, dp, args({{"list", "deny"}, {"cidr", "198.18.0.0/24"}, {"ttl_seconds", 60}}));
   ASSERT_TRUE(r["ok"]) << r.dump();
   ASSERT_EQ(dp.runtime.size(), 1u);
   EXPECT_EQ(dp.runtime[0].flags, RL_SRC_F_DENY);
   EXPECT_EQ(dp.runtime[0].expires_ns, dp.now + 60 * kSec);
-  ASSERT_TRUE(handlers::acl_add(dp, dp, args({{"list", "allow"}, {"cidr", "2001:db8::/32"}}))["ok"]);
+  ASSERT_TRUE(
+      handlers::acl_add(dp, dp, args({{"list", "allow"}, {"cidr", "2001:db8::/32"}}))["ok"]);
   EXPECT_EQ(dp.runtime[1].expires_ns, 0u) << "no ttl: never expires";
 
   dp.now += 20 * kSec;
@@ -46,8 +47,10 @@ TEST(Handlers, RuntimeEntriesAddListExpireAndDelete) {
   EXPECT_EQ(list[0]["expires_in_seconds"], 40);
   EXPECT_TRUE(list[1]["expires_in_seconds"].is_null());
 
-  EXPECT_FALSE(handlers::acl_add(dp, dp, args({{"list", "maybe"}, {"cidr", "198.18.1.0/24"}}))["ok"]);
-  EXPECT_FALSE(handlers::acl_add(dp, dp, args({{"list", "deny"}, {"cidr", "198.18.1.0/33"}}))["ok"]);
+  EXPECT_FALSE(
+      handlers::acl_add(dp, dp, args({{"list", "maybe"}, {"cidr", "198.18.1.0/24"}}))["ok"]);
+  EXPECT_FALSE(
+      handlers::acl_add(dp, dp, args({{"list", "deny"}, {"cidr", "198.18.1.0/33"}}))["ok"]);
   EXPECT_EQ(dp.runtime.size(), 2u) << "a refused request changes nothing";
 
   auto wrong = handlers::acl_del(dp, args({{"cidr", "198.18.0.0/24"}, {"list", "allow"}}));
