@@ -11,7 +11,7 @@
 #ifndef RL_BPF_CLASSIFY_H
 #define RL_BPF_CLASSIFY_H
 
-#include "addr.h"
+#include "rl_key.h"
 #include "maps.h"
 #include "parse.h"
 #include "rl_hash.h"

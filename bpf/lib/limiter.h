@@ -33,7 +33,7 @@
 #define RL_BPF_LIMITER_H
 
 #include "maps.h"
-#include "addr.h"
+#include "rl_key.h"
 #include "parse.h"
 #include "rl_hash.h"
 #include "rl_limiter_state.h"
@@ -58,32 +58,8 @@ enum rl_limit_result {
 static __always_inline void rl_key_build(struct rl_key *k, const struct rl_rule *r,
 					 const struct rl_pkt *p)
 {
-	k->rule_id = r->id;
-	k->kind = r->key_kind;
-	if (r->key_kind == RL_KEY_RULE)
-		return;
-	k->family = p->family;
-	if (r->key_kind == RL_KEY_SRC_DST) {
-		/* Both addresses in the one 24-byte key (rl_abi.h): IPv6 keeps each side's /64. */
-		k->addr[0] = p->saddr[0];
-		k->addr[1] = p->family == 4 ? p->daddr[0] : p->saddr[1];
-		if (p->family == 6) {
-			k->addr[2] = p->daddr[0];
-			k->addr[3] = p->daddr[1];
-		}
-		return;
-	}
-	if (r->key_kind == RL_KEY_DST_PREFIX) {
-		__builtin_memcpy(k->addr, p->daddr, sizeof(k->addr));
-		rl_mask_addr(k->addr, p->family, p->family == 4 ? r->v4_prefix : r->v6_prefix);
-		return;
-	}
-	__builtin_memcpy(k->addr, p->saddr, sizeof(k->addr));
-	if (r->key_kind == RL_KEY_SRC_PREFIX)
-		rl_mask_addr(k->addr, p->family, p->family == 4 ? r->v4_prefix : r->v6_prefix);
-	else if (r->key_kind == RL_KEY_SRC_ADDR_DPORT &&
-		 (p->port_kind == RL_PORT_KIND_TCP || p->port_kind == RL_PORT_KIND_UDP))
-		k->dport = p->l4_index;
+	rl_key_fill(k, r, p->family, p->saddr, p->daddr, p->l4_index,
+		    p->port_kind == RL_PORT_KIND_TCP || p->port_kind == RL_PORT_KIND_UDP);
 }
 
 /* The overflow key: the rule and the source's RL_OVERFLOW_*_PREFIX. */

@@ -58,13 +58,13 @@ class HeavyHitters {
   static constexpr uint32_t kNone = UINT32_MAX;
   struct Node {
     Entry e;
-    uint64_t hash;
-    uint32_t bucket, prev, next;  // the bucket's list of entries of this count
+    uint64_t hash = 0;
+    uint32_t bucket = kNone, prev = kNone, next = kNone;  // the bucket's entries of this count
   };
   struct Bucket {
-    uint64_t count;
-    uint32_t head;        // first entry
-    uint32_t prev, next;  // buckets in increasing count
+    uint64_t count = 0;
+    uint32_t head = kNone;                // first entry
+    uint32_t prev = kNone, next = kNone;  // buckets in increasing count
   };
 
  public:

@@ -4,21 +4,18 @@
 #include <cstring>
 
 #include "rl_hash.h"
+#include "rl_key.h"
 #include "rl_limiter_state.h"
 
 namespace rl::daemon {
 
+// The one address stands for the side the rule keys by (source, or destination for
+// destination keys), as the data path builds it (abi/rl_key.h).
 rl_key key_for(const rl_rule& r, const Address& addr, uint16_t dport) {
   rl_key k{};
-  k.rule_id = r.id;
-  k.kind = r.key_kind;
-  if (r.key_kind == RL_KEY_RULE) return k;
-  k.family = addr.family;
-  Address a = addr;
-  if (r.key_kind == RL_KEY_SRC_PREFIX || r.key_kind == RL_KEY_DST_PREFIX)
-    a = Prefix::of(addr, addr.family == 4 ? r.v4_prefix : r.v6_prefix).addr;
-  std::memcpy(k.addr, a.bytes.data(), sizeof(k.addr));
-  if (r.key_kind == RL_KEY_SRC_ADDR_DPORT) k.dport = dport;
+  __u32 a[4];
+  std::memcpy(a, addr.bytes.data(), sizeof(a));
+  rl_key_fill(&k, &r, addr.family, a, a, dport, /*has_port=*/1);
   return k;
 }
 

@@ -25,7 +25,7 @@ OffenderLog::OffenderLog(int events_fd, std::function<RuleRef(uint32_t)> rule,
       table_(capacity),
       ring_(events_fd, kBatch, [this](const void* data, size_t size) {
         if (size < sizeof(rl_event)) return;
-        rl_event ev;
+        rl_event ev{};
         std::memcpy(&ev, data, sizeof(ev));
         handle(ev);
       }) {}

@@ -119,7 +119,7 @@ TrafficLog::TrafficLog(int samples_fd, uint32_t shift)
       windows_(kCapacity, kEpoch, TrafficWindows::Clock::now(), random_seed()),
       ring_(samples_fd, kBatch, [this](const void* data, size_t size) {
         if (size < sizeof(rl_traffic_sample)) return;
-        rl_traffic_sample s;
+        rl_traffic_sample s{};
         std::memcpy(&s, data, sizeof(s));
         windows_.add(s.key, s.bytes, s.verdict == RL_VERDICT_DROP);
       }) {}
