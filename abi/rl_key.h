@@ -45,7 +45,8 @@ RL_KEY_INLINE void rl_mask_addr(__u32 addr[4], __u8 family, __u32 prefix)
  * only for RL_KEY_SRC_ADDR_DPORT and only when `has_port` (TCP and UDP have one). *k starts
  * zeroed: the key is compared and hashed whole. */
 RL_KEY_INLINE void rl_key_fill(struct rl_key *k, const struct rl_rule *r, __u8 family,
-			       const __u32 saddr[4], const __u32 daddr[4], __u16 dport, int has_port)
+			       const __u32 saddr[4], const __u32 daddr[4], __u16 dport,
+			       int has_port)
 {
 	k->rule_id = r->id;
 	k->kind = r->key_kind;
