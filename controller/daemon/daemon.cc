@@ -422,50 +422,36 @@ void Daemon::register_handlers() {
   h.add("cluster.status", [this](const Json&) { return cmd_cluster_status(); });
 }
 
-Json Daemon::cmd_status() {
-  auto last = policies_->last();
-  Json ifs = Json::array();
+StatusModel Daemon::status_model() const {
+  StatusModel m;
+  m.version = RL_VERSION;
+  m.policy_dir = cfg_.policy_dir;
+  m.pin_root = cfg_.pin_root;
+  m.pin_warning = pin_warning_;
+  m.uptime =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
+  m.last_reload = policies_->last();
+  m.last_good_reload = policies_->last_success();
+  m.reloads_ok = policies_->reloads_ok();
+  m.reloads_failed = policies_->reloads_failed();
+  m.rules = policies_->rules().size();
+  m.data_path_generation = dp_->active_generation();
+  m.adopted = dp_->adopted();
   for (const auto& [name, a] : attachments()) {
-    auto m = attached_mode(name);
-    ifs.push_back({{"name", name}, {"mode", m ? *m : std::string("unknown")}});
+    auto mode = attached_mode(name);
+    m.interfaces.push_back({name, mode ? *mode : a.mode});
   }
-  auto keys = key_usage_->latest();
-  auto age = [](std::chrono::system_clock::time_point t) {
-    return t.time_since_epoch().count() == 0
-               ? Json(nullptr)
-               : Json(std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch())
-                          .count());
-  };
-  return control::ok(
-      {{"version", RL_VERSION},
-       {"interfaces", ifs},
-       {"policy_dir", cfg_.policy_dir},
-       {"pin_root", cfg_.pin_root},
-       {"pins_outlive_rld", pin_warning_.empty()},
-       {"pin_warning", pin_warning_},
-       {"adopted", dp_->adopted()},
-       {"generation", last.generation},
-       {"data_path_generation", dp_->active_generation()},
-       {"rules", policies_->rules().size()},
-       {"last_reload",
-        {{"ok", last.ok},
-         {"trigger", last.trigger},
-         {"at", age(last.at)},
-         {"errors", last.errors}}},
-       {"last_good_reload", age(policies_->last_success())},
-       {"reloads", {{"ok", policies_->reloads_ok()}, {"failed", policies_->reloads_failed()}}},
-       {"keys",
-        {{"tracked", keys.tracked},
-         {"blocked", keys.blocked},
-         {"capacity", dp_->key_sets() * RL_WAYS},
-         {"counted_ms_ago", std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::steady_clock::now() - keys.at)
-                                .count()}}},
-       {"reload_running", loads_->running()},
-       {"event_loop", loop_priority_},
-       {"uptime_seconds", std::chrono::duration_cast<std::chrono::seconds>(
-                              std::chrono::steady_clock::now() - started_)
-                              .count()}});
+  m.keys = key_usage_->latest();
+  m.keys_capacity = static_cast<uint64_t>(dp_->key_sets()) * RL_WAYS;
+  return m;
+}
+
+Json Daemon::cmd_status() {
+  StatusModel m = status_model();
+  // Only the loop thread reads these: it writes them.
+  m.event_loop = loop_priority_;
+  m.reload_running = loads_->running();
+  return control::ok(status_json(m));
 }
 
 Json Daemon::cmd_attach(const Json& args) {
@@ -644,24 +630,7 @@ Result<metrics::Snapshot> Daemon::snapshot() const {
         for (uint32_t l = 0; l <= r.more_limits && l < RL_MAX_LIMITS; l++)
           s.rules.back().limits.emplace_back(limit_name(v, l), (*by)[l]);
   }
-  auto keys = key_usage_->latest();
-  s.keys_tracked = keys.tracked;
-  s.active_blocks = keys.blocked;
-  s.keys_capacity = static_cast<uint64_t>(dp_->key_sets()) * RL_WAYS;
-  for (const auto& [name, a] : attachments()) {
-    auto m = attached_mode(name);
-    s.interfaces.push_back({name, m ? *m : a.mode});
-  }
-  auto last = policies_->last();
-  s.reloads_ok = policies_->reloads_ok();
-  s.reloads_failed = policies_->reloads_failed();
-  auto ok_at = policies_->last_success();
-  s.last_reload_success_seconds =
-      ok_at.time_since_epoch().count()
-          ? std::chrono::duration<double>(ok_at.time_since_epoch()).count()
-          : 0;
-  s.last_reload_ok = last.ok || last.trigger.empty();
-  s.generation = last.generation;
+  fill_snapshot(status_model(), s);
   if (cluster_) {
     auto st = cluster_->stats();
     s.cluster.enabled = true;

@@ -22,6 +22,7 @@
 #include "daemon/load_worker.h"
 #include "daemon/offenders.h"
 #include "daemon/policy_manager.h"
+#include "daemon/status.h"
 #include "daemon/synproxy.h"
 #include "daemon/traffic.h"
 #include "datapath/bpf_datapath.h"
@@ -57,6 +58,7 @@ class Daemon {
   void housekeeping();
   void register_handlers();
 
+  StatusModel status_model() const;  // any thread: the metrics endpoint builds one too
   control::Json cmd_status();
   control::Json cmd_attach(const control::Json& args);
   control::Json cmd_detach(const control::Json& args);

@@ -1,0 +1,65 @@
+#include "daemon/status.h"
+
+namespace rl::daemon {
+
+using control::Json;
+
+namespace {
+
+// Unix seconds, or null for a time that never came.
+Json unix_seconds(std::chrono::system_clock::time_point t) {
+  if (t.time_since_epoch().count() == 0) return nullptr;
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+Json status_json(const StatusModel& m, std::chrono::steady_clock::time_point now) {
+  Json ifs = Json::array();
+  for (const auto& i : m.interfaces) ifs.push_back({{"name", i.name}, {"mode", i.mode}});
+  Json j = {{"version", m.version},
+            {"interfaces", ifs},
+            {"policy_dir", m.policy_dir},
+            {"pin_root", m.pin_root},
+            {"pins_outlive_rld", m.pin_warning.empty()},
+            {"pin_warning", m.pin_warning},
+            {"adopted", m.adopted},
+            {"generation", m.last_reload.generation},
+            {"data_path_generation", m.data_path_generation},
+            {"rules", m.rules},
+            {"last_reload",
+             {{"ok", m.last_reload.ok},
+              {"trigger", m.last_reload.trigger},
+              {"at", unix_seconds(m.last_reload.at)},
+              {"errors", m.last_reload.errors}}},
+            {"last_good_reload", unix_seconds(m.last_good_reload)},
+            {"reloads", {{"ok", m.reloads_ok}, {"failed", m.reloads_failed}}},
+            {"keys",
+             {{"tracked", m.keys.tracked},
+              {"blocked", m.keys.blocked},
+              {"capacity", m.keys_capacity},
+              {"counted_ms_ago",
+               std::chrono::duration_cast<std::chrono::milliseconds>(now - m.keys.at).count()}}},
+            {"event_loop", m.event_loop},
+            {"uptime_seconds", m.uptime.count()}};
+  if (m.reload_running) j["reload_running"] = *m.reload_running;
+  return j;
+}
+
+void fill_snapshot(const StatusModel& m, metrics::Snapshot& s) {
+  s.keys_tracked = m.keys.tracked;
+  s.active_blocks = m.keys.blocked;
+  s.keys_capacity = m.keys_capacity;
+  s.interfaces = m.interfaces;
+  s.reloads_ok = m.reloads_ok;
+  s.reloads_failed = m.reloads_failed;
+  s.last_reload_success_seconds =
+      m.last_good_reload.time_since_epoch().count()
+          ? std::chrono::duration<double>(m.last_good_reload.time_since_epoch()).count()
+          : 0;
+  // Before the first reload nothing has failed.
+  s.last_reload_ok = m.last_reload.ok || m.last_reload.trigger.empty();
+  s.generation = m.last_reload.generation;
+}
+
+}  // namespace rl::daemon
