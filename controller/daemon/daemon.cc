@@ -120,7 +120,7 @@ Status Daemon::init() {
   loads_->drain();
   if (!first.ok && dp_->adopted())
     log::warn("no valid policy: the rule set in force stays until one replaces it",
-              {{"dir", cfg_.policy_dir}, {"rules", std::to_string(policies_->rules().size())}});
+              {{"dir", cfg_.policy_dir}, {"rules", std::to_string(policies_->rule_count())}});
   else if (!first.ok)
     log::warn("starting without rules: no valid policy", {{"dir", cfg_.policy_dir}});
 
@@ -297,7 +297,7 @@ int Daemon::run() {
                             {"control_socket", cfg_.control_socket},
                             {"event_loop", loop_priority_}});
   notify::ready("enforcing on " + std::to_string(attachments().size()) + " interfaces, " +
-                std::to_string(policies_->rules().size()) + " rules");
+                std::to_string(policies_->rule_count()) + " rules");
   epoll_event events[16];
   bool drain = false;          // the offender ring held more than a batch at the last poll
   bool drain_samples = false;  // the same for the traffic samples
@@ -434,7 +434,7 @@ StatusModel Daemon::status_model() const {
   m.last_good_reload = policies_->last_success();
   m.reloads_ok = policies_->reloads_ok();
   m.reloads_failed = policies_->reloads_failed();
-  m.rules = policies_->rules().size();
+  m.rules = policies_->rule_count();
   m.data_path_generation = dp_->active_generation();
   m.adopted = dp_->adopted();
   for (const auto& [name, a] : attachments()) {

@@ -195,6 +195,11 @@ std::vector<RuleView> PolicyManager::rules() const {
   MutexLock lock(mu_);
   return rules_;
 }
+
+size_t PolicyManager::rule_count() const {
+  MutexLock lock(mu_);
+  return rules_.size();
+}
 policy::Policy PolicyManager::policy() const {
   MutexLock lock(mu_);
   return policy_;

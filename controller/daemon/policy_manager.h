@@ -86,6 +86,8 @@ class PolicyManager {
   uint64_t reloads_failed() const;
   std::chrono::system_clock::time_point last_success() const;
   std::vector<RuleView> rules() const;
+  // How many rules are in force, without copying them: every status request and scrape asks.
+  size_t rule_count() const;
   policy::Policy policy() const;
   const std::string& policy_dir() const { return dir_; }
 

@@ -46,6 +46,7 @@ TEST_F(PolicyDir, ReloadAppliesAndKeepsIdentities) {
   ASSERT_EQ(dp.applied.size(), 2u);
   EXPECT_EQ(dp.applied[1].ids.by_name.at("r1").id, id) << "unchanged rule keeps its identity";
   EXPECT_EQ(pm.rules().size(), 2u);
+  EXPECT_EQ(pm.rule_count(), 2u);
   EXPECT_EQ(pm.reloads_ok(), 2u);
 }
 
