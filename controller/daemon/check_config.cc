@@ -17,6 +17,13 @@ ConfigCheck check_config(const Config& cfg) {
   if (!cfg.cluster_enabled()) s += "cluster limits: off (no redis_host or redis_socket)\n";
 
   auto loaded = policy::load_directory(cfg.policy_dir);
+  if (loaded.no_files) {
+    // What a fresh install holds: rld starts without rules and passes every packet.
+    c.summary = s + "policy: none: " + cfg.policy_dir +
+                " holds no policy files (*.yaml, *.yml); rld would start without rules and pass "
+                "every packet\n";
+    return c;
+  }
   for (const auto& e : loaded.errors) c.errors.push_back(e.str());
   if (loaded.ok()) {
     compiler::CompileOptions co;

@@ -224,6 +224,7 @@ LoadResult load_directory(const std::string& dir, const LoadLimits& limits) {
   }
   if (paths.empty()) {
     result.errors.push_back({SourceLocation{dir, 0, 0}, "no policy files (*.yaml, *.yml)"});
+    result.no_files = true;
     return result;
   }
   return load_files(paths, limits);

@@ -18,6 +18,10 @@ struct LoadResult {
   Policy policy;
   // Every error found, ordered by file (in load order), then line and column.
   std::vector<Diagnostic> errors;
+  // The directory was read and holds no policy file: its one error says so. rld starts without
+  // rules from such a directory (a fresh install), and keeps the rules in force when a reload
+  // finds it.
+  bool no_files = false;
   bool ok() const { return errors.empty(); }
 };
 

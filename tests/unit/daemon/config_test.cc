@@ -147,6 +147,15 @@ TEST(CheckConfig, ChecksEveryPolicyFileAcrossFiles) {
   EXPECT_NE(dup.errors[0].find("b.yml:2:"), std::string::npos) << dup.errors[0];
   cfg.redis_password = "hunter2";
   EXPECT_EQ(check_config(cfg).summary.find("hunter2"), std::string::npos);
+  // A fresh install's empty directory: valid, and the summary says rld runs without rules.
+  fs::remove(dir / "a.yaml");
+  fs::remove(dir / "b.yml");
+  auto empty = check_config(cfg);
+  EXPECT_TRUE(empty.ok());
+  EXPECT_NE(empty.summary.find("holds no policy files (*.yaml, *.yml); rld would start without "
+                               "rules and pass every packet"),
+            std::string::npos)
+      << empty.summary;
   fs::remove_all(dir);
   EXPECT_FALSE(check_config(cfg).ok());  // no policy directory
 }

@@ -184,7 +184,9 @@ TEST_F(PolicyDir, MissingOrEmptyDirectoryIsAnError) {
   auto empty = load_directory(dir_.string());
   ASSERT_EQ(empty.errors.size(), 1u);
   EXPECT_EQ(empty.errors[0].str(), dir_.string() + ": error: no policy files (*.yaml, *.yml)");
+  EXPECT_TRUE(empty.no_files);
   auto missing = load_directory(path("nope"));
+  EXPECT_FALSE(missing.no_files);
   ASSERT_EQ(missing.errors.size(), 1u);
   EXPECT_NE(missing.errors[0].str().find("cannot read policy directory"), std::string::npos);
 }
