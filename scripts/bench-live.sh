@@ -97,8 +97,7 @@ done
 if [ "$build_first" = 1 ]; then
   cmake --build "$build" -j"$(nproc)" --target rld rlflood rl_drop_skel_gen rl_src_drop_skel_gen >/dev/null
 fi
-rlflood="$build/tools/rlflood/rlflood"
-for f in "$rlflood" "$build/controller/rld/rld" "$build/bpf/skel/rl_drop.bpf.o" "$build/bpf/skel/rl_src_drop.bpf.o"; do
+for f in "$build/tools/rlflood/rlflood" "$build/controller/rld/rld" "$build/bpf/skel/rl_drop.bpf.o" "$build/bpf/skel/rl_src_drop.bpf.o"; do
   [ -e "$f" ] || { echo "$0: $f is missing (build first)" >&2; exit 1; }
 done
 
@@ -110,125 +109,11 @@ lab=rl-livebench
 export RL_LAB_CLIENT_IF=rlbc0 RL_LAB_SERVER_IF=rlbs0
 cif=$RL_LAB_CLIENT_IF sif=$RL_LAB_SERVER_IF
 source scripts/lab-rld.sh
-cli="ip netns exec $lab-cli" srv="ip netns exec $lab-srv"
-mac=$($srv cat /sys/class/net/$sif/address)
-$srv ethtool -K "$sif" gro on >/dev/null
-$srv sh -c "echo 1 > /sys/class/net/$sif/threaded"
+bench_name=bench-live
+source scripts/bench-lab.sh
+napi_setup
 raw_file=${raw:-$work/raw.tsv}
 : >"$raw_file"
-
-log() { echo "bench-live: $*" >&2; }
-fail() { echo "bench-live: $*" >&2; exit 1; }
-
-# The receiving veth's NAPI thread. A new one appears whenever NAPI is re-created (an XDP
-# attach without GRO, a detach); wait until exactly one is left.
-napi_pid() {
-  local pids n
-  for _ in $(seq 200); do
-    pids=$(ps -e -o pid=,comm= | awk -v p="napi/$sif-" 'index($2, p) == 1 {print $1}')
-    n=$(echo "$pids" | grep -c . || true)
-    [ "$n" = 1 ] && { echo "$pids"; return; }
-    sleep 0.01
-  done
-  fail "expected one NAPI thread napi/$sif-*, found $n"
-}
-pin_napi() {
-  local pid
-  pid=$(napi_pid)
-  taskset -pc "$recv_cpu" "$pid" >/dev/null
-  renice -n -20 -p "$pid" >/dev/null
-}
-# The thread's time on the CPU and its time runnable but waiting for it, ns.
-sched_ns() { cut -d' ' -f1,2 "/proc/$1/schedstat"; }
-rx_packets() { $srv cat "/sys/class/net/$sif/statistics/rx_packets"; }
-# Frames the receiving ring refused, counted on the sending end (veth's peer_tq_xdp_xmit_err).
-ring_drops() { $cli ethtool -S "$cif" | awk '/xdp_xmit_err/ {s += $2} END {print s + 0}'; }
-
-flood() { # args for rlflood after the common ones; prints its JSON line
-  local out code=0
-  # In a session of its own, so its nice value counts against other sessions' work on the CPU
-  # rather than only against this script's (the scheduler's autogroups).
-  out=$(setsid -w sh -c 'echo -20 > /proc/$$/autogroup 2>/dev/null; exec "$@"' sh \
-    nice -n -20 taskset -c "$send_cpu" ip netns exec "$lab-cli" "$rlflood" --quiet --iface "$cif" \
-    --dst-mac "$mac" --batch "$batch" "$@") || code=$?
-  # 3: stopped by --max-seconds before --count, which is how unpaced measurements end.
-  [ "$code" = 0 ] || [ "$code" = 3 ] || fail "rlflood $* exited $code"
-  echo "$out"
-}
-json() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
-
-# --- contenders -------------------------------------------------------------------------
-xdp_obj() { $srv ip link set dev "$sif" xdpdrv obj "$1" sec xdp; }
-xdp_off() { $srv ip link set dev "$sif" xdpdrv off; }
-none_on() { :; }
-none_off() { :; }
-drop_on() { xdp_obj "$build/bpf/skel/rl_drop.bpf.o"; }
-drop_off() { xdp_off; }
-src_on() { xdp_obj "$build/bpf/skel/rl_src_drop.bpf.o"; }
-src_off() { xdp_off; }
-rl_on() { rld_start "$rld" "${RL_BENCH_KEY_CAPACITY:-1048576}"; }
-rl_off() { rld_stop; }
-rlb_on() { rld_start "$RL_BENCH_RLD_B" "${RL_BENCH_KEY_CAPACITY_B:-${RL_BENCH_KEY_CAPACITY:-1048576}}"; }
-rlb_off() { rld_stop; }
-rld_start() {
-  local bin=$1 keys=$2
-  mkdir -p "$work/policies"
-  cat >"$work/policies/flood.yaml" <<'YAML'
-rules:
-  - name: udp-flood
-    match: {protocol: udp, port: 9}
-    limit: {rate: 1/min, burst: 1}
-    report: false
-  - name: syn-flood
-    match: {protocol: tcp, port: 80, tcp_flags: syn}
-    limit: {rate: 1/min, burst: 1}
-    report: false
-YAML
-  # rld itself on the sender's CPU: the receiving CPU is for the NAPI thread alone.
-  taskset -c "$send_cpu" nsenter --net="/run/netns/$lab-srv" "$bin" --interface "$sif" \
-    --xdp-mode native --policy-dir "$work/policies" --pin-root "$pins" \
-    --control-socket "$work/rld.sock" --metrics-listen "" --key-capacity "$keys" \
-    --log-level warn 2>>"$work/rld.log" &
-  rld_pid=$! rld_bin=$bin
-  for _ in $(seq 300); do
-    $srv ip link show dev "$sif" | grep -q "xdp" && [ -S "$work/rld.sock" ] && return
-    kill -0 "$rld_pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  cat "$work/rld.log" >&2
-  fail "rld did not attach to $sif"
-}
-rld_stop() {
-  kill "$rld_pid"
-  wait "$rld_pid" 2>/dev/null || true
-  rld_pid=
-  nsenter --net="/run/netns/$lab-srv" "$rld_bin" --cleanup --pin-root "$pins" >/dev/null 2>&1
-}
-nft_on() {
-  local l="limit rate over 1/minute burst 1 packets"
-  $srv nft -f - <<NFT
-table netdev rlbench {
-  chain ingress {
-    type filter hook ingress device "$sif" priority 0;
-    meta protocol ip udp dport 9 meter udp4 size 1048576 { ip saddr $l } drop
-    meta protocol ip6 udp dport 9 meter udp6 size 1048576 { ip6 saddr $l } drop
-    meta protocol ip tcp dport 80 tcp flags & (syn | ack) == syn meter syn4 size 1048576 { ip saddr $l } drop
-    meta protocol ip6 tcp dport 80 tcp flags & (syn | ack) == syn meter syn6 size 1048576 { ip6 saddr $l } drop
-  }
-}
-NFT
-}
-nft_off() { $srv nft delete table netdev rlbench; }
-ipt_on() {
-  local hl="-m hashlimit --hashlimit-above 1/min --hashlimit-burst 1 --hashlimit-mode srcip"
-  hl="$hl --hashlimit-htable-size 1048576 --hashlimit-htable-max 1048576"
-  local t
-  for t in iptables ip6tables; do
-    $srv $t -t raw -A PREROUTING -p udp --dport 9 $hl --hashlimit-name "udp-$t" -j DROP
-    $srv $t -t raw -A PREROUTING -p tcp --dport 80 --syn $hl --hashlimit-name "syn-$t" -j DROP
-  done
-}
-ipt_off() { $srv iptables -t raw -F PREROUTING; $srv ip6tables -t raw -F PREROUTING; }
 
 contenders=(none drop src rl) # the report's rows, in this order
 if [ -n "${RL_BENCH_RLD_B:-}" ]; then
@@ -236,15 +121,6 @@ if [ -n "${RL_BENCH_RLD_B:-}" ]; then
   contenders+=(rlb)
 fi
 contenders+=(nft ipt)
-# Keep the listed names only, in the order above.
-only() { # list-var name...: prints the names that the comma-separated list holds
-  local list=$1 n
-  shift
-  for n in "$@"; do
-    [ -z "$list" ] || [[ ",$list," == *",${n%%|*},"* ]] && echo "$n"
-  done
-  return 0
-}
 mapfile -t contenders < <(only "$only_contenders" "${contenders[@]}")
 [ ${#contenders[@]} -gt 0 ] || { echo "$0: --contenders $only_contenders names none of them" >&2; exit 2; }
 

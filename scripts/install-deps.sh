@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   nlohmann-json3-dev
   redis-server prometheus
+  nginx-light wrk  # bench-protect.sh: a server and a legitimate client under a flood
   iproute2 nftables iptables ethtool curl python3 python3-yaml util-linux
   clang-format clang-tidy libclang-rt-dev  # format and tidy checks; ASan, UBSan, libFuzzer runtimes
   libsystemd-dev systemd libcap2-bin
@@ -31,9 +32,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Debian's redis-server and prometheus packages start system services on install; the tests
-# start their own instances on private ports, so the packaged ones are stopped to stay out of the way.
-for svc in redis-server prometheus prometheus-node-exporter; do
+# Debian's redis-server, prometheus and nginx packages start system services on install; the
+# tests and benchmarks start their own instances in their own namespaces or on private ports, so
+# the packaged ones are stopped to stay out of the way.
+for svc in redis-server prometheus prometheus-node-exporter nginx; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     systemctl stop "$svc" >/dev/null 2>&1 || true
   fi

@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# Protection: what a legitimate client still gets from nginx while a flood of spoofed sources
+# hits the server, with each contender in front. Not a test: it prints figures (markdown tables)
+# on stdout, progress on stderr.
+#
+#   sudo scripts/bench-protect.sh [--rounds N] [--seconds S] [--rates LIST] [--contenders LIST]
+#                                 [--connections N] [--smoke] [--no-build] [--raw FILE]
+#
+# The lab (the same as bench-live.sh's, with a second link):
+#   flood link   the client namespace's rlflood sends the flood on one veth pair, as live XDP
+#                frames (bench-live.sh says how), from 131,071 known IPv4 sources of
+#                198.18.0.0/15 (warmed first, so each already owes its token), UDP to port 9.
+#                The receiving end runs threaded NAPI, pinned to the server's CPU, with GRO on;
+#                every contender filters this link.
+#   client link  wrk in the client namespace asks nginx in the server namespace for a small page
+#                over a veth pair of its own (198.51.100.0/30), which no contender filters and
+#                which never carries a flood frame. On a single veth the flood's XDP frames and
+#                the client's packets would share one ring once any XDP program is attached, and
+#                the ring's refusals would cost the client retransmits for every XDP contender
+#                alike (an ideal filter then shows 200 ms p99 where no filter shows 3 ms): that
+#                is the lab, not the filter. With a link of its own, every contender's client
+#                packets take the same path, and what a flood takes from the client is the
+#                server's CPU.
+# CPUs: rlflood alone on one (paced, it waits for each burst's time on the CPU, so nothing else
+# could run there undisturbed); the flood's NAPI thread (nice -20), nginx and wrk on the other,
+# the server's. So the client and the server share what the flood's receive path leaves of that
+# CPU, as a client on the server's host (or the server's own work) would: goodput falls with the
+# CPU each contender spends per flood frame.
+#
+# For every contender (none, drop, rl, nft, ipt; see bench-live.sh) and every flood rate
+# (--rates: frames/s, paced in bursts of 128; 0 is no flood; "fast" is as fast as the generator
+# goes): wrk's requests/s and p99 latency while the flood runs, and the flood rate the server's
+# link received. Goodput is requests/s as a share of the baseline: no filter and no flood, in the
+# same round. A contender absorbs a rate when its goodput there is at least 95%.
+# Rounds are interleaved; medians over rounds, with the spread.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=3 seconds=3 rates=0,200000,400000,800000,1600000,3200000,fast contenders_list="none,drop,rl,nft,ipt"
+conns=16 smoke=0 build_first=1 raw=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rounds) rounds=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --rates) rates=$2; shift 2 ;;
+    --contenders) contenders_list=$2; shift 2 ;;
+    --connections) conns=$2; shift 2 ;;
+    --smoke) smoke=1; rounds=1; seconds=1; rates=0,200000; contenders_list=none,rl; shift ;;
+    --no-build) build_first=0; shift ;;
+    --raw) raw=$2; shift 2 ;;
+    *) echo "usage: $0 [--rounds N] [--seconds S] [--rates LIST] [--contenders LIST]" \
+         "[--connections N] [--smoke] [--no-build] [--raw FILE]" >&2; exit 2 ;;
+  esac
+done
+[ "$(id -u)" -eq 0 ] || { echo "$0: run as root" >&2; exit 1; }
+for tool in nginx wrk; do
+  command -v "$tool" >/dev/null || { echo "$0: $tool is missing (scripts/install-deps.sh)" >&2; exit 1; }
+done
+build=${RL_BUILD_DIR:-build}
+send_cpu=${RL_BENCH_SEND_CPU:-0}
+recv_cpu=${RL_BENCH_RECV_CPU:-1}
+batch=256
+bench_name=bench-protect
+[ "$send_cpu" != "$recv_cpu" ] || { echo "$0: sender and receiver need different CPUs" >&2; exit 2; }
+if [ "$build_first" = 1 ]; then
+  cmake --build "$build" -j"$(nproc)" --target rld rlflood rl_drop_skel_gen rl_src_drop_skel_gen >/dev/null
+fi
+for f in "$build/tools/rlflood/rlflood" "$build/controller/rld/rld" "$build/bpf/skel/rl_drop.bpf.o"; do
+  [ -e "$f" ] || { echo "$0: $f is missing (build first)" >&2; exit 1; }
+done
+
+# One live benchmark at a time: each finds its NAPI thread by the interface's name and needs
+# the CPUs to itself.
+exec 9>/run/rl-bench-live.lock
+flock -n 9 || { echo "$0: another live benchmark is in progress" >&2; exit 1; }
+
+lab=rl-protbench
+export RL_LAB_CLIENT_IF=rlpc0 RL_LAB_SERVER_IF=rlps0
+cif=$RL_LAB_CLIENT_IF sif=$RL_LAB_SERVER_IF
+source scripts/lab-rld.sh
+source scripts/bench-lab.sh
+napi_setup
+raw_file=${raw:-$work/raw.tsv}
+: >"$raw_file"
+
+# The client's own link, made inside the namespaces (never in this one); it goes with them.
+wcif=rlwc0 wsif=rlws0 server=198.51.100.2
+ip link add "$wcif" netns "$lab-cli" type veth peer name "$wsif" netns "$lab-srv"
+$cli ip addr add 198.51.100.1/30 dev "$wcif"
+$srv ip addr add "$server/30" dev "$wsif"
+$cli ip link set "$wcif" up
+$srv ip link set "$wsif" up
+
+# nginx: one worker on the server's CPU, a 612-byte page, keep-alive, no logging.
+mkdir -p "$work/nginx/www" "$work/nginx/tmp"
+head -c 612 /dev/zero | tr '\0' x >"$work/nginx/www/index.html"
+cat >"$work/nginx/nginx.conf" <<CONF
+worker_processes 1;
+user root root;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  default_type text/html;
+  keepalive_requests 10000000;
+  keepalive_timeout 120s;
+  client_body_temp_path $work/nginx/tmp/body;
+  proxy_temp_path $work/nginx/tmp/proxy;
+  fastcgi_temp_path $work/nginx/tmp/fastcgi;
+  uwsgi_temp_path $work/nginx/tmp/uwsgi;
+  scgi_temp_path $work/nginx/tmp/scgi;
+  server {
+    listen $server:8080;
+    location / { root $work/nginx/www; }
+  }
+}
+CONF
+taskset -c "$recv_cpu" ip netns exec "$lab-srv" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" \
+  -e "$work/nginx/error.log" -g 'daemon off;' 2>>"$work/nginx/error.log" &
+nginx_pid=$!
+protect_cleanup() {
+  kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null || true
+  rl_lab_cleanup
+}
+trap protect_cleanup EXIT
+for _ in $(seq 100); do
+  $cli curl -s -o /dev/null --max-time 1 "http://$server:8080/" && break
+  sleep 0.05
+done
+$cli curl -sf -o /dev/null --max-time 2 "http://$server:8080/" ||
+  { cat "$work/nginx/error.log" >&2; fail "nginx does not answer on $server:8080"; }
+
+# wrk's requests/s and p99 (ms) over S seconds: "rps p99_ms".
+wrk_run() {
+  local out
+  out=$(taskset -c "$recv_cpu" ip netns exec "$lab-cli" wrk -t1 -c"$conns" -d"${1}s" --latency \
+    "http://$server:8080/")
+  awk '
+    / 99% / { v = $2; u = v; sub(/[0-9.]+/, "", u); sub(/[a-z]+$/, "", v)
+              p99 = (u == "us") ? v / 1000 : (u == "s") ? v * 1000 : (u == "m") ? v * 60000 : v }
+    /^Requests\/sec:/ { rps = $2 }
+    END { if (rps == "" || p99 == "") exit 1; print rps, p99 }' <<<"$out" ||
+    fail "wrk printed no figures: $out"
+}
+
+args="--src 198.18.0.0/15 --sources 131071 --order random --dst 192.0.2.2"
+measure() { # contender round rate
+  local who=$1 round=$2 rate=$3 pace=() flood_pid="" rx0 rx1 rt0 rt1 pid t0 t1 rps p99
+  pid=$(napi_pid)
+  if [ "$rate" = fast ]; then
+    pace=()
+  elif [ "$rate" != 0 ]; then
+    pace=(--rate "$rate" --burst 128)
+  fi
+  rx0=$(rx_packets)
+  read -r rt0 _ < <(sched_ns "$pid")
+  t0=$(date +%s.%N)
+  if [ "$rate" != 0 ]; then
+    # shellcheck disable=SC2086
+    flood $args "${pace[@]}" --count 1000000000 --max-seconds "$(awk -v s="$seconds" 'BEGIN {print s + 1}')" \
+      >"$work/flood.json" &
+    flood_pid=$!
+    sleep 0.5 # the flood in full swing before the client starts
+  fi
+  read -r rps p99 < <(wrk_run "$seconds")
+  if [ -n "$flood_pid" ]; then wait "$flood_pid" || fail "$who: the flood failed"; fi
+  t1=$(date +%s.%N)
+  rx1=$(rx_packets)
+  read -r rt1 _ < <(sched_ns "$pid")
+  local secs rx_rate napi
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
+  rx_rate=$(awk -v n=$((rx1 - rx0)) -v s="$secs" 'BEGIN {printf "%d", n / s}')
+  napi=$(awk -v t=$((rt1 - rt0)) -v s="$secs" 'BEGIN {printf "%.3f", t / (s * 1e9)}')
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$who" "$rate" "$rps" "$p99" "$rx_rate" "$napi" \
+    >>"$raw_file"
+  log "round $round $who flood $rate: $rps requests/s, p99 $p99 ms, flood received $rx_rate/s, NAPI on CPU $napi"
+}
+
+mapfile -t contenders < <(only "$contenders_list" none drop src rl nft ipt)
+[ ${#contenders[@]} -gt 0 ] || { echo "$0: --contenders $contenders_list names none of them" >&2; exit 2; }
+[[ " ${contenders[*]} " == *" none "* ]] || contenders=(none "${contenders[@]}") # the baseline
+mapfile -t rate_list < <(tr , '\n' <<<"$rates")
+[[ " ${rate_list[*]} " == *" 0 "* ]] || rate_list=(0 "${rate_list[@]}")
+for r in "${rate_list[@]}"; do
+  [[ $r =~ ^([0-9]+|fast)$ ]] || { echo "$0: --rates takes frames/s or fast, not $r" >&2; exit 2; }
+done
+
+pin_napi
+# The sources' state, once per contender and round, before its measurements.
+warm() { flood $args --count 131071 --rate 200000 --max-seconds 30 >/dev/null; }
+for round in $(seq "$rounds"); do
+  for who in "${contenders[@]}"; do
+    "${who}_on" >/dev/null
+    pin_napi
+    warm
+    for rate in "${rate_list[@]}"; do measure "$who" "$round" "$rate"; done
+    "${who}_off" >/dev/null
+    pin_napi
+  done
+done
+
+cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+echo "Machine: $(nproc) CPUs, $cpu; kernel $(uname -r); rlflood on CPU $send_cpu; the flood's NAPI thread, nginx and wrk on CPU $recv_cpu"
+echo "Command: scripts/bench-protect.sh --rounds $rounds --seconds $seconds --rates $rates" \
+  "--contenders $contenders_list --connections $conns"
+echo "Paths: the flood on its own veth (live XDP frames, filtered by each contender); the client on a veth of its own, unfiltered, into the same server namespace"
+echo
+python3 scripts/bench-protect-report.py "$raw_file"
