@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154
 # Sourced by the live benchmarks (bench-live.sh, bench-protect.sh) once scripts/lab-rld.sh has
 # made the lab: the receiving NAPI thread, the generator, and the contenders every benchmark
 # measures, each switched on and off the same way. Expects $build, $lab, $work, $pins, $rld,

@@ -4,12 +4,14 @@
 # on stdout, progress on stderr.
 #
 #   sudo scripts/bench-protect.sh [--rounds N] [--seconds S] [--rates LIST] [--contenders LIST]
-#                                 [--connections N] [--smoke] [--no-build] [--raw FILE]
+#                                 [--connections N] [--sources N] [--smoke] [--no-build]
+#                                 [--raw FILE]
 #
 # The lab (the same as bench-live.sh's, with a second link):
 #   flood link   the client namespace's rlflood sends the flood on one veth pair, as live XDP
-#                frames (bench-live.sh says how), from 131,071 known IPv4 sources of
-#                198.18.0.0/15 (warmed first, so each already owes its token), UDP to port 9.
+#                frames (bench-live.sh says how), from --sources known IPv4 sources of
+#                198.18.0.0/15 (default 131,071; warmed first, so each already owes its
+#                token), UDP to port 9.
 #                The receiving end runs threaded NAPI, pinned to the server's CPU, with GRO on;
 #                every contender filters this link.
 #   client link  wrk in the client namespace asks nginx in the server namespace for a small page
@@ -37,7 +39,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3 seconds=3 rates=0,200000,400000,800000,1600000,3200000,fast contenders_list="none,drop,rl,nft,ipt"
-conns=16 smoke=0 build_first=1 raw=""
+conns=16 sources=131071 build_first=1 raw=""
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
@@ -45,11 +47,12 @@ while [ $# -gt 0 ]; do
     --rates) rates=$2; shift 2 ;;
     --contenders) contenders_list=$2; shift 2 ;;
     --connections) conns=$2; shift 2 ;;
-    --smoke) smoke=1; rounds=1; seconds=1; rates=0,200000; contenders_list=none,rl; shift ;;
+    --sources) sources=$2; shift 2 ;;
+    --smoke) rounds=1; seconds=1; rates=0,200000; contenders_list=none,rl; shift ;;
     --no-build) build_first=0; shift ;;
     --raw) raw=$2; shift 2 ;;
     *) echo "usage: $0 [--rounds N] [--seconds S] [--rates LIST] [--contenders LIST]" \
-         "[--connections N] [--smoke] [--no-build] [--raw FILE]" >&2; exit 2 ;;
+         "[--connections N] [--sources N] [--smoke] [--no-build] [--raw FILE]" >&2; exit 2 ;;
   esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "$0: run as root" >&2; exit 1; }
@@ -117,10 +120,10 @@ http {
 }
 CONF
 taskset -c "$recv_cpu" ip netns exec "$lab-srv" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" \
-  -e "$work/nginx/error.log" -g 'daemon off;' 2>>"$work/nginx/error.log" &
+  -e "$work/nginx/error.log" -g 'daemon off;' 2>"$work/nginx/stderr.log" &
 nginx_pid=$!
 protect_cleanup() {
-  kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null || true
+  if kill "$nginx_pid" 2>/dev/null; then wait "$nginx_pid" 2>/dev/null || true; fi
   rl_lab_cleanup
 }
 trap protect_cleanup EXIT
@@ -129,7 +132,7 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 $cli curl -sf -o /dev/null --max-time 2 "http://$server:8080/" ||
-  { cat "$work/nginx/error.log" >&2; fail "nginx does not answer on $server:8080"; }
+  { cat "$work/nginx/error.log" "$work/nginx/stderr.log" >&2; fail "nginx does not answer on $server:8080"; }
 
 # wrk's requests/s and p99 (ms) over S seconds: "rps p99_ms".
 wrk_run() {
@@ -144,7 +147,11 @@ wrk_run() {
     fail "wrk printed no figures: $out"
 }
 
-args="--src 198.18.0.0/15 --sources 131071 --order random --dst 192.0.2.2"
+if ! [[ $sources =~ ^[0-9]+$ ]] || [ "$sources" -lt 1 ] || [ "$sources" -gt 131071 ]; then
+  echo "$0: --sources takes 1 to 131071" >&2
+  exit 2
+fi
+args="--src 198.18.0.0/15 --sources $sources --order random --dst 192.0.2.2"
 measure() { # contender round rate
   local who=$1 round=$2 rate=$3 pace=() flood_pid="" rx0 rx1 rt0 rt1 pid t0 t1 rps p99
   pid=$(napi_pid)
@@ -188,7 +195,8 @@ done
 
 pin_napi
 # The sources' state, once per contender and round, before its measurements.
-warm() { flood $args --count 131071 --rate 200000 --max-seconds 30 >/dev/null; }
+# shellcheck disable=SC2086
+warm() { flood $args --count "$sources" --rate 200000 --max-seconds 30 >/dev/null; }
 for round in $(seq "$rounds"); do
   for who in "${contenders[@]}"; do
     "${who}_on" >/dev/null
@@ -203,7 +211,7 @@ done
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 echo "Machine: $(nproc) CPUs, $cpu; kernel $(uname -r); rlflood on CPU $send_cpu; the flood's NAPI thread, nginx and wrk on CPU $recv_cpu"
 echo "Command: scripts/bench-protect.sh --rounds $rounds --seconds $seconds --rates $rates" \
-  "--contenders $contenders_list --connections $conns"
+  "--contenders $contenders_list --connections $conns --sources $sources"
 echo "Paths: the flood on its own veth (live XDP frames, filtered by each contender); the client on a veth of its own, unfiltered, into the same server namespace"
 echo
 python3 scripts/bench-protect-report.py "$raw_file"
