@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "common/fd.h"
 #include "common/mutex.h"
 #include "common/result.h"
 #include "control/control_server.h"
@@ -26,7 +27,6 @@
 #include "daemon/synproxy.h"
 #include "daemon/traffic.h"
 #include "datapath/bpf_datapath.h"
-#include "datapath/fd.h"
 #include "datapath/xdp_link.h"
 #include "metrics/snapshot.h"
 

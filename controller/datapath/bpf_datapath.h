@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "common/fd.h"
 #include "datapath/datapath.h"
-#include "datapath/fd.h"
 #include "datapath/map.h"
 
 struct rl_xdp;  // generated skeleton
