@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "datapath/fd.h"
+#include "common/fd.h"
 
 namespace rl::control {
 

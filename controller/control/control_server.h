@@ -14,8 +14,8 @@
 #include <map>
 #include <string>
 
+#include "common/fd.h"
 #include "control/protocol.h"
-#include "datapath/fd.h"
 
 namespace rl::control {
 

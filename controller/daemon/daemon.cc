@@ -10,28 +10,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cmath>
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <unordered_map>
 
 #include "cluster/redis_store.h"
 #include "cluster/sync_memory.h"
 #include "common/log.h"
 #include "daemon/handlers/handlers.h"
 #include "daemon/handlers/key_show.h"
-#include "daemon/key_state.h"
-#include "daemon/key_text.h"
 #include "daemon/loop_priority.h"
+#include "daemon/metrics_snapshot.h"
 #include "daemon/notify.h"
 #include "datapath/pin_lock.h"
 #include "datapath/pin_scope.h"
 #include "datapath/pins.h"
 #include "metrics/exporter.h"
-#include "policy/describe.h"
-#include "rl_hash.h"
 
 namespace rl::daemon {
 namespace fs = std::filesystem;
@@ -412,14 +407,18 @@ void Daemon::register_handlers() {
   h.add("acl.list", [this](const Json&) { return handlers::acl_list(*dp_, *dp_); });
   h.add("unblock",
         [this](const Json& a) { return handlers::unblock(*dp_, policies_->rules(), a); });
-  h.add("top", [this](const Json& a) { return cmd_top(a); });
+  h.add("top", [this](const Json& a) {
+    return handlers::top(
+        *offenders_, traffic_.get(), [this](uint32_t id) { return rule_ref(id); }, *dp_, a);
+  });
   h.add("key.show",
         [this](const Json& a) { return key_show(*dp_, policies_->rules(), *offenders_, a); });
   h.add("stats", [this](const Json&) {
     rates_.sample(*dp_, policies_->rules(), std::chrono::steady_clock::now());
     return handlers::stats(*dp_, policies_->rules(), rates_);
   });
-  h.add("cluster.status", [this](const Json&) { return cmd_cluster_status(); });
+  h.add("cluster.status",
+        [this](const Json&) { return handlers::cluster_status(cluster_.get(), cfg_.node_name); });
 }
 
 StatusModel Daemon::status_model() const {
@@ -492,170 +491,13 @@ Json Daemon::cmd_detach(const Json& args) {
   return control::ok({{"interface", ifname}});
 }
 
-RuleRef Daemon::rule_ref(uint32_t id) const {
-  // A rule's stacked limits carry the ids after its own (compiler.cc).
-  for (const auto& v : policies_->rules())
-    if (id >= v.compiled.id && id <= v.compiled.id + v.compiled.more_limits) {
-      if (id == v.compiled.id) return RuleRef{v.name, v.compiled.v4_prefix, v.compiled.v6_prefix};
-      uint32_t l = id - v.compiled.id;
-      if (l > v.rule.more.size()) return RuleRef{v.name, 32, 128};
-      return RuleRef{v.name, v.rule.more[l - 1].v4_prefix, v.rule.more[l - 1].v6_prefix};
-    }
-  return RuleRef{};
-}
-
-Json Daemon::cmd_top(const Json& args) {
-  std::string by = args.value("by", "drops");
-  if (by == "traffic") return top_traffic(args);
-  if (by != "drops") return control::fail("top ranks by drops or traffic, not '" + by + "'");
-  auto list = offenders_->top(args.value("n", 10), args.value("rule", ""),
-                              std::chrono::seconds(args.value("window_seconds", 300)));
-  Json out = Json::array();
-  for (const auto& o : list)
-    out.push_back({{"rule", o.rule},
-                   {"key", o.key},
-                   {"drops", o.drops},
-                   {"blocked", o.blocked},
-                   {"last_seen",
-                    std::chrono::duration_cast<std::chrono::seconds>(o.last_seen.time_since_epoch())
-                        .count()}});
-  return control::ok({{"offenders", out}});
-}
-
-// Estimates from the sampled packets (traffic.h). Each key's error is its tables' share
-// (Space-Saving: what it may have inherited, or missed while it was not in a table) plus four
-// standard deviations of the sampling (a key's samples are binomial, sd about sqrt(samples):
-// 1 key in 15,000 lands further off).
-Json Daemon::top_traffic(const Json& args) {
-  if (!traffic_)
-    return control::fail(
-        "traffic sampling is off: set traffic_sample_shift in rld's configuration "
-        "(--traffic-sample-shift; 10 samples 1 in 1,024 packets) and restart rld");
-  // What waits in the ring first (it holds 6,553 samples, under 7 batches): the answer
-  // includes it.
-  for (int i = 0; i < 8 && traffic_->poll(); i++) {
-  }
-  std::string rule = args.value("rule", "");
-  std::unordered_map<uint32_t, RuleRef> refs;  // rule ids seen in this query
-  auto ref = [&](uint32_t id) -> const RuleRef& {
-    auto it = refs.find(id);
-    if (it == refs.end()) it = refs.emplace(id, rule_ref(id)).first;
-    return it->second;
-  };
-  TrafficView view = traffic_->top(
-      args.value("n", 10), [&](uint32_t id) { return rule.empty() || ref(id).name == rule; });
-  const double scale = static_cast<double>(1ULL << traffic_->shift());
-  const double secs = std::max(view.seconds, 1e-3);
-  uint64_t shed = 0;
-  if (auto g = dp_->global_counters()) shed = (*g)[RL_GC_TRAFFIC_SHED].pkts;
-  Json keys = Json::array();
-  for (const auto& e : view.keys) {
-    const RuleRef& r = ref(e.key.rule_id);
-    double n = static_cast<double>(e.samples);
-    double err = static_cast<double>(e.error) + 4 * std::sqrt(std::max(n, 1.0));
-    keys.push_back({{"rule", r.name},
-                    {"key", key_text(e.key.kind, e.key.family, e.key.addr, e.key.dport, r.v4_prefix,
-                                     r.v6_prefix)},
-                    {"pps", n * scale / secs},
-                    {"pps_error", err * scale / secs},
-                    {"bytes_per_second", e.sampled_bytes * scale / secs},
-                    {"share", view.samples ? n / static_cast<double>(view.samples) : 0.0},
-                    {"dropped_share", n > 0 ? e.dropped / n : 0.0},
-                    {"packets", n * scale},
-                    {"packets_error", err * scale},
-                    {"samples", e.samples},
-                    {"table_error_samples", e.error}});
-  }
-  return control::ok({{"by", "traffic"},
-                      {"sample_shift", traffic_->shift()},
-                      {"sample_ratio", 1ULL << traffic_->shift()},
-                      {"window_seconds", secs},
-                      {"samples", view.samples},
-                      {"sampled_bytes", view.sampled_bytes},
-                      {"samples_shed", shed},
-                      {"capacity", TrafficLog::kCapacity},
-                      {"table_error_samples", view.table_error},
-                      {"keys", keys}});
-}
-
-Json Daemon::cmd_cluster_status() {
-  if (!cluster_) return control::fail("cluster limits are off: no Redis in rld's configuration");
-  auto st = cluster_->stats();
-  Json peers = Json::array();
-  for (const auto& p : st.peers)
-    peers.push_back({{"node", p.node}, {"last_seen_ms", p.last_seen_ms}});
-  Json blocked = Json::array();
-  for (const auto& b : cluster_->blocked())
-    blocked.push_back({{"rule", b.rule}, {"key", b.key}, {"remaining_ms", b.remaining_ms}});
-  Json errors = Json::object();
-  for (const auto& [k, v] : st.errors) errors[k] = v;
-  auto ago = st.last_ok.time_since_epoch().count()
-                 ? Json(std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now() - st.last_ok)
-                            .count())
-                 : Json(nullptr);
-  return control::ok(
-      {{"node", cfg_.node_name},
-       {"redis_up", st.redis_up},
-       {"last_sync_ms_ago", ago},
-       {"syncs", st.syncs},
-       {"early_syncs", st.early_syncs},
-       {"keys_last_sync", st.keys_last_sync},
-       {"last_pass_ms", static_cast<uint64_t>(std::llround(st.last_pass_seconds * 1000))},
-       {"pending_keys", st.pending_keys},
-       {"pending_dropped", st.pending_dropped},
-       {"errors", errors},
-       {"peers", peers},
-       {"blocked", blocked}});
-}
+RuleRef Daemon::rule_ref(uint32_t id) const { return handlers::rule_ref(policies_->rules(), id); }
 
 Result<metrics::Snapshot> Daemon::snapshot() const {
-  metrics::Snapshot s;
-  auto g = dp_->global_counters();
-  if (!g) return g.error();
-  for (int i = 0; i < RL_GC_MAX; i++) s.global[i] = (*g)[i];
-  auto rules = dp_->active_rules();
-  if (!rules) return rules.error();
-  std::vector<RuleView> views;
-  for (const auto& [name, r] : *rules) {
-    auto c = dp_->rule_counters(r.stats_slot);
-    if (!c) return c.error();
-    s.rules.push_back({name, r.action == RL_ACTION_MONITOR ? "monitor" : "drop", *c, {}});
-    if (!r.more_limits) continue;
-    auto by = dp_->limit_counters(r.stats_slot);
-    if (!by) return by.error();
-    if (views.empty()) views = policies_->rules();
-    for (const auto& v : views)
-      if (v.name == name && v.compiled.more_limits == r.more_limits)
-        for (uint32_t l = 0; l <= r.more_limits && l < RL_MAX_LIMITS; l++)
-          s.rules.back().limits.emplace_back(limit_name(v, l), (*by)[l]);
-  }
-  fill_snapshot(status_model(), s);
-  if (cluster_) {
-    auto st = cluster_->stats();
-    s.cluster.enabled = true;
-    s.cluster.redis_up = st.redis_up;
-    s.cluster.syncs = st.syncs;
-    s.cluster.early_syncs = st.early_syncs;
-    s.cluster.keys_last_sync = st.keys_last_sync;
-    s.cluster.keys_synced_total = st.keys_synced_total;
-    s.cluster.pending_keys = st.pending_keys;
-    s.cluster.pending_dropped = st.pending_dropped;
-    s.cluster.active_blocks = st.active_blocks;
-    s.cluster.peers = st.peers.size();
-    s.cluster.last_pass_seconds = st.last_pass_seconds;
-    s.cluster.errors = st.errors;
-    s.cluster.rtt_bounds.assign(std::begin(ClusterSync::kRttBuckets),
-                                std::end(ClusterSync::kRttBuckets));
-    s.cluster.rtt_buckets = st.rtt_buckets;
-    s.cluster.rtt_buckets.resize(s.cluster.rtt_bounds.size());
-    s.cluster.rtt_sum_seconds = st.rtt_sum_seconds;
-    s.cluster.rtt_count = st.rtt_count;
-  }
-  if (auto entries = dp_->runtime_acl_list())
-    for (const auto& e : *entries)
-      (e.flags & RL_SRC_F_ALLOW ? s.runtime_allow_entries : s.runtime_deny_entries)++;
-  return s;
+  std::optional<ClusterStats> cluster;
+  if (cluster_) cluster = cluster_->stats();
+  return metrics_snapshot(
+      *dp_, *dp_, *dp_, [this] { return policies_->rules(); }, status_model(), cluster);
 }
 
 }  // namespace rl::daemon

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "common/fd.h"
 #include "common/mutex.h"
 #include "common/result.h"
 #include "control/control_server.h"
@@ -26,7 +27,6 @@
 #include "daemon/synproxy.h"
 #include "daemon/traffic.h"
 #include "datapath/bpf_datapath.h"
-#include "datapath/fd.h"
 #include "datapath/xdp_link.h"
 #include "metrics/snapshot.h"
 
@@ -70,11 +70,8 @@ class Daemon {
   // every other request.
   bool defer_policy_request(const control::Json& req, ControlServer::Responder reply);
   policy::LoadLimits load_limits() const;
-  control::Json cmd_top(const control::Json& args);
-  control::Json top_traffic(const control::Json& args);
-  // A rule id's rule: its name and the prefixes its keys are masked to ("" if not in force).
+  // A rule id's rule in the policy in force: for offender reports and top.
   RuleRef rule_ref(uint32_t id) const;
-  control::Json cmd_cluster_status();
 
   Config cfg_;
   std::unique_ptr<BpfDatapath> dp_;

@@ -19,7 +19,7 @@
 #include <optional>
 #include <thread>
 
-#include "datapath/fd.h"
+#include "common/fd.h"
 
 namespace rl::daemon {
 

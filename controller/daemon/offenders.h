@@ -55,11 +55,13 @@ class OffenderLog {
   // Consumes at most kBatch reports; true when it stopped there (more may be waiting).
   bool poll();
 
+  // One report, as poll() hands it over from the ring; unit tests hand theirs in here.
+  void handle(const rl_event& ev);
+
   // Offenders seen in the last `window`, most drops first.
   std::vector<Offender> top(size_t n, const std::string& rule, std::chrono::seconds window);
 
  private:
-  void handle(const rl_event& ev);
   // Rule ids are never reused (the compiler only counts up), so a name once found stays right.
   RuleRef rule_ref(uint32_t id) REQUIRES(mu_);
 

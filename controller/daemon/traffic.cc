@@ -121,8 +121,12 @@ TrafficLog::TrafficLog(int samples_fd, uint32_t shift)
         if (size < sizeof(rl_traffic_sample)) return;
         rl_traffic_sample s{};
         std::memcpy(&s, data, sizeof(s));
-        windows_.add(s.key, s.bytes, s.verdict == RL_VERDICT_DROP);
+        add(s);
       }) {}
+
+void TrafficLog::add(const rl_traffic_sample& s) {
+  windows_.add(s.key, s.bytes, s.verdict == RL_VERDICT_DROP);
+}
 
 bool TrafficLog::poll() {
   // Once per batch, not per sample: a batch takes about a millisecond.

@@ -73,6 +73,8 @@ class TrafficLog {
   int epoll_fd() const { return ring_.epoll_fd(); }
   // Consumes at most kBatch samples; true when it stopped there (more may be waiting).
   bool poll();
+  // One sample, as poll() hands it over from the ring; unit tests hand theirs in here.
+  void add(const rl_traffic_sample& s);
 
   TrafficView top(size_t n, const std::function<bool(uint32_t rule_id)>& keep);
   uint32_t shift() const { return shift_; }

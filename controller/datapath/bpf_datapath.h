@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "common/fd.h"
 #include "datapath/datapath.h"
-#include "datapath/fd.h"
 #include "datapath/map.h"
 
 struct rl_xdp;  // generated skeleton
@@ -47,6 +47,8 @@ class BpfDatapath final : public Datapath {
 
   Status apply(const compiler::CompiledRuleSet& rules) override;
   uint32_t active_generation() const override;
+  // Read back from the generation in force (rl_rules), named from rl_rule_meta by stats slot.
+  Result<std::vector<std::pair<std::string, rl_rule>>> active_rules() const override;
   Result<GlobalCounters> global_counters() const override;
   Result<rl_rule_counters> rule_counters(uint32_t stats_slot) const override;
   Result<LimitCounters> limit_counters(uint32_t stats_slot) const override;
@@ -89,8 +91,6 @@ class BpfDatapath final : public Datapath {
   // The identities of the rule set in force, read back from the kernel (rl_rules, rl_rule_meta),
   // so that a restarted rld keeps unchanged rules' state.
   Result<compiler::RuleIds> rule_ids() const;
-  // Names of the rules in force, by stats slot.
-  Result<std::vector<std::pair<std::string, rl_rule>>> active_rules() const;
 
   // CLOCK_MONOTONIC as the data path reads it (bpf_ktime_get_ns), whatever this process's
   // time namespace; the test clock when one is set.

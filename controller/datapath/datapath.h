@@ -2,7 +2,7 @@
 // rld asks only for what it uses and its tests can hand it a fake (tests/support/fake_datapath.h).
 // BpfDatapath implements them all on the kernel's maps.
 //
-//   RuleSets      the rule set in force and its generation switch       PolicyManager
+//   RuleSets      the rule set in force and its generation switch       PolicyManager, metrics
 //   Counters      global, per-rule and per-limit counters               stats, metrics
 //   RuntimeLists  runtime allow/deny entries (rlctl allow/deny)         acl handlers
 //   KeyTable      one key's slot, its hash, its offender drops          unblock, key show
@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,9 @@ class RuleSets {
   // Make `rules` the rule set in force, in one atomic step for packets.
   virtual Status apply(const compiler::CompiledRuleSet& rules) = 0;
   virtual uint32_t active_generation() const = 0;
+  // The rules in force as the data path holds them, by position: each one's name and what
+  // packets are judged by.
+  virtual Result<std::vector<std::pair<std::string, rl_rule>>> active_rules() const = 0;
 };
 
 class Counters {

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/fd.h"
 #include "common/result.h"
-#include "datapath/fd.h"
 
 namespace rl {
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "common/fd.h"
 #include "common/result.h"
-#include "datapath/fd.h"
 
 namespace rl {
 

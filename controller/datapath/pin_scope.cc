@@ -11,7 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "datapath/fd.h"
+#include "common/fd.h"
 
 namespace rl {
 namespace {

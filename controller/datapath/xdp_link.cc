@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "datapath/fd.h"
+#include "common/fd.h"
 #include "datapath/pins.h"
 
 namespace rl {

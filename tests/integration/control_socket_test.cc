@@ -13,8 +13,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "common/fd.h"
 #include "control/client.h"
-#include "datapath/fd.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {

@@ -2,7 +2,7 @@
 // has attached the XDP program; what passes is counted by a UDP socket behind it.
 #include <bpf/bpf.h>
 
-#include "datapath/fd.h"
+#include "common/fd.h"
 #include "rl_abi.h"
 #include "rld_fixture.h"
 

@@ -6,7 +6,7 @@
 
 #include <bpf/bpf.h>
 
-#include "datapath/fd.h"
+#include "common/fd.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,15 @@ class FakeDatapath : public Datapath {
     return {};
   }
   uint32_t active_generation() const override { return gen; }
+  // The last rule set applied, as the data path would read it back.
+  Result<std::vector<std::pair<std::string, rl_rule>>> active_rules() const override {
+    std::vector<std::pair<std::string, rl_rule>> out;
+    if (applied.empty()) return out;
+    const auto& rs = applied.back();
+    for (size_t i = 0; i < rs.rules.size() && i < rs.names.size(); i++)
+      out.emplace_back(rs.names[i], rs.rules[i]);
+    return out;
+  }
 
   // Counters
   Result<GlobalCounters> global_counters() const override { return global; }

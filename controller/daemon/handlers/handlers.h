@@ -4,12 +4,16 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "control/protocol.h"
+#include "daemon/cluster_sync.h"
+#include "daemon/offenders.h"
 #include "daemon/policy_manager.h"
+#include "daemon/traffic.h"
 #include "datapath/datapath.h"
 
 namespace rl::daemon::handlers {
@@ -56,5 +60,20 @@ Json stats(const Counters& counters, const std::vector<RuleView>& rules, const R
 
 // A rule's counters as the control protocol has them.
 Json counters_json(const rl_rule_counters& c);
+
+// A rule id's rule among `rules`: its name and the prefixes its keys are masked to (an empty
+// name if no rule there has the id). Stacked limits have ids of their own (top.cc).
+RuleRef rule_ref(const std::vector<RuleView>& rules, uint32_t id);
+using RuleResolver = std::function<RuleRef(uint32_t rule_id)>;
+
+// top: the offenders with the most drops, or by traffic the keys the sampled packets show
+// heaviest, estimated with their error; `traffic` is null while sampling is off. Counters give
+// the samples the data path shed (top.cc).
+Json top(OffenderLog& offenders, TrafficLog* traffic, const RuleResolver& resolve,
+         const Counters& counters, const Json& args);
+
+// cluster.status: the sync with Redis as `sync` last saw it, null when cluster limits are off
+// (cluster.cc).
+Json cluster_status(const ClusterSync* sync, const std::string& node);
 
 }  // namespace rl::daemon::handlers

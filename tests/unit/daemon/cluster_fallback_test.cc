@@ -1,12 +1,14 @@
 // A cluster rule while Redis is unreachable, over the in-memory data path: a closed rule holds
 // each key to its share of the fleet's limit (limit / nodes) on this node, an open one blocks
-// nothing. The cluster lab test does the same against a real redis-server and real packets.
+// nothing, and cluster.status says so. The cluster lab test does the same against a real
+// redis-server and real packets.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
 #include "daemon/cluster_sync.h"
+#include "daemon/handlers/handlers.h"
 #include "daemon/key_state.h"
 #include "fake_datapath.h"
 
@@ -76,6 +78,23 @@ TEST(ClusterFallback, ClosedRulesHoldEachKeyToItsShareWithoutRedis) {
   EXPECT_EQ(sync.blocked()[0].rule, "closed");
   EXPECT_EQ(sync.blocked()[0].key, "198.18.0.7");
   EXPECT_EQ(st.pending_keys, 3u) << "what Redis did not hear waits for it";
+
+  // rlctl cluster status tells the same.
+  auto r = handlers::cluster_status(&sync, cfg.node);
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  const auto& d = r["data"];
+  EXPECT_EQ(d["node"], "node-a");
+  EXPECT_EQ(d["redis_up"], false);
+  EXPECT_TRUE(d["last_sync_ms_ago"].is_null()) << "never synced";
+  EXPECT_EQ(d["syncs"], 0);
+  EXPECT_EQ(d["pending_keys"], 3);
+  EXPECT_GE(d["errors"]["unavailable"].get<uint64_t>(), 1u);
+  EXPECT_TRUE(d["peers"].empty());
+  ASSERT_EQ(d["blocked"].size(), 1u);
+  EXPECT_EQ(d["blocked"][0]["rule"], "closed");
+  EXPECT_EQ(d["blocked"][0]["key"], "198.18.0.7");
+  EXPECT_GT(d["blocked"][0]["remaining_ms"].get<uint64_t>(), 0u);
+  EXPECT_LE(d["blocked"][0]["remaining_ms"].get<uint64_t>(), 60'000u) << "within the window";
 }
 
 }  // namespace

@@ -3,9 +3,14 @@
 // rld on real maps.
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <tuple>
+
 #include "control/handler_table.h"
 #include "daemon/handlers/handlers.h"
 #include "daemon/key_state.h"
+#include "daemon/offenders.h"
+#include "daemon/traffic.h"
 #include "fake_datapath.h"
 
 namespace rl::daemon {
@@ -128,6 +133,121 @@ TEST(Handlers, PolicyShowAndList) {
   auto none = handlers::policy_show(dp, rules, args({{"name", "c"}}));
   EXPECT_FALSE(none["ok"]);
   EXPECT_EQ(none["error"], "no rule named 'c' in force");
+}
+
+// The key `rule` builds for `addr`, as the data path reports and samples it.
+rl_key key_of(const RuleView& rule, const std::string& addr) {
+  return key_for(rule.compiled, *Address::parse(addr), 0);
+}
+
+// An offender report for the key `rule` builds for `addr`, as rl_events carries one.
+rl_event report(const FakeDatapath& dp, const RuleView& rule, const std::string& addr,
+                bool blocked = false) {
+  rl_key k = key_of(rule, addr);
+  rl_event ev{};
+  ev.kind = RL_EVENT_OVER_LIMIT;
+  ev.rule_id = k.rule_id;
+  ev.key_hash = dp.key_hash(k);
+  ev.family = k.family;
+  ev.key_kind = k.kind;
+  ev.dport = k.dport;
+  ev.blocked = blocked;
+  std::memcpy(ev.addr, k.addr, sizeof(ev.addr));
+  return ev;
+}
+
+TEST(Handlers, TopRanksOffendersByDropsWithinARule) {
+  FakeDatapath dp;
+  std::vector<RuleView> rules = {rule("per-source", 1, RL_KEY_SRC_ADDR),
+                                 rule("per-24", 2, RL_KEY_SRC_PREFIX)};
+  rules[1].compiled.v4_prefix = 24;
+  auto resolve = [&](uint32_t id) { return handlers::rule_ref(rules, id); };
+  OffenderLog log(-1, resolve, [&](uint64_t h) { return dp.offender_drops(h); });
+  for (const auto& [r, addr, drops] : {std::tuple{0, "198.18.0.7", 50},
+                                       {0, "198.18.0.8", 900},
+                                       {0, "198.18.0.9", 300},
+                                       {1, "198.18.1.77", 5000}}) {
+    auto ev = report(dp, rules[r], addr, addr == std::string("198.18.0.8"));
+    dp.drops[ev.key_hash] = drops;
+    log.handle(ev);
+  }
+
+  auto all = handlers::top(log, nullptr, resolve, dp, args({{"n", 3}}));
+  ASSERT_TRUE(all["ok"]) << all.dump();
+  const auto& o = all["data"]["offenders"];
+  ASSERT_EQ(o.size(), 3u) << "n caps the list";
+  EXPECT_EQ(o[0]["rule"], "per-24");
+  EXPECT_EQ(o[0]["key"], "198.18.1.0/24") << "a prefix key is shown masked";
+  EXPECT_EQ(o[0]["drops"], 5000);
+  EXPECT_EQ(o[1]["key"], "198.18.0.8");
+  EXPECT_EQ(o[1]["blocked"], true);
+  EXPECT_EQ(o[2]["key"], "198.18.0.9");
+  EXPECT_EQ(o[2]["blocked"], false);
+  EXPECT_GT(o[2]["last_seen"].get<int64_t>(), 1'600'000'000) << "Unix seconds";
+
+  auto one = handlers::top(log, nullptr, resolve, dp, args({{"rule", "per-source"}}));
+  std::vector<std::string> keys;
+  for (const auto& e : one["data"]["offenders"]) keys.push_back(e["key"]);
+  EXPECT_EQ(keys, (std::vector<std::string>{"198.18.0.8", "198.18.0.9", "198.18.0.7"}));
+
+  auto bad = handlers::top(log, nullptr, resolve, dp, args({{"by", "bytes"}}));
+  EXPECT_FALSE(bad["ok"]);
+  EXPECT_EQ(bad["error"], "top ranks by drops or traffic, not 'bytes'");
+}
+
+TEST(Handlers, TopByTrafficScalesTheSamplesUpOrSaysSamplingIsOff) {
+  FakeDatapath dp;
+  std::vector<RuleView> rules = {rule("web", 1, RL_KEY_SRC_ADDR), rule("dns", 2, RL_KEY_SRC_ADDR)};
+  auto resolve = [&](uint32_t id) { return handlers::rule_ref(rules, id); };
+  OffenderLog log(-1, resolve, [](uint64_t) { return uint64_t{0}; });
+
+  auto off = handlers::top(log, nullptr, resolve, dp, args({{"by", "traffic"}}));
+  EXPECT_FALSE(off["ok"]);
+  EXPECT_EQ(off["error"],
+            "traffic sampling is off: set traffic_sample_shift in rld's configuration "
+            "(--traffic-sample-shift; 10 samples 1 in 1,024 packets) and restart rld");
+
+  TrafficLog traffic(-1, /*shift=*/4);
+  for (const auto& [r, addr, samples] :
+       {std::tuple{0, "198.18.0.7", 30}, {0, "198.18.0.8", 10}, {1, "198.18.0.7", 20}})
+    for (int i = 0; i < samples; i++)
+      traffic.add({key_of(rules[r], addr), 100, RL_VERDICT_PASS, {}});
+  dp.global[RL_GC_TRAFFIC_SHED] = {7, 0};
+
+  auto r = handlers::top(log, &traffic, resolve, dp,
+                         args({{"by", "traffic"}, {"rule", "web"}, {"n", 5}}));
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  const auto& d = r["data"];
+  EXPECT_EQ(d["sample_ratio"], 16);
+  EXPECT_EQ(d["samples"], 60) << "every sample, not only the rule's";
+  EXPECT_EQ(d["samples_shed"], 7);
+  ASSERT_EQ(d["keys"].size(), 2u) << "the dns key is left out";
+  EXPECT_EQ(d["keys"][0]["rule"], "web");
+  EXPECT_EQ(d["keys"][0]["key"], "198.18.0.7");
+  EXPECT_EQ(d["keys"][0]["samples"], 30);
+  EXPECT_DOUBLE_EQ(d["keys"][0]["packets"].get<double>(), 30.0 * 16);
+  EXPECT_DOUBLE_EQ(d["keys"][0]["share"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(d["keys"][0]["dropped_share"].get<double>(), 0.0);
+  EXPECT_EQ(d["keys"][1]["key"], "198.18.0.8");
+}
+
+TEST(Handlers, RuleRefNamesStackedLimitsWithTheirOwnPrefixes) {
+  std::vector<RuleView> rules = {rule("web", 10, RL_KEY_SRC_PREFIX)};
+  rules[0].compiled.v4_prefix = 24;
+  rules[0].compiled.more_limits = 2;  // the policy text knows one: as for an adopted rule
+  rules[0].rule.more.resize(1);
+  rules[0].rule.more[0].v4_prefix = 16;
+  EXPECT_EQ(handlers::rule_ref(rules, 10).v4_prefix, 24);
+  EXPECT_EQ(handlers::rule_ref(rules, 11).name, "web");
+  EXPECT_EQ(handlers::rule_ref(rules, 11).v4_prefix, 16);
+  EXPECT_EQ(handlers::rule_ref(rules, 12).v4_prefix, 32) << "unknown limit: per address";
+  EXPECT_EQ(handlers::rule_ref(rules, 13).name, "") << "not in force";
+}
+
+TEST(Handlers, ClusterStatusWhenClusterLimitsAreOff) {
+  auto r = handlers::cluster_status(nullptr, "node-a");
+  EXPECT_FALSE(r["ok"]);
+  EXPECT_EQ(r["error"], "cluster limits are off: no Redis in rld's configuration");
 }
 
 TEST(HandlerTable, DispatchesAndRefusesWhatItCannotAnswer) {
