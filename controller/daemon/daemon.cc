@@ -1,6 +1,5 @@
 #include "daemon/daemon.h"
 
-#include <net/if.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
@@ -15,8 +14,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include "cluster/redis_store.h"
-#include "cluster/sync_memory.h"
 #include "common/log.h"
 #include "daemon/handlers/handlers.h"
 #include "daemon/handlers/key_show.h"
@@ -120,37 +117,7 @@ Status Daemon::init() {
     log::warn("starting without rules: no valid policy", {{"dir", cfg_.policy_dir}});
 
   // Attach after the first policy is in place, so the program never runs a half-set state.
-  auto mode = parse_xdp_mode(cfg_.xdp_mode);
-  if (!mode) return mode.error();
-  for (const auto& ifname : cfg_.interfaces) {
-    auto a = attach_xdp(dp_->prog_fd(), ifname, *mode, cfg_.pin_root);
-    if (!a) return a.error();
-    if (!a->warning.empty()) log::warn(a->warning, {{"interface", ifname}});
-    log::info(a->replaced ? "replaced program on interface" : "attached",
-              {{"interface", ifname}, {"mode", a->mode}});
-    MutexLock lock(mu_);
-    interfaces_[ifname] = *a;
-  }
-  // Interfaces attached by an earlier run and not in this configuration stay attached and known.
-  for (const auto& ifname : pinned_links(cfg_.pin_root)) {
-    bool known = false;
-    {
-      MutexLock lock(mu_);
-      known = interfaces_.count(ifname) > 0;
-    }
-    if (known) continue;
-    auto a = attach_xdp(dp_->prog_fd(), ifname, *mode, cfg_.pin_root);
-    if (!a && a.error().err == ENODEV) {
-      // The interface is gone: its link is severed and the pin protects nothing.
-      auto s = detach_xdp(ifname, cfg_.pin_root);
-      log::warn(s ? "dropped the pinned link of a missing interface" : "stale link not removed",
-                {{"interface", ifname}, {"error", s ? a.error().str() : s.error().str()}});
-      continue;
-    }
-    if (a && !a->warning.empty()) log::warn(a->warning, {{"interface", ifname}});
-    MutexLock lock(mu_);
-    if (a) interfaces_[ifname] = *a;
-  }
+  if (auto s = attach_interfaces(); !s) return s;
 
   if (uint32_t old = dp_->replaced_abi()) {
     // Every interface now runs the new program (bpf_link_update above): only now do the old
@@ -167,41 +134,8 @@ Status Daemon::init() {
   if (dp_->traffic_sample_shift())
     traffic_ = std::make_unique<TrafficLog>(dp_->samples_fd(), dp_->traffic_sample_shift());
 
-  if (cfg_.cluster_enabled()) {
-    cluster::RedisOptions ro;
-    ro.host = cfg_.redis_host.empty() ? ro.host : cfg_.redis_host;
-    ro.port = cfg_.redis_port;
-    ro.unix_socket = cfg_.redis_socket;
-    ro.password = cfg_.redis_password;
-    ro.db = cfg_.redis_db;
-    ro.connect_timeout = std::chrono::milliseconds(cfg_.redis_connect_timeout_ms);
-    ro.command_timeout = std::chrono::milliseconds(cfg_.redis_command_timeout_ms);
-    ro.key_prefix = cfg_.redis_key_prefix;
-    // Created without connecting: rld starts (and enforces local limits) while Redis is down.
-    auto store = cluster::RedisStore::create(ro);
-    if (!store) return store.error().wrap("cluster");
-    ClusterConfig cc;
-    cc.node = cfg_.node_name;
-    if (cc.node.empty()) {
-      char host[256] = {};
-      ::gethostname(host, sizeof(host) - 1);
-      cc.node = host;
-    }
-    cfg_.node_name = cc.node;
-    cc.interval = std::chrono::milliseconds(cfg_.sync_interval_ms);
-    cc.nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
-    cluster_ = std::make_unique<ClusterSync>(*dp_, std::move(*store), cc,
-                                             [this] { return policies_->rules(); });
-    offenders_->on_cluster_sync([this] { cluster_->wake(); });
-    cluster::keep_sync_buffers_mapped();
-    cluster_->start();
-    log::info("cluster sync started",
-              {{"node", cc.node},
-               {"redis", cfg_.redis_socket.empty()
-                             ? cfg_.redis_host + ":" + std::to_string(cfg_.redis_port)
-                             : cfg_.redis_socket},
-               {"interval_ms", std::to_string(cfg_.sync_interval_ms)}});
-  }
+  if (cfg_.cluster_enabled())
+    if (auto s = start_cluster(); !s) return s;
 
   key_usage_ = std::make_unique<KeyUsageSampler>(
       [this] { return dp_->key_table_usage(dp_->now_ns()); }, std::chrono::seconds(1));
@@ -379,17 +313,6 @@ void Daemon::housekeeping() {
     rates_.sample(*dp_, policies_->rules(), last_housekeeping_);
 }
 
-bool Daemon::is_attached(const std::string& ifname) const {
-  if (attachments().count(ifname)) return true;
-  auto pinned = pinned_links(cfg_.pin_root);
-  return std::find(pinned.begin(), pinned.end(), ifname) != pinned.end();
-}
-
-std::map<std::string, Attachment> Daemon::attachments() const {
-  MutexLock lock(mu_);
-  return interfaces_;
-}
-
 Json Daemon::handle(const Json& req) { return handlers_.dispatch(req); }
 
 // Every command rld answers on the spot; policy.reload, .diff and .apply load on the worker
@@ -451,44 +374,6 @@ Json Daemon::cmd_status() {
   m.event_loop = loop_priority_;
   m.reload_running = loads_->running();
   return control::ok(status_json(m));
-}
-
-Json Daemon::cmd_attach(const Json& args) {
-  std::string ifname = args.at("interface");
-  auto mode = parse_xdp_mode(args.value("mode", cfg_.xdp_mode));
-  if (!mode) return control::fail(mode.error().message);
-  auto a = attach_xdp(dp_->prog_fd(), ifname, *mode, cfg_.pin_root);
-  if (!a) return control::fail(a.error().str());
-  {
-    MutexLock lock(mu_);
-    interfaces_[ifname] = *a;
-  }
-  log::info("attached", {{"interface", ifname}, {"mode", a->mode}});
-  synproxy_.enable(true);
-  synproxy_.settle(policies_->policy());
-  return control::ok({{"interface", ifname},
-                      {"mode", a->mode},
-                      {"replaced", a->replaced},
-                      {"warning", a->warning}});
-}
-
-Json Daemon::cmd_detach(const Json& args) {
-  std::string ifname = args.at("interface");
-  if (!is_attached(ifname))
-    return control::fail(if_nametoindex(ifname.c_str())
-                             ? "rl is not attached to " + ifname + "; nothing changed"
-                             : "no interface named '" + ifname + "'; nothing changed");
-  if (auto s = detach_xdp(ifname, cfg_.pin_root); !s) return control::fail(s.error().str());
-  bool none_left = false;
-  {
-    MutexLock lock(mu_);
-    interfaces_.erase(ifname);
-    none_left = interfaces_.empty();
-  }
-  log::info("detached", {{"interface", ifname}});
-  synproxy_.enable(!none_left);
-  synproxy_.settle(policies_->policy());
-  return control::ok({{"interface", ifname}});
 }
 
 RuleRef Daemon::rule_ref(uint32_t id) const { return handlers::rule_ref(policies_->rules(), id); }

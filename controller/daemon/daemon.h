@@ -60,6 +60,10 @@ class Daemon {
 
   StatusModel status_model() const;  // any thread: the metrics endpoint builds one too
   control::Json cmd_status();
+  // The configured interfaces and the pinned links an earlier run left (daemon_interfaces.cc).
+  Status attach_interfaces();
+  // Redis and the sync thread, when the configuration names a Redis (daemon_cluster.cc).
+  Status start_cluster();
   control::Json cmd_attach(const control::Json& args);
   control::Json cmd_detach(const control::Json& args);
   // Policy loads, on loads_ (policy_requests.cc). `then` runs on the loop with the outcome.

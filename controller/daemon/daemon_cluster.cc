@@ -1,0 +1,51 @@
+// rld's side of cluster-wide limits: the Redis store and the sync thread, made from rld's
+// configuration when it names a Redis (cluster_sync.h does the syncing).
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "cluster/redis_store.h"
+#include "cluster/sync_memory.h"
+#include "common/log.h"
+#include "daemon/daemon.h"
+
+namespace rl::daemon {
+
+Status Daemon::start_cluster() {
+  cluster::RedisOptions ro;
+  ro.host = cfg_.redis_host.empty() ? ro.host : cfg_.redis_host;
+  ro.port = cfg_.redis_port;
+  ro.unix_socket = cfg_.redis_socket;
+  ro.password = cfg_.redis_password;
+  ro.db = cfg_.redis_db;
+  ro.connect_timeout = std::chrono::milliseconds(cfg_.redis_connect_timeout_ms);
+  ro.command_timeout = std::chrono::milliseconds(cfg_.redis_command_timeout_ms);
+  ro.key_prefix = cfg_.redis_key_prefix;
+  // Created without connecting: rld starts (and enforces local limits) while Redis is down.
+  auto store = cluster::RedisStore::create(ro);
+  if (!store) return store.error().wrap("cluster");
+  ClusterConfig cc;
+  cc.node = cfg_.node_name;
+  if (cc.node.empty()) {
+    char host[256] = {};
+    ::gethostname(host, sizeof(host) - 1);
+    cc.node = host;
+  }
+  cfg_.node_name = cc.node;
+  cc.interval = std::chrono::milliseconds(cfg_.sync_interval_ms);
+  cc.nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
+  cluster_ = std::make_unique<ClusterSync>(*dp_, std::move(*store), cc,
+                                           [this] { return policies_->rules(); });
+  offenders_->on_cluster_sync([this] { cluster_->wake(); });
+  cluster::keep_sync_buffers_mapped();
+  cluster_->start();
+  log::info(
+      "cluster sync started",
+      {{"node", cc.node},
+       {"redis", cfg_.redis_socket.empty() ? cfg_.redis_host + ":" + std::to_string(cfg_.redis_port)
+                                           : cfg_.redis_socket},
+       {"interval_ms", std::to_string(cfg_.sync_interval_ms)}});
+  return {};
+}
+
+}  // namespace rl::daemon
