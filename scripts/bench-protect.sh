@@ -4,14 +4,17 @@
 # on stdout, progress on stderr.
 #
 #   sudo scripts/bench-protect.sh [--rounds N] [--seconds S] [--rates LIST] [--contenders LIST]
-#                                 [--connections N] [--sources N] [--smoke] [--no-build]
-#                                 [--raw FILE]
+#                                 [--connections N] [--sources N] [--sink] [--smoke]
+#                                 [--no-build] [--raw FILE]
 #
 # The lab (the same as bench-live.sh's, with a second link):
 #   flood link   the client namespace's rlflood sends the flood on one veth pair, as live XDP
 #                frames (bench-live.sh says how), from --sources known IPv4 sources of
 #                198.18.0.0/15 (default 131,071; warmed first, so each already owes its
-#                token), UDP to port 9.
+#                token), UDP to port 9: a closed port, the stack's cheapest path (its ICMP
+#                errors are rate-limited), unless --sink puts a UDP service there (udp_sink,
+#                which reads every datagram, on the server's CPU), as a flood at a real
+#                service would meet it.
 #                The receiving end runs threaded NAPI, pinned to the server's CPU, with GRO on;
 #                every contender filters this link.
 #   client link  wrk in the client namespace asks nginx in the server namespace for a small page
@@ -39,7 +42,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3 seconds=3 rates=0,200000,400000,800000,1600000,3200000,fast contenders_list="none,drop,rl,nft,ipt"
-conns=16 sources=131071 build_first=1 raw=""
+conns=16 sources=131071 sink=0 build_first=1 raw=""
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
@@ -48,11 +51,13 @@ while [ $# -gt 0 ]; do
     --contenders) contenders_list=$2; shift 2 ;;
     --connections) conns=$2; shift 2 ;;
     --sources) sources=$2; shift 2 ;;
+    --sink) sink=1; shift ;;
     --smoke) rounds=1; seconds=1; rates=0,200000; contenders_list=none,rl; shift ;;
     --no-build) build_first=0; shift ;;
     --raw) raw=$2; shift 2 ;;
     *) echo "usage: $0 [--rounds N] [--seconds S] [--rates LIST] [--contenders LIST]" \
-         "[--connections N] [--sources N] [--smoke] [--no-build] [--raw FILE]" >&2; exit 2 ;;
+         "[--connections N] [--sources N] [--sink] [--smoke] [--no-build] [--raw FILE]" >&2
+    exit 2 ;;
   esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "$0: run as root" >&2; exit 1; }
@@ -122,8 +127,10 @@ CONF
 taskset -c "$recv_cpu" ip netns exec "$lab-srv" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" \
   -e "$work/nginx/error.log" -g 'daemon off;' 2>"$work/nginx/stderr.log" &
 nginx_pid=$!
+sink_pid=""
 protect_cleanup() {
   if kill "$nginx_pid" 2>/dev/null; then wait "$nginx_pid" 2>/dev/null || true; fi
+  if [ -n "$sink_pid" ] && kill "$sink_pid" 2>/dev/null; then wait "$sink_pid" 2>/dev/null || true; fi
   rl_lab_cleanup
 }
 trap protect_cleanup EXIT
@@ -133,6 +140,27 @@ for _ in $(seq 100); do
 done
 $cli curl -sf -o /dev/null --max-time 2 "http://$server:8080/" ||
   { cat "$work/nginx/error.log" "$work/nginx/stderr.log" >&2; fail "nginx does not answer on $server:8080"; }
+
+# The UDP service behind the flood's port, one per measurement (udp_sink runs at most 60 s).
+sink_bin="$build/tests/integration/udp_sink"
+[ "$sink" = 0 ] || [ -x "$sink_bin" ] || fail "$sink_bin is missing (build first)"
+sink_start() {
+  [ "$sink" = 1 ] || return 0
+  taskset -c "$recv_cpu" ip netns exec "$lab-srv" "$sink_bin" --port 9 --bind 192.0.2.2 \
+    --seconds "$(awk -v s="$seconds" 'BEGIN {print s + 5}')" >/dev/null 2>"$work/sink.log" &
+  sink_pid=$!
+  for _ in $(seq 100); do
+    grep -q listening "$work/sink.log" && return 0
+    sleep 0.02
+  done
+  fail "udp_sink did not start: $(cat "$work/sink.log")"
+}
+sink_stop() {
+  [ -n "$sink_pid" ] || return 0
+  kill "$sink_pid" 2>/dev/null || true
+  wait "$sink_pid" 2>/dev/null || true
+  sink_pid=""
+}
 
 # wrk's requests/s and p99 (ms) over S seconds: "rps p99_ms".
 wrk_run() {
@@ -160,6 +188,7 @@ measure() { # contender round rate
   elif [ "$rate" != 0 ]; then
     pace=(--rate "$rate" --burst 128)
   fi
+  sink_start
   rx0=$(rx_packets)
   read -r rt0 _ < <(sched_ns "$pid")
   t0=$(date +%s.%N)
@@ -175,6 +204,7 @@ measure() { # contender round rate
   t1=$(date +%s.%N)
   rx1=$(rx_packets)
   read -r rt1 _ < <(sched_ns "$pid")
+  sink_stop
   local secs rx_rate napi
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
   rx_rate=$(awk -v n=$((rx1 - rx0)) -v s="$secs" 'BEGIN {printf "%d", n / s}')
@@ -211,7 +241,8 @@ done
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 echo "Machine: $(nproc) CPUs, $cpu; kernel $(uname -r); rlflood on CPU $send_cpu; the flood's NAPI thread, nginx and wrk on CPU $recv_cpu"
 echo "Command: scripts/bench-protect.sh --rounds $rounds --seconds $seconds --rates $rates" \
-  "--contenders $contenders_list --connections $conns --sources $sources"
+  "--contenders $contenders_list --connections $conns --sources $sources$([ "$sink" = 1 ] && echo ' --sink')"
 echo "Paths: the flood on its own veth (live XDP frames, filtered by each contender); the client on a veth of its own, unfiltered, into the same server namespace"
+echo "Flood: UDP to port 9, $([ "$sink" = 1 ] && echo 'where udp_sink reads every datagram on the server'"'"'s CPU' || echo 'a closed port'), from $sources known sources"
 echo
 python3 scripts/bench-protect-report.py "$raw_file"
