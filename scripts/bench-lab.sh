@@ -1,11 +1,47 @@
 # shellcheck shell=bash disable=SC2154
-# Sourced by the live benchmarks (bench-live.sh, bench-protect.sh) once scripts/lab-rld.sh has
-# made the lab: the receiving NAPI thread, the generator, and the contenders every benchmark
-# measures, each switched on and off the same way. Expects $build, $lab, $work, $pins, $rld,
-# $cif and $sif (the flood's veth ends), $send_cpu, $recv_cpu and $batch.
-cli="ip netns exec $lab-cli" srv="ip netns exec $lab-srv"
-rlflood="$build/tools/rlflood/rlflood"
-mac=$($srv cat /sys/class/net/"$sif"/address)
+# Sourced by the live benchmarks (bench-live.sh, bench-protect.sh): the lab they share
+# (bench_lab_up), the receiving NAPI thread, the generator, and the contenders every benchmark
+# measures, each switched on and off the same way. Expects $bench_name, $build_first, $raw and
+# $batch from its caller; bench_lab_up sets $build, $send_cpu, $recv_cpu, $lab, $work, $pins,
+# $rld, $cif, $sif, $cli, $srv, $rlflood, $mac and $raw_file.
+
+# Checks, builds (with any extra targets), takes the one-benchmark-at-a-time lock and makes the
+# lab (scripts/lab-rld.sh, which removes it on exit): bench_lab_up LAB CLIENT_IF SERVER_IF
+# [TARGET...]. The interfaces' names are the benchmark's own, so that its NAPI thread
+# ("napi/<ifname>-<id>") is told from other labs'.
+bench_lab_up() {
+  local name=$1 client_if=$2 server_if=$3 f
+  shift 3
+  [ "$(id -u)" -eq 0 ] || { echo "$0: run as root" >&2; exit 1; }
+  build=${RL_BUILD_DIR:-build}
+  send_cpu=${RL_BENCH_SEND_CPU:-0}
+  recv_cpu=${RL_BENCH_RECV_CPU:-1}
+  [ "$send_cpu" != "$recv_cpu" ] || { echo "$0: sender and receiver need different CPUs" >&2; exit 2; }
+  if [ "$build_first" = 1 ]; then
+    cmake --build "$build" -j"$(nproc)" --target rld rlflood rl_drop_skel_gen rl_src_drop_skel_gen \
+      "$@" >/dev/null
+  fi
+  for f in "$build/tools/rlflood/rlflood" "$build/controller/rld/rld" \
+    "$build/bpf/skel/rl_drop.bpf.o" "$build/bpf/skel/rl_src_drop.bpf.o"; do
+    [ -e "$f" ] || { echo "$0: $f is missing (build first)" >&2; exit 1; }
+  done
+  # One live benchmark at a time: each finds its NAPI thread by the interface's name and needs
+  # the CPUs to itself.
+  exec 9>/run/rl-bench-live.lock
+  flock -n 9 || { echo "$0: another live benchmark is in progress" >&2; exit 1; }
+
+  lab=$name
+  export RL_LAB_CLIENT_IF=$client_if RL_LAB_SERVER_IF=$server_if
+  cif=$client_if sif=$server_if
+  # shellcheck source=scripts/lab-rld.sh
+  source scripts/lab-rld.sh
+  cli="ip netns exec $lab-cli" srv="ip netns exec $lab-srv"
+  rlflood="$build/tools/rlflood/rlflood"
+  mac=$($srv cat /sys/class/net/"$sif"/address)
+  napi_setup
+  raw_file=${raw:-$work/raw.tsv}
+  : >"$raw_file"
+}
 
 log() { echo "$bench_name: $*" >&2; }
 fail() {

@@ -85,35 +85,13 @@ while [ $# -gt 0 ]; do
          "[--paced-burst N] [--batch N]" >&2; exit 2 ;;
   esac
 done
-[ "$(id -u)" -eq 0 ] || { echo "$0: run as root" >&2; exit 1; }
-build=${RL_BUILD_DIR:-build}
-send_cpu=${RL_BENCH_SEND_CPU:-0}
-recv_cpu=${RL_BENCH_RECV_CPU:-1}
 mapfile -t modes < <(tr , '\n' <<<"$modes")
 for m in "${modes[@]}"; do
   case $m in fast | paced) ;; *) echo "$0: --modes takes fast and/or paced, not $m" >&2; exit 2 ;; esac
 done
-[ "$send_cpu" != "$recv_cpu" ] || { echo "$0: sender and receiver need different CPUs" >&2; exit 2; }
-if [ "$build_first" = 1 ]; then
-  cmake --build "$build" -j"$(nproc)" --target rld rlflood rl_drop_skel_gen rl_src_drop_skel_gen >/dev/null
-fi
-for f in "$build/tools/rlflood/rlflood" "$build/controller/rld/rld" "$build/bpf/skel/rl_drop.bpf.o" "$build/bpf/skel/rl_src_drop.bpf.o"; do
-  [ -e "$f" ] || { echo "$0: $f is missing (build first)" >&2; exit 1; }
-done
-
-# One run at a time: the NAPI thread is found by the interface's name.
-exec 9>/run/rl-bench-live.lock
-flock -n 9 || { echo "$0: another bench-live run is in progress" >&2; exit 1; }
-
-lab=rl-livebench
-export RL_LAB_CLIENT_IF=rlbc0 RL_LAB_SERVER_IF=rlbs0
-cif=$RL_LAB_CLIENT_IF sif=$RL_LAB_SERVER_IF
-source scripts/lab-rld.sh
 bench_name=bench-live
 source scripts/bench-lab.sh
-napi_setup
-raw_file=${raw:-$work/raw.tsv}
-: >"$raw_file"
+bench_lab_up rl-livebench rlbc0 rlbs0
 
 contenders=(none drop src rl) # the report's rows, in this order
 if [ -n "${RL_BENCH_RLD_B:-}" ]; then

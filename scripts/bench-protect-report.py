@@ -45,42 +45,40 @@ def main(path):
     contenders = list(dict.fromkeys(r[1] for r in rows))
     rates = sorted(dict.fromkeys(r[2] for r in rows), key=rate_key)
 
+    by = {}  # (contender, rate) -> its rounds
+    for r in rows:
+        by.setdefault((r[1], r[2]), []).append(r)
+
+    def table(cell):
+        """One row per contender, one column per rate; cell(rate, rounds) renders a figure."""
+        print("| contender | " + " | ".join(rate_title(r) for r in rates) + " |")
+        print("|---|" + "---:|" * len(rates))
+        for who in contenders:
+            cells = [cell(rate, by[(who, rate)]) if (who, rate) in by else "" for rate in rates]
+            print(f"| {TITLES[who]} | " + " | ".join(cells) + " |")
+
+    def shares(got):
+        return [100 * r[3] / baseline[r[0]] for r in got]
+
+    def latency(rate, got):
+        p99 = statistics.median(r[4] for r in got)
+        rx = statistics.median(r[5] for r in got) / 1e6
+        return f"{p99:.2f} ms" + (f" @ {rx:.2f}" if rate != "0" else "")
+
     print("Goodput: wrk's requests/s as a share of the baseline (no filter, no flood) of the")
     print("same round; medians over rounds, (min–max) across them.")
     print()
-    print("| contender | " + " | ".join(rate_title(r) for r in rates) + " |")
-    print("|---|" + "---:|" * len(rates))
-    absorbed = {}
-    for who in contenders:
-        cells = []
-        for rate in rates:
-            got = [r for r in rows if r[1] == who and r[2] == rate]
-            if not got:
-                cells.append("")
-                continue
-            shares = [100 * r[3] / baseline[r[0]] for r in got]
-            cells.append(spread(shares, "{:.0f}%"))
-            if statistics.median(shares) >= 100 * ABSORBED:
-                received = statistics.median(r[5] for r in got)
-                absorbed[who] = max(absorbed.get(who, 0), received)
-        print(f"| {TITLES[who]} | " + " | ".join(cells) + " |")
+    table(lambda rate, got: spread(shares(got), "{:.0f}%"))
     print()
     print("p99 latency, ms, and the flood the server's link received, Mpps (medians):")
     print()
-    print("| contender | " + " | ".join(rate_title(r) for r in rates) + " |")
-    print("|---|" + "---:|" * len(rates))
-    for who in contenders:
-        cells = []
-        for rate in rates:
-            got = [r for r in rows if r[1] == who and r[2] == rate]
-            if not got:
-                cells.append("")
-                continue
-            p99 = statistics.median(r[4] for r in got)
-            rx = statistics.median(r[5] for r in got) / 1e6
-            cells.append(f"{p99:.2f} ms" + (f" @ {rx:.2f}" if rate != "0" else ""))
-        print(f"| {TITLES[who]} | " + " | ".join(cells) + " |")
+    table(latency)
     print()
+    absorbed = {}  # contender -> the highest flood received with goodput >= ABSORBED
+    for (who, rate), got in by.items():
+        if statistics.median(shares(got)) >= 100 * ABSORBED:
+            received = statistics.median(r[5] for r in got)
+            absorbed[who] = max(absorbed.get(who, 0), received)
     print(f"Highest flood each contender absorbed (goodput >= {ABSORBED:.0%}), as received:")
     print()
     for who in contenders:

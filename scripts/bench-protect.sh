@@ -60,36 +60,13 @@ while [ $# -gt 0 ]; do
     exit 2 ;;
   esac
 done
-[ "$(id -u)" -eq 0 ] || { echo "$0: run as root" >&2; exit 1; }
 for tool in nginx wrk; do
   command -v "$tool" >/dev/null || { echo "$0: $tool is missing (scripts/install-deps.sh)" >&2; exit 1; }
 done
-build=${RL_BUILD_DIR:-build}
-send_cpu=${RL_BENCH_SEND_CPU:-0}
-recv_cpu=${RL_BENCH_RECV_CPU:-1}
 batch=256
 bench_name=bench-protect
-[ "$send_cpu" != "$recv_cpu" ] || { echo "$0: sender and receiver need different CPUs" >&2; exit 2; }
-if [ "$build_first" = 1 ]; then
-  cmake --build "$build" -j"$(nproc)" --target rld rlflood rl_drop_skel_gen rl_src_drop_skel_gen >/dev/null
-fi
-for f in "$build/tools/rlflood/rlflood" "$build/controller/rld/rld" "$build/bpf/skel/rl_drop.bpf.o"; do
-  [ -e "$f" ] || { echo "$0: $f is missing (build first)" >&2; exit 1; }
-done
-
-# One live benchmark at a time: each finds its NAPI thread by the interface's name and needs
-# the CPUs to itself.
-exec 9>/run/rl-bench-live.lock
-flock -n 9 || { echo "$0: another live benchmark is in progress" >&2; exit 1; }
-
-lab=rl-protbench
-export RL_LAB_CLIENT_IF=rlpc0 RL_LAB_SERVER_IF=rlps0
-cif=$RL_LAB_CLIENT_IF sif=$RL_LAB_SERVER_IF
-source scripts/lab-rld.sh
 source scripts/bench-lab.sh
-napi_setup
-raw_file=${raw:-$work/raw.tsv}
-: >"$raw_file"
+bench_lab_up rl-protbench rlpc0 rlps0 udp_sink
 
 # The client's own link, made inside the namespaces (never in this one); it goes with them.
 wcif=rlwc0 wsif=rlws0 server=198.51.100.2
