@@ -68,6 +68,27 @@ bench_name=bench-protect
 source scripts/bench-lab.sh
 bench_lab_up rl-protbench rlpc0 rlps0 udp_sink
 
+# The UDP service behind the flood's port, one per measurement (udp_sink runs at most 60 s).
+sink_bin="$build/tests/integration/udp_sink" sink_pid=""
+[ "$sink" = 0 ] || [ -x "$sink_bin" ] || fail "$sink_bin is missing (build first)"
+sink_start() {
+  [ "$sink" = 1 ] || return 0
+  taskset -c "$recv_cpu" ip netns exec "$lab-srv" "$sink_bin" --port 9 --bind 192.0.2.2 \
+    --seconds "$(awk -v s="$seconds" 'BEGIN {print s + 5}')" >/dev/null 2>"$work/sink.log" &
+  sink_pid=$!
+  for _ in $(seq 100); do
+    grep -q listening "$work/sink.log" && return 0
+    sleep 0.02
+  done
+  fail "udp_sink did not start: $(cat "$work/sink.log")"
+}
+sink_stop() {
+  [ -n "$sink_pid" ] || return 0
+  kill "$sink_pid" 2>/dev/null || true
+  wait "$sink_pid" 2>/dev/null || true
+  sink_pid=""
+}
+
 # The client's own link, made inside the namespaces (never in this one); it goes with them.
 wcif=rlwc0 wsif=rlws0 server=198.51.100.2
 ip link add "$wcif" netns "$lab-cli" type veth peer name "$wsif" netns "$lab-srv"
@@ -104,10 +125,9 @@ CONF
 taskset -c "$recv_cpu" ip netns exec "$lab-srv" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" \
   -e "$work/nginx/error.log" -g 'daemon off;' 2>"$work/nginx/stderr.log" &
 nginx_pid=$!
-sink_pid=""
 protect_cleanup() {
   if kill "$nginx_pid" 2>/dev/null; then wait "$nginx_pid" 2>/dev/null || true; fi
-  if [ -n "$sink_pid" ] && kill "$sink_pid" 2>/dev/null; then wait "$sink_pid" 2>/dev/null || true; fi
+  sink_stop
   rl_lab_cleanup
 }
 trap protect_cleanup EXIT
@@ -117,27 +137,6 @@ for _ in $(seq 100); do
 done
 $cli curl -sf -o /dev/null --max-time 2 "http://$server:8080/" ||
   { cat "$work/nginx/error.log" "$work/nginx/stderr.log" >&2; fail "nginx does not answer on $server:8080"; }
-
-# The UDP service behind the flood's port, one per measurement (udp_sink runs at most 60 s).
-sink_bin="$build/tests/integration/udp_sink"
-[ "$sink" = 0 ] || [ -x "$sink_bin" ] || fail "$sink_bin is missing (build first)"
-sink_start() {
-  [ "$sink" = 1 ] || return 0
-  taskset -c "$recv_cpu" ip netns exec "$lab-srv" "$sink_bin" --port 9 --bind 192.0.2.2 \
-    --seconds "$(awk -v s="$seconds" 'BEGIN {print s + 5}')" >/dev/null 2>"$work/sink.log" &
-  sink_pid=$!
-  for _ in $(seq 100); do
-    grep -q listening "$work/sink.log" && return 0
-    sleep 0.02
-  done
-  fail "udp_sink did not start: $(cat "$work/sink.log")"
-}
-sink_stop() {
-  [ -n "$sink_pid" ] || return 0
-  kill "$sink_pid" 2>/dev/null || true
-  wait "$sink_pid" 2>/dev/null || true
-  sink_pid=""
-}
 
 # wrk's requests/s and p99 (ms) over S seconds: "rps p99_ms".
 wrk_run() {
