@@ -180,6 +180,10 @@ struct rl_gen_config {
 #define RL_DIM_TCP_FLAGS (1u << 0)
 #define RL_DIM_TTL	 (1u << 1)
 #define RL_DIM_LENGTH	 (1u << 2)
+/* Dimensions without a table of their own, flagged so that a packet skips their bitmap while no
+ * rule of the generation uses them (the bitmap then holds every rule). */
+#define RL_DIM_DESTINATION (1u << 3) /* some rule names a destination prefix */
+#define RL_DIM_NEW_CONN	   (1u << 4) /* some rule requires a new TCP connection (tcp_syn) */
 
 /* rl_rules[gen * RL_MAX_RULES + position]: position is the priority order (0 = first). */
 struct rl_rule {

@@ -129,13 +129,12 @@ static __always_inline __u32 rl_l4_class(__u32 gen, const struct rl_pkt *p)
 	return rl_table_class(gen, p->port_kind & (RL_PORT_KINDS - 1), index, RL_CLASS_NO_PORT);
 }
 
-/* The class of the packet's source port (TCP and UDP). While no rule of the generation names a
- * source port, every packet takes sport_none without a lookup. */
+/* The class of the packet's source port (TCP and UDP); packets without ports take sport_none.
+ * While no rule of the generation names a source port, rl_match_rule skips the dimension. */
 static __always_inline __u32 rl_sport_class(__u32 gen, const struct rl_gen_config *gc,
 					    const struct rl_pkt *p)
 {
-	if (!gc->sport_used ||
-	    (p->port_kind != RL_PORT_KIND_TCP && p->port_kind != RL_PORT_KIND_UDP))
+	if (p->port_kind != RL_PORT_KIND_TCP && p->port_kind != RL_PORT_KIND_UDP)
 		return gc->sport_none;
 	return rl_table_class(gen, RL_SPORT_TABLE + (p->port_kind & 1), p->sport, gc->sport_none);
 }
@@ -144,13 +143,10 @@ static __always_inline __u32 rl_sport_class(__u32 gen, const struct rl_gen_confi
  * take a 65536-entry table like the ports, 128 KiB per generation, rather than a sorted array
  * of range bounds searched in BPF: one array load for any number of ranges, no loop for the
  * verifier to walk, and the compiler's interval sweep (port_classes) builds it as it builds
- * the port tables. While no rule names a length, every packet takes len_none (every rule)
- * without a lookup. */
+ * the port tables. While no rule names a length, rl_match_rule skips the dimension. */
 static __always_inline __u32 rl_len_class(__u32 gen, const struct rl_gen_config *gc,
 					  const struct rl_pkt *p)
 {
-	if (!(gc->dims_used & RL_DIM_LENGTH))
-		return gc->len_none;
 	return rl_table_class(gen, RL_LEN_TABLE, p->l3_len, gc->len_none);
 }
 
@@ -167,23 +163,21 @@ static __always_inline __u32 rl_byte_class(__u32 gen, __u32 table, __u32 value, 
 }
 
 /* The class of the packet's TCP flags: a packet without them (not TCP, a fragment, a transport
- * cut short) and every packet while no rule names flags take tcp_flags_none, the rules without
- * a flags condition. */
+ * cut short) takes tcp_flags_none, the rules without a flags condition. While no rule names
+ * flags, rl_match_rule skips the dimension. */
 static __always_inline __u32 rl_tcp_flags_class(__u32 gen, const struct rl_gen_config *gc,
 						const struct rl_pkt *p)
 {
-	if (!(gc->dims_used & RL_DIM_TCP_FLAGS) || p->port_kind != RL_PORT_KIND_TCP)
+	if (p->port_kind != RL_PORT_KIND_TCP)
 		return gc->tcp_flags_none;
 	return rl_byte_class(gen, RL_BYTE_TABLE_TCP_FLAGS, p->tcp_flags, gc->tcp_flags_none);
 }
 
 /* The class of the packet's TTL (IPv4) or hop limit (IPv6), which every IP packet has. While
- * no rule names a TTL, every packet takes ttl_none (every rule) without a lookup. */
+ * no rule names a TTL, rl_match_rule skips the dimension. */
 static __always_inline __u32 rl_ttl_class(__u32 gen, const struct rl_gen_config *gc,
 					  const struct rl_pkt *p)
 {
-	if (!(gc->dims_used & RL_DIM_TTL))
-		return gc->ttl_none;
 	return rl_byte_class(gen, RL_BYTE_TABLE_TTL, p->ttl, gc->ttl_none);
 }
 
@@ -234,31 +228,38 @@ __noinline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc, __u32 sr
 	int proto_unknown = p->flags & RL_PKT_F_PROTO_UNKNOWN;
 	__u32 proto = proto_unknown ? 0 : p->proto;
 	struct rl_bitmap *bs = rl_bitmap_of(gen, src_class);
+	if (!bs)
+		return -1;
+	/* A dimension that cannot narrow this packet's match (no rule of the generation uses it, or
+	 * the packet is exempt) would AND in a bitmap of every rule: bs stands in for it instead,
+	 * which ANDs to itself from a line already read. A packet then reads only the bitmaps that
+	 * can narrow its match, for a plain policy three or four lines instead of ten. */
+	__u32 dims = gc->dims_used;
 	struct rl_bitmap *bp = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + proto);
-	struct rl_bitmap *bq = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + 1);
+	struct rl_bitmap *bq = proto_unknown ? rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + 1) : bs;
 	struct rl_bitmap *bl = rl_bitmap_of(gen, rl_l4_class(gen, p));
-	struct rl_bitmap *bd = rl_bitmap_of(gen, rl_dst_class(gen, gc, p));
-	struct rl_bitmap *bo = rl_bitmap_of(gen, rl_sport_class(gen, gc, p));
-	struct rl_bitmap *bf = rl_bitmap_of(gen, rl_tcp_flags_class(gen, gc, p));
-	struct rl_bitmap *bt = rl_bitmap_of(gen, rl_ttl_class(gen, gc, p));
-	struct rl_bitmap *bz = rl_bitmap_of(gen, rl_len_class(gen, gc, p));
+	struct rl_bitmap *bd =
+	    (dims & RL_DIM_DESTINATION) ? rl_bitmap_of(gen, rl_dst_class(gen, gc, p)) : bs;
+	struct rl_bitmap *bo = gc->sport_used ? rl_bitmap_of(gen, rl_sport_class(gen, gc, p)) : bs;
+	struct rl_bitmap *bf =
+	    (dims & RL_DIM_TCP_FLAGS) ? rl_bitmap_of(gen, rl_tcp_flags_class(gen, gc, p)) : bs;
+	struct rl_bitmap *bt =
+	    (dims & RL_DIM_TTL) ? rl_bitmap_of(gen, rl_ttl_class(gen, gc, p)) : bs;
+	struct rl_bitmap *bz =
+	    (dims & RL_DIM_LENGTH) ? rl_bitmap_of(gen, rl_len_class(gen, gc, p)) : bs;
 	/* Packets that are not a new TCP connection (including TCP fragments, whose flags are
 	 * unknown) must not match rules that require one. */
-	int need_syn_mask = !p->tcp_new;
-	struct rl_bitmap *bn = rl_bitmap_of(gen, RL_CLASS_NOT_SYN);
-	if (!bs || !bp || !bq || !bl || !bn || !bd || !bo || !bf || !bt || !bz)
+	struct rl_bitmap *bn =
+	    (!p->tcp_new && (dims & RL_DIM_NEW_CONN)) ? rl_bitmap_of(gen, RL_CLASS_NOT_SYN) : bs;
+	if (!bp || !bq || !bl || !bn || !bd || !bo || !bf || !bt || !bz)
 		return -1;
 
 	__u32 words = gc->rule_words;
 	for (__u32 i = 0; i < RL_RULE_WORDS; i++) {
 		if (i >= words)
 			break;
-		__u64 m = bs->w[i] & bp->w[i] & bl->w[i] & bd->w[i] & bo->w[i] & bf->w[i] &
-			  bt->w[i] & bz->w[i];
-		if (proto_unknown)
-			m &= bq->w[i];
-		if (need_syn_mask)
-			m &= bn->w[i];
+		__u64 m = bs->w[i] & bp->w[i] & bq->w[i] & bl->w[i] & bd->w[i] & bo->w[i] &
+			  bf->w[i] & bt->w[i] & bz->w[i] & bn->w[i];
 		if (m)
 			return i * 64 + rl_ctz64(m);
 	}

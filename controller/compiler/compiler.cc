@@ -120,7 +120,7 @@ Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& pre
       policy.malformed == policy::Verdict::kDrop ? RL_VERDICT_DROP : RL_VERDICT_PASS;
 
   ClassTable table(out.classes);
-  fixed_classes(order, out.classes);
+  fixed_classes(order, out);
   if (auto s = port_classes(order, table, out); !s) return s.error();
   if (auto s = field_classes(order, table, out); !s) return s.error();
   if (auto s = source_entries(policy, order, table, out); !s) return s.error();

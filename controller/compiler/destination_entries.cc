@@ -1,6 +1,7 @@
 // Destination prefix flattening, as for sources (source_entries.cc) without the lists: each LPM
 // entry carries the rules every prefix covering it admits. A family no rule names a destination
-// of gets no entries at all, so its packets skip the lookup (rl_gen_config.dst_lpm).
+// of gets no entries at all, so its packets skip the lookup (rl_gen_config.dst_lpm); while no rule
+// names any destination, packets skip the destination bitmap too (RL_DIM_DESTINATION).
 #include <map>
 
 #include "compiler/passes.h"
@@ -16,6 +17,7 @@ Status destination_entries(const std::vector<const policy::Rule*>& rules, ClassT
     if (dsts.empty()) bitmap_set(wildcard, pos);
     for (const auto& p : dsts) bitmap_set(own[p], pos);
   }
+  if (!own.empty()) out.config.dims_used |= RL_DIM_DESTINATION;
   auto any = table.intern(wildcard);
   if (!any) return any.error();
   out.config.dst_default[0] = out.config.dst_default[1] = *any;

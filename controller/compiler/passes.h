@@ -27,8 +27,9 @@ inline void add_bounds(std::set<unsigned>& bounds, const std::vector<policy::Por
   }
 }
 
-// Protocol, not-SYN and no-port classes (the fixed class ids).
-void fixed_classes(const std::vector<const policy::Rule*>& rules, std::vector<rl_bitmap>& classes);
+// Protocol, not-SYN and no-port classes (the fixed class ids); RL_DIM_NEW_CONN when a rule
+// requires a new connection.
+void fixed_classes(const std::vector<const policy::Rule*>& rules, CompiledRuleSet& out);
 
 // One class id per (port kind, L4 index).
 Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,

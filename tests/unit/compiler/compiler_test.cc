@@ -163,6 +163,35 @@ TEST(Compiler, DestinationsFlattenWithAFamilyDefault) {
   EXPECT_EQ(c->destinations.size(), 2u) << "192.0.2.10 decides like its /25: dropped";
   EXPECT_EQ(c->config.dst_lpm[0], 1);
   EXPECT_EQ(c->config.dst_lpm[1], 0);
+  EXPECT_EQ(c->config.dims_used, RL_DIM_DESTINATION);
+}
+
+// The data path skips a dimension whose dims_used bit (or sport_used) is clear, as if it ANDed
+// in a bitmap of every rule: that is what the compiler must leave in its "none" classes then.
+TEST(Compiler, DimensionsNoRuleUsesHoldEveryRule) {
+  policy::Policy p;
+  auto udp = token_bucket("udp", 1, 1);
+  udp.match.protocol = 17;
+  udp.match.ports = {{9, 9}};
+  p.rules = {udp, token_bucket("any", 1, 1)};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->config.dims_used, 0);
+  EXPECT_EQ(c->config.sport_used, 0);
+  for (uint32_t cls :
+       {uint32_t{c->config.dst_default[0]}, uint32_t{c->config.dst_default[1]},
+        uint32_t{c->config.sport_none}, uint32_t{c->config.tcp_flags_none},
+        uint32_t{c->config.ttl_none}, uint32_t{c->config.len_none}, uint32_t{RL_CLASS_NOT_SYN}})
+    for (int i = 0; i < 2; i++) EXPECT_TRUE(compiler::bitmap_test(c->classes[cls], i)) << cls;
+
+  // A rule that requires a new connection makes the not-SYN bitmap narrow: it is used.
+  auto syn = token_bucket("syn", 1, 1);
+  syn.match.tcp_syn = true;
+  p.rules.push_back(syn);
+  auto with_syn = compile(p);
+  ASSERT_TRUE(with_syn.ok());
+  EXPECT_EQ(with_syn->config.dims_used, RL_DIM_NEW_CONN);
+  EXPECT_FALSE(compiler::bitmap_test(with_syn->classes[RL_CLASS_NOT_SYN], 2));
 }
 
 TEST(Compiler, RedundantPrefixesAreDropped) {
