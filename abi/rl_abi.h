@@ -14,7 +14,7 @@
 
 #include "rl_counters.h"
 
-#define RL_ABI_VERSION 7
+#define RL_ABI_VERSION 8
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
@@ -45,12 +45,15 @@
 #define RL_BYTE_ENTRIES		 (256 / RL_PORTS_PER_ENTRY) /* array elements per table */
 #define RL_PORT_ENTRIES_PER_KIND (65536 / RL_PORTS_PER_ENTRY)
 #define RL_WAYS			 4 /* key table associativity */
-#define RL_DEFAULT_KEY_CAPACITY	 1048576
-#define RL_OVERFLOW_SLOTS	 65536
-#define RL_REPORT_FILTER_SLOTS	 65536
-#define RL_IPV6_MAX_EXT_HDRS	 6
-#define RL_MAX_LIMITS		 4 /* limits per rule: the rule's own and up to 3 stacked ones */
-#define RL_RINGBUF_BYTES	 (256 * 1024)
+/* The key table in use starts at 2^RL_KEY_SETS_MIN_LOG2 sets (1 MiB) and grows by linear hashing
+ * up to the configured capacity (rl_hash.h, rl_set_index). */
+#define RL_KEY_SETS_MIN_LOG2	14
+#define RL_DEFAULT_KEY_CAPACITY 1048576
+#define RL_OVERFLOW_SLOTS	65536
+#define RL_REPORT_FILTER_SLOTS	65536
+#define RL_IPV6_MAX_EXT_HDRS	6
+#define RL_MAX_LIMITS		4 /* limits per rule: the rule's own and up to 3 stacked ones */
+#define RL_RINGBUF_BYTES	(256 * 1024)
 
 /* Traffic samples for `rlctl top --by traffic` (bpf/lib/sample.h). */
 #define RL_SAMPLES_RINGBUF_BYTES    (256 * 1024) /* 6,553 samples of 40 bytes in flight */
@@ -135,9 +138,9 @@ struct rl_control {
 	__u32 abi_version;
 	__u32 runtime_acl_v4; /* number of runtime allow/deny entries; 0 skips the lookup */
 	__u32 runtime_acl_v6;
-	__u32 next_rule_id; /* the compiler's next rule id, kept for a restarted controller */
-	__u32 pad;
-	__u64 hash_seed; /* the key hash's seed for rl_keys and rl_overflow (rl_hash.h) */
+	__u32 next_rule_id;    /* the compiler's next rule id, kept for a restarted controller */
+	__u32 key_sets_active; /* sets of rl_keys in use (rl_set_index); only rld raises it */
+	__u64 hash_seed;       /* the key hash's seed for rl_keys and rl_overflow (rl_hash.h) */
 };
 
 /* Source filter: per generation and family, a bitset over hashes of a source's /min_len prefix.
@@ -298,10 +301,13 @@ struct rl_port_classes {
 };
 
 /* ---- Key table ----------------------------------------------------------------------------------
- * A set-associative array: rl_keys[hash & sets_mask] holds RL_WAYS slots of 16 bytes, so a set is
+ * A set-associative array: rl_keys[rl_set_index(...)] holds RL_WAYS slots of 16 bytes, so a set is
  * one 64-byte cache line (the mmapable array starts page-aligned). A slot stores the upper half of
- * the 64-bit key hash as its tag, never the key itself (rl_key is hashed, not stored): together
- * with the set index a key is matched on 32 + log2(sets) bits of its hash.
+ * the 64-bit key hash as its tag, never the key itself (rl_key is hashed, not stored). The set
+ * index is the hash's low RL_KEY_SETS_MIN_LOG2 bits and, above them, the tag's low bits, so that
+ * the controller can tell from a slot alone which set the key moves to when the table grows: a
+ * key is matched on 32 + RL_KEY_SETS_MIN_LOG2 = 46 bits of its hash (about 0.01 expected pairs
+ * of keys sharing a slot among 1,048,576).
  */
 struct rl_key {
 	__u32 rule_id;

@@ -53,6 +53,45 @@ RL_HASH_INLINE __u32 rl_key_tag(__u64 h)
 	return (t == RL_TAG_FREE || t == RL_TAG_CLAIMING) ? 1 : t;
 }
 
+/* ---- The set of a key (linear hashing) ----
+ * rl_keys is allocated at its full capacity, but only its first `active` sets are in use
+ * (rl_control.key_sets_active). It starts at 2^low_bits sets and rld raises `active` one set at a
+ * time up to the capacity: the set at `active - 2^L` (2^L <= active, the largest such power)
+ * splits into itself and set `active`, by bit L of the key's wide index. Packets index with the
+ * count they read; rld's side of a split (controller/datapath/key_sets.cc) says why a packet
+ * racing it is still judged right. A table no larger than 2^RL_KEY_SETS_MIN_LOG2 sets never
+ * grows. */
+
+/* The hash's low bits that pick the set when the table is smallest: log2(sets), at most
+ * RL_KEY_SETS_MIN_LOG2. A load-time constant of each table. */
+RL_HASH_INLINE __u32 rl_set_low_bits(__u32 sets)
+{
+	__u32 bits = 0;
+	while (bits < RL_KEY_SETS_MIN_LOG2 && (2u << bits) <= sets)
+		bits++;
+	return bits;
+}
+
+/* The key's wide index: the hash's low_bits low bits, then the tag's bits. Every set index the
+ * table can have is this masked, and a slot's set and tag give it back. */
+RL_HASH_INLINE __u32 rl_set_wide(__u32 tag, __u64 h, __u32 low_bits)
+{
+	return (tag << low_bits) | ((__u32)h & ((1u << low_bits) - 1));
+}
+
+/* The set of wide index w while `active` sets are in use (active > 0). */
+RL_HASH_INLINE __u32 rl_set_index(__u32 w, __u32 active)
+{
+	__u32 m = active - 1;
+	m |= m >> 1;
+	m |= m >> 2;
+	m |= m >> 4;
+	m |= m >> 8;
+	m |= m >> 16;
+	__u32 idx = w & m;
+	return idx < active ? idx : idx & (m >> 1);
+}
+
 /* The idle tick at or after ns (slot idle hints round up, so a slot is never reused early). */
 RL_HASH_INLINE __u32 rl_idle_tick_ceil(__u64 ns)
 {

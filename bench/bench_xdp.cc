@@ -244,8 +244,18 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-  // Warm the 1M-source table: one full cycle inserts every key (each then owes its token).
-  measure(spread->prog_fd(), many6, kSources);
+  // Warm the 1M-source table: a full cycle inserts every key the sets in use hold (each then
+  // owes its token); then the table grows as rld grows it, from the keys it counts, and the next
+  // cycle inserts the rest.
+  for (;;) {
+    measure(spread->prog_fd(), many6, kSources);
+    auto grown = spread->grow_key_table(spread->key_table_usage(spread->now_ns()).first);
+    if (!grown) {
+      std::fprintf(stderr, "bench_xdp: key table growth: %s\n", grown.error().str().c_str());
+      return 1;
+    }
+    if (*grown == 0) break;
+  }
 
   struct Path {
     const char* name;
@@ -299,9 +309,12 @@ int main(int argc, char** argv) {
                 (unsigned long)(*g)[RL_GC_TRAFFIC_SHED].pkts, (unsigned long)consumed.load());
   auto sc = spread->global_counters();
   if (sc)
-    std::printf("stream run: %lu keys inserted, %lu judged by overflow buckets\n",
-                (unsigned long)(*sc)[RL_GC_KEY_INSERTED].pkts,
-                (unsigned long)(*sc)[RL_GC_KEY_OVERFLOW].pkts);
+    std::printf(
+        "stream run: %lu keys inserted, %lu judged by overflow buckets, %lu of %lu sets "
+        "in use\n",
+        (unsigned long)(*sc)[RL_GC_KEY_INSERTED].pkts,
+        (unsigned long)(*sc)[RL_GC_KEY_OVERFLOW].pkts, (unsigned long)spread->key_sets_active(),
+        (unsigned long)spread->key_sets());
   uint64_t mem = memlock(dp->keys_fd());
   uint64_t keys = static_cast<uint64_t>(dp->key_sets()) * RL_WAYS;
   std::printf("key table: %lu keys in %lu bytes (kernel memlock): %.1f bytes per key\n",

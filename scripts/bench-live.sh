@@ -127,7 +127,6 @@ if [ "$smoke" = 1 ]; then
 fi
 mapfile -t floods < <(only "$only_floods" "${floods[@]}")
 [ ${#floods[@]} -gt 0 ] || { echo "$0: --floods $only_floods names none of them" >&2; exit 2; }
-warm_rate=200000
 new_prefix=0x100 # each new-source flood gets a /48 nobody has sent from
 
 measure() { # contender round flood-spec mode
@@ -144,7 +143,7 @@ measure() { # contender round flood-spec mode
   [ "$mode" = paced ] && pace=(--rate "$paced_rate" --burst "$paced_burst")
   if [ "$warm" != 0 ]; then
     # shellcheck disable=SC2086
-    flood $args --count "$warm" --rate "$warm_rate" --max-seconds 30 >/dev/null
+    warm_known "$who" "$warm" $args
   fi
   local pid rt0 rt1 wt0 wt1 rx0 rx1 dr0 dr1 out
   pid=$(napi_pid)

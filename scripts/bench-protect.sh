@@ -202,12 +202,12 @@ done
 pin_napi
 # The sources' state, once per contender and round, before its measurements.
 # shellcheck disable=SC2086
-warm() { flood $args --count "$sources" --rate 200000 --max-seconds 30 >/dev/null; }
+warm() { warm_known "$1" "$sources" $args; }
 for round in $(seq "$rounds"); do
   for who in "${contenders[@]}"; do
     "${who}_on" >/dev/null
     pin_napi
-    warm
+    warm "$who"
     for rate in "${rate_list[@]}"; do measure "$who" "$round" "$rate"; done
     "${who}_off" >/dev/null
     pin_napi

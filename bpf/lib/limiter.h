@@ -38,8 +38,8 @@
 #include "rl_hash.h"
 #include "rl_limiter_state.h"
 
-/* Number of sets minus one; the loader sets it with the map size (a power of two). */
-const volatile __u32 rl_key_sets_mask = RL_DEFAULT_KEY_CAPACITY / RL_WAYS - 1;
+/* rl_set_low_bits of the key table's capacity; the loader sets it with the map size. */
+const volatile __u32 rl_key_low_bits = RL_KEY_SETS_MIN_LOG2;
 /* The key hash's secret (rl_hash.h); the loader sets it with the key table it belongs to. */
 const volatile __u64 rl_hash_seed = 0;
 
@@ -264,15 +264,26 @@ __attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 tag, __u64 n
 	return RL_SET_FULL;
 }
 
-/* The slot of the key with hash h in rl_keys, or NULL; *found gets rl_set_find's result. */
+/* The slot of the key with hash h in rl_keys, or NULL; *found gets rl_set_find's result.
+ * The sets in use are read once per lookup. rld raises the count while packets run on other CPUs;
+ * a packet that read the count before a split looks in the set the key had before it, where
+ * the key stays until every such packet has finished (key_sets.cc). */
 static __always_inline struct rl_slot *rl_key_slot(__u64 h, __u64 now, int claim, int *found)
 {
-	__u32 set_idx = (__u32)h & rl_key_sets_mask;
-	struct rl_set *set = bpf_map_lookup_elem(&rl_keys, &set_idx);
+	__u32 zero = 0;
+	struct rl_control *ctl = bpf_map_lookup_elem(&rl_control, &zero);
 	*found = RL_SET_FULL;
+	if (!ctl)
+		return 0;
+	__u32 tag = rl_key_tag(h);
+	__u32 active = RL_READ_ONCE(ctl->key_sets_active);
+	if (!active)
+		return 0;
+	__u32 set_idx = rl_set_index(rl_set_wide(tag, h, rl_key_low_bits), active);
+	struct rl_set *set = bpf_map_lookup_elem(&rl_keys, &set_idx);
 	if (!set)
 		return 0;
-	*found = rl_set_find(set, rl_key_tag(h), now, claim);
+	*found = rl_set_find(set, tag, now, claim);
 	if (*found < 0)
 		return 0;
 	return &set->way[*found & (RL_WAYS - 1)];

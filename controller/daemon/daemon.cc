@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "common/log.h"
 #include "daemon/handlers/handlers.h"
@@ -137,8 +138,30 @@ Status Daemon::init() {
   if (cfg_.cluster_enabled())
     if (auto s = start_cluster(); !s) return s;
 
+  // The thread that counts the keys also grows the table to suit them: off the event loop,
+  // since a doubling waits for a few kernel grace periods. Keys that found their set full since
+  // the last count are judged by overflow buckets and not counted as tracked: the packets that
+  // overflow bound their number from above, so that a table filling up grows to hold them in
+  // one step rather than one doubling per count.
   key_usage_ = std::make_unique<KeyUsageSampler>(
-      [this] { return dp_->key_table_usage(dp_->now_ns()); }, std::chrono::seconds(1));
+      [this, overflowed = std::optional<uint64_t>()]() mutable {
+        auto usage = dp_->key_table_usage(dp_->now_ns());
+        uint64_t demand = usage.first;
+        if (auto g = dp_->global_counters()) {
+          uint64_t now_overflowed = (*g)[RL_GC_KEY_OVERFLOW].pkts;
+          if (overflowed && now_overflowed >= *overflowed) demand += now_overflowed - *overflowed;
+          overflowed = now_overflowed;
+        }
+        if (auto grown = dp_->grow_key_table(demand); !grown)
+          log::warn("key table growth failed", {{"error", grown.error().str()}});
+        else if (*grown)
+          log::info(
+              "key table grew",
+              {{"tracked", std::to_string(usage.first)},
+               {"capacity_in_use", std::to_string(uint64_t{dp_->key_sets_active()} * RL_WAYS)}});
+        return usage;
+      },
+      std::chrono::seconds(1));
 
   if (!cfg_.metrics_listen.empty()) {
     auto ex = metrics::Exporter::start(
@@ -365,6 +388,7 @@ StatusModel Daemon::status_model() const {
   }
   m.keys = key_usage_->latest();
   m.keys_capacity = static_cast<uint64_t>(dp_->key_sets()) * RL_WAYS;
+  m.keys_capacity_in_use = static_cast<uint64_t>(dp_->key_sets_active()) * RL_WAYS;
   return m;
 }
 

@@ -38,6 +38,7 @@ Json status_json(const StatusModel& m, std::chrono::steady_clock::time_point now
              {{"tracked", m.keys.tracked},
               {"blocked", m.keys.blocked},
               {"capacity", m.keys_capacity},
+              {"capacity_in_use", m.keys_capacity_in_use},
               {"counted_ms_ago",
                std::chrono::duration_cast<std::chrono::milliseconds>(now - m.keys.at).count()}}},
             {"event_loop", m.event_loop},
@@ -50,6 +51,7 @@ void fill_snapshot(const StatusModel& m, metrics::Snapshot& s) {
   s.keys_tracked = m.keys.tracked;
   s.active_blocks = m.keys.blocked;
   s.keys_capacity = m.keys_capacity;
+  s.keys_capacity_in_use = m.keys_capacity_in_use;
   s.interfaces = m.interfaces;
   s.reloads_ok = m.reloads_ok;
   s.reloads_failed = m.reloads_failed;

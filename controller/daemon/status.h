@@ -39,6 +39,7 @@ struct StatusModel {
   std::vector<metrics::InterfaceSnapshot> interfaces;
   KeyUsageSampler::Usage keys;  // counted once a second off the reply path
   uint64_t keys_capacity = 0;
+  uint64_t keys_capacity_in_use = 0;  // slots of the sets packets use; grows to keys_capacity
 };
 
 control::Json status_json(const StatusModel& m, std::chrono::steady_clock::time_point now =

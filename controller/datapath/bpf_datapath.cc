@@ -165,7 +165,8 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   }
   dp->key_sets_ = sets;
   dp->hash_seed_ = seed;
-  skel->rodata->rl_key_sets_mask = sets - 1;
+  dp->key_low_bits_ = rl_set_low_bits(sets);
+  skel->rodata->rl_key_low_bits = dp->key_low_bits_;
   skel->rodata->rl_hash_seed = seed;
   skel->rodata->rl_trace_decisions = opts.trace_decisions ? 1 : 0;
   skel->rodata->rl_bench_src_spread = opts.bench_src_spread;
@@ -210,8 +211,15 @@ Status BpfDatapath::init() {
   auto offenders = mmap_array(skel_->maps.rl_offenders);
   if (!offenders) return offenders.error();
   offenders_ = std::move(*offenders);
-  control_.as<rl_control>()->hash_seed = hash_seed_;
-  control_.as<rl_control>()->abi_version = RL_ABI_VERSION;
+  auto* ctl = control_.as<rl_control>();
+  ctl->hash_seed = hash_seed_;
+  ctl->abi_version = RL_ABI_VERSION;
+  // A fresh table starts at its smallest; an adopted one keeps the sets its keys are in.
+  std::atomic_ref<uint32_t> active(ctl->key_sets_active);
+  const uint32_t smallest = 1u << key_low_bits_;
+  if (active.load() < smallest || active.load() > key_sets_) active.store(smallest);
+  growth_ = std::make_unique<KeySetGrowth>(std::span<rl_set>(keys_.as<rl_set>(), key_sets_),
+                                           &ctl->key_sets_active, key_low_bits_, rcu_grace_period);
   return {};
 }
 
@@ -546,9 +554,25 @@ Result<uint64_t> BpfDatapath::cluster_prune_over(uint64_t now_ns) {
 
 // The slot is reset the way a claim resets it; a packet of the key racing with the reset may
 // keep its own update, which is what it would have got a moment earlier anyway.
+uint32_t BpfDatapath::key_sets_active() const {
+  return std::atomic_ref<uint32_t>(control_.as<rl_control>()->key_sets_active).load();
+}
+
+uint32_t BpfDatapath::set_of(uint64_t hash) const {
+  return rl_set_index(rl_set_wide(rl_key_tag(hash), hash, key_low_bits_), key_sets_active());
+}
+
+Result<uint32_t> BpfDatapath::grow_key_table(uint64_t tracked) {
+  uint32_t want = key_sets_wanted(tracked, key_sets_active(), key_sets_);
+  if (want <= key_sets_active()) return 0u;
+  return growth_->grow_to(want);
+}
+
+// A key whose set splits meanwhile (grow_key_table, on another thread) may be missed: the
+// request then finds nothing, as for a key the table does not hold.
 size_t BpfDatapath::reset_key(const rl_key& key) {
   const uint64_t hash = rl_key_hash(&key, hash_seed_);
-  rl_set* set = keys_.as<rl_set>() + (static_cast<uint32_t>(hash) & (key_sets_ - 1));
+  rl_set* set = keys_.as<rl_set>() + set_of(hash);
   const uint32_t tag = rl_key_tag(hash);
   size_t n = 0;
   for (auto& slot : set->way) {
@@ -562,7 +586,7 @@ size_t BpfDatapath::reset_key(const rl_key& key) {
 
 std::optional<rl_slot> BpfDatapath::read_key(const rl_key& key) const {
   const uint64_t hash = key_hash(key);
-  const rl_set* set = keys_.as<const rl_set>() + (static_cast<uint32_t>(hash) & (key_sets_ - 1));
+  const rl_set* set = keys_.as<const rl_set>() + set_of(hash);
   const uint32_t tag = rl_key_tag(hash);
   for (const auto& slot : set->way) {
     rl_slot copy{};
@@ -586,10 +610,12 @@ uint64_t BpfDatapath::offender_drops(uint64_t hash) const {
 std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) const {
   uint64_t used = 0, blocked = 0;
   const rl_set* sets = keys_.as<const rl_set>();
-  // Both are powers of two. A key's set comes from its seeded hash, so every stride-th set is
-  // an unbiased sample.
-  uint32_t stride = key_sets_ > kUsageScanSets ? key_sets_ / kUsageScanSets : 1;
-  for (uint32_t i = 0; i < key_sets_; i += stride)
+  // Only the sets in use hold keys. A key's set comes from its seeded hash, so every stride-th
+  // set is an unbiased sample.
+  const uint32_t active = key_sets_active();
+  uint32_t stride = active > kUsageScanSets ? (active + kUsageScanSets - 1) / kUsageScanSets : 1;
+  uint64_t scanned = 0;
+  for (uint32_t i = 0; i < active; i += stride, scanned++)
     for (const auto& slot : sets[i].way) {
       if (slot.tag == RL_TAG_FREE) continue;
       // A slot whose state is fresh again holds no information: it does not count as tracked.
@@ -597,7 +623,8 @@ std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) cons
       if (is_blocked || !rl_idle_passed(slot.idle, now_ns)) used++;
       if (is_blocked) blocked++;
     }
-  return {used * stride, blocked * stride};
+  if (scanned == 0) return {0, 0};
+  return {used * active / scanned, blocked * active / scanned};
 }
 
 // The counts let packets skip the runtime tries while they are empty (the common case).

@@ -14,6 +14,7 @@
 
 #include "common/fd.h"
 #include "datapath/datapath.h"
+#include "datapath/key_sets.h"
 #include "datapath/map.h"
 
 struct rl_xdp;  // generated skeleton
@@ -77,6 +78,7 @@ class BpfDatapath final : public Datapath {
   // sampled evenly over that many sets and scaled up, so `rlctl status` and a scrape stay
   // cheap whatever the capacity.
   static constexpr uint32_t kUsageScanSets = 1u << 18;
+  // Scans the sets in use only.
   std::pair<uint64_t, uint64_t> key_table_usage(uint64_t now_ns) const;
 
   // Whether this kernel lets the program answer SYN cookies (see bpf/lib/syncookie.h); without
@@ -100,8 +102,14 @@ class BpfDatapath final : public Datapath {
   int events_fd() const;   // rl_events ring buffer
   int samples_fd() const;  // rl_samples ring buffer (traffic samples)
   uint32_t traffic_sample_shift() const { return traffic_sample_shift_; }
-  int keys_fd() const;  // rl_keys key table
-  uint32_t key_sets() const { return key_sets_; }
+  int keys_fd() const;                             // rl_keys key table
+  uint32_t key_sets() const { return key_sets_; }  // its capacity, in sets
+  // The sets packets use (rl_control.key_sets_active): from 2^RL_KEY_SETS_MIN_LOG2 (or the
+  // capacity, if smaller) up to the capacity, raised by grow_key_table.
+  uint32_t key_sets_active() const;
+  // Grows the sets in use to suit `tracked` keys (key_sets_wanted); returns the sets added. One
+  // thread at a time: rld calls it from the thread that counts the keys.
+  Result<uint32_t> grow_key_table(uint64_t tracked);
 
   // Runs one frame through the program with BPF_PROG_TEST_RUN; returns the XDP action.
   // With repeat > 1 the kernel runs the same frame repeatedly and reports the mean time.
@@ -125,6 +133,7 @@ class BpfDatapath final : public Datapath {
   Status init();
   Status clear_generation(uint32_t gen);
   Status recount_runtime_acl();
+  uint32_t set_of(uint64_t hash) const;  // the set a key with this hash is in
 
   std::unique_ptr<rl_xdp, SkeletonDeleter> skel_;
   MmapRegion control_;
@@ -135,6 +144,8 @@ class BpfDatapath final : public Datapath {
   MmapRegion keys_;
   MmapRegion offenders_;
   uint32_t key_sets_ = 0;
+  uint32_t key_low_bits_ = RL_KEY_SETS_MIN_LOG2;  // rl_set_low_bits(key_sets_)
+  std::unique_ptr<KeySetGrowth> growth_;
   uint32_t traffic_sample_shift_ = 0;
   uint64_t hash_seed_ = 0;  // the key hash's secret, kept in rl_control with the key table
   bool adopted_ = false;

@@ -134,6 +134,10 @@ void add_key_table(std::vector<MetricFamily>& out, const Snapshot& s) {
             double(s.keys_tracked)));
   out.push_back(
       gauge("rl_tracked_keys_capacity", "Key table slots in total.", double(s.keys_capacity)));
+  out.push_back(gauge("rl_tracked_keys_capacity_in_use",
+                      "Key table slots in the sets packets use: the table starts small and rld "
+                      "grows it toward the capacity as keys arrive.",
+                      double(s.keys_capacity_in_use)));
   out.push_back(gauge("rl_active_blocks", "Keys inside a block period.", double(s.active_blocks)));
   auto lists = family("rl_runtime_list_entries",
                       "Runtime allow/deny entries (rlctl allow|deny), both address families.",

@@ -47,7 +47,8 @@ struct Snapshot {
   rl_counter global[RL_GC_MAX]{};  // enum rl_global_counter, summed over CPUs
   uint64_t keys_tracked = 0;       // key table slots holding a key
   uint64_t keys_capacity = 0;
-  uint64_t active_blocks = 0;  // keys inside a block period
+  uint64_t keys_capacity_in_use = 0;  // slots of the sets in use (the table grows to capacity)
+  uint64_t active_blocks = 0;         // keys inside a block period
   std::vector<InterfaceSnapshot> interfaces;
   uint64_t reloads_ok = 0;
   uint64_t reloads_failed = 0;

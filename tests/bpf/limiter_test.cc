@@ -151,6 +151,57 @@ TEST_F(LimiterTest, FullSetsFallBackToOverflowBucket) {
   EXPECT_EQ(global(RL_GC_KEY_OVERFLOW), 3u);
 }
 
+// The table starts at 16,384 sets and grows by splitting sets while packets run
+// (controller/datapath/key_sets.h): every key keeps its state and its slot through the splits,
+// found where the real program looks for it.
+TEST_F(LimiterTest, KeysKeepTheirStateWhileTheTableGrows) {
+  ASSERT_NO_FATAL_FAILURE(reload(262144));  // 65,536 sets
+  EXPECT_EQ(dp_->key_sets_active(), 16384u);
+  one_rule(token_bucket("grow", 1, 1));
+  auto src = [](int i) {
+    return udp4("198.18." + std::to_string(i >> 8) + "." + std::to_string(i & 255));
+  };
+  std::vector<int> held;  // sources in the table (not judged by an overflow bucket)
+  for (int i = 1; i <= 30000; i++) {
+    auto d = send(src(i));
+    if (!d.overflow) {
+      EXPECT_EQ(d.reason, RL_REASON_ADMITTED);
+      held.push_back(i);
+    }
+  }
+  ASSERT_GT(held.size(), 29000u);
+  const uint64_t inserted = global(RL_GC_KEY_INSERTED);
+  auto before = dp_->key_table_usage(kT0);
+  EXPECT_EQ(before.first, held.size());
+
+  auto grown = dp_->grow_key_table(before.first);
+  ASSERT_TRUE(grown.ok()) << grown.error().str();
+  EXPECT_EQ(*grown, 16384u) << "30,000 keys: above 1.5 per set of 16,384, below of 32,768";
+  EXPECT_EQ(dp_->key_sets_active(), 32768u);
+  grown = dp_->grow_key_table(100000);
+  ASSERT_TRUE(grown.ok()) << grown.error().str();
+  EXPECT_EQ(dp_->key_sets_active(), 65536u) << "up to the capacity";
+
+  for (int i : held) {
+    auto d = send(src(i));
+    ASSERT_EQ(d.reason, RL_REASON_LIMITED) << "source " << i << " owes its token still";
+    ASSERT_EQ(d.overflow, 0u) << i;
+  }
+  EXPECT_EQ(global(RL_GC_KEY_INSERTED), inserted) << "no key was lost and inserted again";
+  EXPECT_EQ(dp_->key_table_usage(kT0).first, held.size());
+  auto key = [&](int i) {
+    rl_key k{};
+    k.rule_id = compiled_.rules[0].id;
+    k.kind = RL_KEY_SRC_ADDR;
+    k.family = 4;
+    k.addr[0] = htonl(0xc6120000u | static_cast<uint32_t>(i));  // 198.18.0.0 + i
+    return k;
+  };
+  EXPECT_TRUE(dp_->read_key(key(held.front())).has_value()) << "rld finds keys where packets do";
+  EXPECT_EQ(dp_->reset_key(key(held.back())), 1u);
+  EXPECT_EQ(send(src(held.back())).reason, RL_REASON_ADMITTED) << "reset: a fresh bucket";
+}
+
 // A blocked key's slot is never reused while the block is in force, even once its bucket is full
 // again; when the block ends the slot is free for other keys and the key itself starts fresh.
 TEST_F(LimiterTest, BlockedKeysKeepTheirSlot) {

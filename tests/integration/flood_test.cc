@@ -203,6 +203,9 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   stop_probes.store(true);
   status_prober.reset();
   scrape_prober.reset();
+  // The key table started at 65,536 keys' worth of sets; a million sources grow it to its
+  // capacity (rld counts them, and those that overflowed, once a second).
+  const uint64_t in_use = ctl({"status"})["keys"]["capacity_in_use"].get<uint64_t>();
 
   // Samples that found the ring full while rld ran (after SIGTERM nobody reads them: the
   // pinned program keeps sampling, and they are shed).
@@ -237,6 +240,7 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
       static_cast<unsigned long long>(kRssBoundKiB), stop_ms);
 
   EXPECT_GE(v6.sent, 1'000'000u) << "the flood covered every source at least once";
+  EXPECT_EQ(in_use, 1'048'576u) << "the key table grew to its capacity";
   EXPECT_GE(status.ms.size(), 10u);
   EXPECT_TRUE(status.failures.empty())
       << status.failures.size() << " slow or failed, first: " << status.failures.front();
@@ -258,6 +262,8 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   EXPECT_NE(link.out.find("xdp"), std::string::npos) << link.out;
   start_rld();
   EXPECT_TRUE(ctl({"status"})["adopted"].get<bool>());
+  EXPECT_EQ(ctl({"status"})["keys"]["capacity_in_use"].get<uint64_t>(), in_use)
+      << "an adopted table keeps the sets its keys are in";
   Json global = ctl({"stats"})["global"];
   std::printf(
       "offender reports: %llu written, %llu lost (ring buffer full); traffic samples: %llu "

@@ -31,6 +31,7 @@ metrics::Snapshot fixture_snapshot() {
 
   s.keys_tracked = 850000;
   s.keys_capacity = 1048576;
+  s.keys_capacity_in_use = 131072;
   s.active_blocks = 17;
   s.interfaces = {{"eth0", "native"}, {"eth1", "generic"}};
   s.reloads_ok = 3;

@@ -1,0 +1,64 @@
+// Growing the key table while packets use it (linear hashing; the index is rl_set_index in
+// abi/rl_hash.h). rl_keys is allocated at its capacity, but packets use only its first `active`
+// sets: a table of a few thousand keys stays within a megabyte, which the CPU's caches and TLB
+// hold, instead of spreading its keys over every page of the capacity. This is rld's side: it
+// raises `active` as keys arrive. Pure code over the table's memory and the count, so that unit
+// tests can drive it, with the kernel's grace period injected.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+
+#include "common/result.h"
+#include "rl_abi.h"
+
+namespace rl {
+
+// The sets a table holding `tracked` keys should have in use, at least `active` and at most
+// `capacity` (both counts of sets). It grows once the keys average more than 1.5 per set of
+// RL_WAYS (3/8 full), and then by a whole doubling, to 0.75 per set. Beyond that load a key's set
+// is full more often, which sends new keys to the overflow buckets: of keys placed at random,
+// 0.07% find their set full at 1 key per set on average, 0.4% at 1.5, 1.7% at 2. A growth in
+// progress (`active` not a power of two) is always completed.
+uint32_t key_sets_wanted(uint64_t tracked, uint32_t active, uint32_t capacity);
+
+class KeySetGrowth {
+ public:
+  // Returns once no packet that started before the call is still running (the XDP program runs
+  // inside an RCU read-side section: synchronize_rcu, which membarrier(MEMBARRIER_CMD_GLOBAL)
+  // waits for).
+  using GracePeriod = std::function<Status()>;
+
+  // `sets` is the whole table (its capacity, a power of two); `active` the count packets read
+  // (rl_control.key_sets_active), which only this object raises.
+  KeySetGrowth(std::span<rl_set> sets, uint32_t* active, uint32_t low_bits, GracePeriod grace);
+
+  // Splits the next sets, at most `count` and not past the end of the current doubling, under
+  // one grace period; returns how many were split (0 at the capacity).
+  Result<uint32_t> split(uint32_t count);
+
+  // Splits until `target` sets are in use (at most the capacity), `chunk` sets per grace period.
+  Result<uint32_t> grow_to(uint32_t target, uint32_t chunk = 4096);
+
+  uint32_t active() const;
+
+ private:
+  // Places the key of `from` (tag, state, idle) in set t: into the slot already holding its tag
+  // (folding the two states), else into a free way. False when every way of t is busy.
+  bool place(rl_set& t, const rl_slot& from);
+  // A copy of the slot if it holds a key that moves to the split's new set (the set is of level
+  // `level`: 2^level <= active).
+  std::optional<rl_slot> moving(rl_slot& way, uint32_t level) const;
+
+  std::span<rl_set> sets_;
+  uint32_t* active_;
+  uint32_t low_bits_;
+  GracePeriod grace_;
+};
+
+// The production grace period: membarrier(MEMBARRIER_CMD_GLOBAL), which calls synchronize_rcu.
+Status rcu_grace_period();
+
+}  // namespace rl

@@ -1,0 +1,161 @@
+// The key table's growth (controller/datapath/key_sets.h) over a table in the test's memory,
+// with packets modelled as the XDP program indexes (rl_set_index) and the kernel's grace period
+// replaced by a function that plays the packets racing the split.
+#include "datapath/key_sets.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <vector>
+
+#include "rl_hash.h"
+
+namespace rl::testing {
+namespace {
+
+constexpr uint32_t kLowBits = 4;  // 16 sets at first (the product's tables start at 16,384)
+constexpr uint32_t kCapacity = 256;
+
+struct Table {
+  std::vector<rl_set> sets = std::vector<rl_set>(kCapacity);
+  uint32_t active = 1u << kLowBits;
+
+  uint32_t set_of(uint64_t h) const {
+    return rl_set_index(rl_set_wide(rl_key_tag(h), h, kLowBits), active);
+  }
+  // A packet's insert: the key's set, a free way.
+  bool insert(uint64_t h, uint64_t state) {
+    for (auto& w : sets[set_of(h)].way)
+      if (w.tag == RL_TAG_FREE) {
+        w = rl_slot{rl_key_tag(h), 1, state};
+        return true;
+      }
+    return false;
+  }
+  const rl_slot* find(uint64_t h) const {
+    for (const auto& w : sets[set_of(h)].way)
+      if (w.tag == rl_key_tag(h)) return &w;
+    return nullptr;
+  }
+  rl_slot* find(uint64_t h) { return const_cast<rl_slot*>(std::as_const(*this).find(h)); }
+  size_t keys() const {
+    size_t n = 0;
+    for (const auto& s : sets)
+      for (const auto& w : s.way) n += w.tag != RL_TAG_FREE;
+    return n;
+  }
+};
+
+std::vector<uint64_t> hashes(size_t n, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> out(n);
+  for (auto& h : out) h = rng();
+  return out;
+}
+
+TEST(KeySetsWanted, GrowsByDoublingsAboveOneAndAHalfKeysPerSet) {
+  EXPECT_EQ(key_sets_wanted(0, 16384, 262144), 16384u);
+  EXPECT_EQ(key_sets_wanted(24576, 16384, 262144), 16384u) << "1.5 per set: not yet";
+  EXPECT_EQ(key_sets_wanted(24577, 16384, 262144), 32768u);
+  EXPECT_EQ(key_sets_wanted(131072, 16384, 262144), 131072u) << "1 per set after the doublings";
+  EXPECT_EQ(key_sets_wanted(10'000'000, 16384, 262144), 262144u) << "never past the capacity";
+  EXPECT_EQ(key_sets_wanted(0, 20000, 262144), 32768u) << "a doubling under way is finished";
+  EXPECT_EQ(key_sets_wanted(0, 262144, 262144), 262144u);
+}
+
+TEST(KeySetGrowth, EveryKeyKeepsItsStateAcrossDoublings) {
+  Table t;
+  auto keys = hashes(300, 1);
+  std::map<uint64_t, uint64_t> state;
+  for (uint64_t h : keys)
+    if (t.insert(h, h >> 8)) state[h] = h >> 8;
+  ASSERT_GT(state.size(), 50u);
+  int graces = 0;
+  KeySetGrowth g(t.sets, &t.active, kLowBits, [&] {
+    graces++;
+    return Status{};
+  });
+  // Chunks of 5 sets cross every doubling at an odd place.
+  auto grown = g.grow_to(kCapacity, 5);
+  ASSERT_TRUE(grown.ok()) << grown.error().str();
+  EXPECT_EQ(*grown, kCapacity - 16);
+  EXPECT_EQ(t.active, kCapacity);
+  EXPECT_GE(graces, static_cast<int>((kCapacity - 16) / 5));
+  for (const auto& [h, st] : state) {
+    const rl_slot* s = t.find(h);
+    ASSERT_NE(s, nullptr) << std::hex << h;
+    EXPECT_EQ(s->state, st);
+  }
+  EXPECT_EQ(t.keys(), state.size()) << "every original freed, nothing duplicated";
+  // Up to the capacity there is nothing left to split.
+  auto more = g.split(10);
+  ASSERT_TRUE(more.ok());
+  EXPECT_EQ(*more, 0u);
+}
+
+// What packets that read the old count do during the grace period: charge a moved key's
+// original, block another, insert a key that belongs in the new set into the old one. None of
+// it is lost.
+TEST(KeySetGrowth, PacketsRacingASplitAreFoldedIn) {
+  Table t;
+  // Keys of set 0 at 16 sets: which ones move to set 16 depends on their tag's low bit.
+  std::vector<uint64_t> in0, moving;
+  for (uint64_t h : hashes(20000, 2)) {
+    if (t.set_of(h) != 0) continue;
+    bool moves = rl_set_wide(rl_key_tag(h), h, kLowBits) & 16;
+    if (moves && moving.size() < 4) moving.push_back(h);
+    if (!moves && in0.empty()) in0.push_back(h);
+  }
+  ASSERT_EQ(moving.size(), 4u);
+  ASSERT_TRUE(t.insert(moving[0], 100));
+  ASSERT_TRUE(t.insert(moving[1], 200));
+  ASSERT_TRUE(t.insert(in0[0], 300));
+  const uint64_t blocked = RL_STATE_BLOCKED | 5000;
+  KeySetGrowth g(t.sets, &t.active, kLowBits, [&] {
+    // Published: a packet with the new count finds the copy in set 16 and charges it.
+    EXPECT_EQ(t.active, 17u);
+    rl_slot* copy = &t.sets[16].way[0];
+    EXPECT_TRUE(copy->tag == rl_key_tag(moving[0]) || copy->tag == rl_key_tag(moving[1]));
+    for (auto& w : t.sets[16].way)
+      if (w.tag == rl_key_tag(moving[0])) w.state = 150;
+    // Packets that read 16 act on set 0, where the originals still are.
+    for (auto& w : t.sets[0].way) {
+      if (w.tag == rl_key_tag(moving[0])) w.state = 120;  // less than the copy moved: kept 150
+      if (w.tag == rl_key_tag(moving[1])) w.state = blocked;
+    }
+    for (auto& w : t.sets[0].way)
+      if (w.tag == RL_TAG_FREE) {
+        w = rl_slot{rl_key_tag(moving[2]), 7, 400};
+        break;
+      }
+    return Status{};
+  });
+  auto n = g.split(1);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1u);
+  ASSERT_NE(t.find(moving[0]), nullptr);
+  EXPECT_EQ(t.find(moving[0])->state, 150u);
+  ASSERT_NE(t.find(moving[1]), nullptr);
+  EXPECT_EQ(t.find(moving[1])->state, blocked) << "a block survives the move";
+  ASSERT_NE(t.find(moving[2]), nullptr) << "inserted during the split: moved too";
+  EXPECT_EQ(t.find(moving[2])->state, 400u);
+  EXPECT_EQ(t.find(moving[2])->idle, 7u);
+  EXPECT_EQ(t.set_of(moving[2]), 16u);
+  ASSERT_NE(t.find(in0[0]), nullptr);
+  EXPECT_EQ(t.find(in0[0])->state, 300u);
+  EXPECT_EQ(t.keys(), 4u);
+  for (const auto& w : t.sets[0].way)
+    EXPECT_TRUE(w.tag == RL_TAG_FREE || w.tag == rl_key_tag(in0[0]));
+}
+
+TEST(KeySetGrowth, AFailedGracePeriodIsAnError) {
+  Table t;
+  KeySetGrowth g(t.sets, &t.active, kLowBits, [] { return Status(Error{EINVAL, "no RCU"}); });
+  auto n = g.split(4);
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().str().find("no RCU"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rl::testing
