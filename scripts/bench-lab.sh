@@ -18,10 +18,10 @@ bench_lab_up() {
   recv_cpu=${RL_BENCH_RECV_CPU:-1}
   [ "$send_cpu" != "$recv_cpu" ] || { echo "$0: sender and receiver need different CPUs" >&2; exit 2; }
   if [ "$build_first" = 1 ]; then
-    cmake --build "$build" -j"$(nproc)" --target rld rlflood rl_drop_skel_gen rl_src_drop_skel_gen \
+    cmake --build "$build" -j"$(nproc)" --target rld rlctl rlflood rl_drop_skel_gen rl_src_drop_skel_gen \
       "$@" >/dev/null
   fi
-  for f in "$build/tools/rlflood/rlflood" "$build/controller/rld/rld" \
+  for f in "$build/tools/rlflood/rlflood" "$build/controller/rld/rld" "$build/controller/rlctl/rlctl" \
     "$build/bpf/skel/rl_drop.bpf.o" "$build/bpf/skel/rl_src_drop.bpf.o"; do
     [ -e "$f" ] || { echo "$0: $f is missing (build first)" >&2; exit 1; }
   done
@@ -112,6 +112,9 @@ warm_known() { # contender count rlflood-args...
         sleep 2.5
         flood "$@" --count "$count" --rate 200000 --max-seconds 30 >/dev/null
       fi
+      log "$who: key table after the warm-up: $("$build/controller/rlctl/rlctl" -s "$work/rld.sock" \
+        -o json status | python3 -c 'import json, sys; k = json.load(sys.stdin)["keys"]
+print(k["tracked"], "keys tracked,", k.get("capacity_in_use", k["capacity"]), "of", k["capacity"], "slots in use")')"
       ;;
   esac
 }

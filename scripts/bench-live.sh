@@ -109,6 +109,7 @@ v4=192.0.2.2 v6=3fff:0:ff::2
 floods=(
   "udp4-1|4|--src 198.18.7.7 --dst $v4|1000"
   "udp6-1|6|--src 2001:db8:7::7 --dst $v6|1000"
+  "udp4-16k|4|--src 198.18.0.0/15 --sources 16384 --order random --dst $v4|16384"
   "udp4-131k|4|--src 198.18.0.0/15 --sources 131071 --order random --dst $v4|131071"
   "udp6-131k|6|--src 2001:db8:1::/48 --sources 131072 --order random --dst $v6|131072"
   "udp6-1M-new|6|NEW|0"

@@ -13,7 +13,6 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <optional>
 
 #include "common/log.h"
 #include "daemon/handlers/handlers.h"
@@ -139,20 +138,13 @@ Status Daemon::init() {
     if (auto s = start_cluster(); !s) return s;
 
   // The thread that counts the keys also grows the table to suit them: off the event loop,
-  // since a doubling waits for a few kernel grace periods. Keys that found their set full since
-  // the last count are judged by overflow buckets and not counted as tracked: the packets that
-  // overflow bound their number from above, so that a table filling up grows to hold them in
-  // one step rather than one doubling per count.
+  // since a doubling waits for a few kernel grace periods. A count can show up to four keys per
+  // set (a full table), so a table filling up grows fourfold a second: from its smallest to the
+  // default capacity in two seconds.
   key_usage_ = std::make_unique<KeyUsageSampler>(
-      [this, overflowed = std::optional<uint64_t>()]() mutable {
+      [this] {
         auto usage = dp_->key_table_usage(dp_->now_ns());
-        uint64_t demand = usage.first;
-        if (auto g = dp_->global_counters()) {
-          uint64_t now_overflowed = (*g)[RL_GC_KEY_OVERFLOW].pkts;
-          if (overflowed && now_overflowed >= *overflowed) demand += now_overflowed - *overflowed;
-          overflowed = now_overflowed;
-        }
-        if (auto grown = dp_->grow_key_table(demand); !grown)
+        if (auto grown = dp_->grow_key_table(usage.first); !grown)
           log::warn("key table growth failed", {{"error", grown.error().str()}});
         else if (*grown)
           log::info(

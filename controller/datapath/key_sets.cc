@@ -27,7 +27,7 @@
 namespace rl {
 namespace {
 
-constexpr uint32_t kKeysPerSetNum = 3, kKeysPerSetDen = 2;  // grow above 1.5 keys per set
+constexpr uint32_t kKeysPerSet = 1;  // grow above one key per set on average
 
 uint32_t level_of(uint32_t active) {  // L: 2^L <= active < 2^(L+1)
   uint32_t l = 0;
@@ -49,8 +49,7 @@ uint32_t later_tick(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b)
 uint32_t key_sets_wanted(uint64_t tracked, uint32_t active, uint32_t capacity) {
   uint32_t want = active;
   if (want & (want - 1)) want = 2u << level_of(want);  // finish the doubling under way
-  while (want < capacity && tracked * kKeysPerSetDen > static_cast<uint64_t>(want) * kKeysPerSetNum)
-    want *= 2;
+  while (want < capacity && tracked > static_cast<uint64_t>(want) * kKeysPerSet) want *= 2;
   return std::min(want, capacity);
 }
 

@@ -174,7 +174,8 @@ int main(int argc, char** argv) {
                           ? 100.0 * k["tracked"].get<double>() / k["capacity"].get<double>()
                           : 0;
         std::cout << "keys: " << k["tracked"] << " tracked of " << k["capacity"] << " ("
-                  << num(Json(fill)) << "%), " << k["blocked"] << " blocked\n";
+                  << num(Json(fill)) << "%), " << k["blocked"] << " blocked; table in use "
+                  << k.value("capacity_in_use", uint64_t{0}) << "\n";
       });
 
   // attach / detach

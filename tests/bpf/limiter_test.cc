@@ -176,7 +176,7 @@ TEST_F(LimiterTest, KeysKeepTheirStateWhileTheTableGrows) {
 
   auto grown = dp_->grow_key_table(before.first);
   ASSERT_TRUE(grown.ok()) << grown.error().str();
-  EXPECT_EQ(*grown, 16384u) << "30,000 keys: above 1.5 per set of 16,384, below of 32,768";
+  EXPECT_EQ(*grown, 16384u) << "30,000 keys: above one per set of 16,384, not of 32,768";
   EXPECT_EQ(dp_->key_sets_active(), 32768u);
   grown = dp_->grow_key_table(100000);
   ASSERT_TRUE(grown.ok()) << grown.error().str();

@@ -54,11 +54,11 @@ std::vector<uint64_t> hashes(size_t n, uint32_t seed) {
   return out;
 }
 
-TEST(KeySetsWanted, GrowsByDoublingsAboveOneAndAHalfKeysPerSet) {
+TEST(KeySetsWanted, GrowsByDoublingsAboveOneKeyPerSet) {
   EXPECT_EQ(key_sets_wanted(0, 16384, 262144), 16384u);
-  EXPECT_EQ(key_sets_wanted(24576, 16384, 262144), 16384u) << "1.5 per set: not yet";
-  EXPECT_EQ(key_sets_wanted(24577, 16384, 262144), 32768u);
-  EXPECT_EQ(key_sets_wanted(131072, 16384, 262144), 131072u) << "1 per set after the doublings";
+  EXPECT_EQ(key_sets_wanted(16384, 16384, 262144), 16384u) << "one per set: not yet";
+  EXPECT_EQ(key_sets_wanted(16385, 16384, 262144), 32768u);
+  EXPECT_EQ(key_sets_wanted(131072, 16384, 262144), 131072u) << "doubled until one per set";
   EXPECT_EQ(key_sets_wanted(10'000'000, 16384, 262144), 262144u) << "never past the capacity";
   EXPECT_EQ(key_sets_wanted(0, 20000, 262144), 32768u) << "a doubling under way is finished";
   EXPECT_EQ(key_sets_wanted(0, 262144, 262144), 262144u);
