@@ -112,7 +112,7 @@ warm_known() { # contender count rlflood-args...
         sleep 2.5
         flood "$@" --count "$count" --rate 200000 --max-seconds 30 >/dev/null
       fi
-      log "$who: key table after the warm-up: $("$build/controller/rlctl/rlctl" -s "$work/rld.sock" \
+      log "$who: key table at rld's last count (once a second): $("$build/controller/rlctl/rlctl" -s "$work/rld.sock" \
         -o json status | python3 -c 'import json, sys; k = json.load(sys.stdin)["keys"]
 print(k["tracked"], "keys tracked,", k.get("capacity_in_use", k["capacity"]), "of", k["capacity"], "slots in use")')"
       ;;
