@@ -13,7 +13,11 @@
 // one grace period, once per split of its set (once per doubling of the table). A block survives
 // (its state word is the larger). A key whose new set has no free way when it moves in step 4
 // starts fresh. Packets never see a missing key: until step 4, every key is in the set the
-// packet's count gives it.
+// packet's count gives it. Ordering: the count is published with a sequentially consistent
+// store after the copies, and a packet's reads of the new set depend on the count it read (the
+// set's address is computed from it), so a packet that sees the new count sees the copies.
+// A failed grace period leaves the originals of that chunk in place: no packet looks them up
+// again, and they are reused like any idle slot.
 #include "datapath/key_sets.h"
 
 #include <linux/membarrier.h>
