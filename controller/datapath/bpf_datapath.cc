@@ -558,8 +558,12 @@ uint32_t BpfDatapath::key_sets_active() const {
   return std::atomic_ref<uint32_t>(control_.as<rl_control>()->key_sets_active).load();
 }
 
-uint32_t BpfDatapath::set_of(uint64_t hash) const {
-  return rl_set_index(rl_set_wide(rl_key_tag(hash), hash, key_low_bits_), key_sets_active());
+std::array<uint32_t, 2> BpfDatapath::sets_of(uint64_t hash) const {
+  const uint32_t wide = rl_set_wide(rl_key_tag(hash), hash, key_low_bits_);
+  const uint32_t active = key_sets_active();
+  uint32_t base = 1;  // the largest power of two <= active: the table before this doubling
+  while (base <= active / 2) base *= 2;
+  return {rl_set_index(wide, active), rl_set_index(wide, base)};
 }
 
 Result<uint32_t> BpfDatapath::grow_key_table(uint64_t tracked) {
@@ -568,34 +572,37 @@ Result<uint32_t> BpfDatapath::grow_key_table(uint64_t tracked) {
   return growth_->grow_to(want);
 }
 
-// A key whose set splits meanwhile (grow_key_table, on another thread) may be missed: the
-// request then finds nothing, as for a key the table does not hold.
+// A key whose set is splitting meanwhile (grow_key_table, on another thread) is in its new set,
+// its old one, or both for a grace period: both are looked at.
 size_t BpfDatapath::reset_key(const rl_key& key) {
   const uint64_t hash = rl_key_hash(&key, hash_seed_);
-  rl_set* set = keys_.as<rl_set>() + set_of(hash);
+  const auto sets = sets_of(hash);
   const uint32_t tag = rl_key_tag(hash);
   size_t n = 0;
-  for (auto& slot : set->way) {
-    if (std::atomic_ref<__u32>(slot.tag).load() != tag) continue;
-    std::atomic_ref<__u64>(slot.state).store(0);
-    std::atomic_ref<__u32>(slot.idle).store(0);
-    n++;
+  for (size_t i = 0; i < sets.size(); i++) {
+    if (i > 0 && sets[i] == sets[0]) continue;
+    for (auto& slot : keys_.as<rl_set>()[sets[i]].way) {
+      if (std::atomic_ref<__u32>(slot.tag).load() != tag) continue;
+      std::atomic_ref<__u64>(slot.state).store(0);
+      std::atomic_ref<__u32>(slot.idle).store(0);
+      n++;
+    }
   }
   return n;
 }
 
 std::optional<rl_slot> BpfDatapath::read_key(const rl_key& key) const {
   const uint64_t hash = key_hash(key);
-  const rl_set* set = keys_.as<const rl_set>() + set_of(hash);
   const uint32_t tag = rl_key_tag(hash);
-  for (const auto& slot : set->way) {
-    rl_slot copy{};
-    copy.tag = std::atomic_ref<__u32>(const_cast<__u32&>(slot.tag)).load();
-    if (copy.tag != tag) continue;
-    copy.idle = std::atomic_ref<__u32>(const_cast<__u32&>(slot.idle)).load();
-    copy.state = std::atomic_ref<__u64>(const_cast<__u64&>(slot.state)).load();
-    return copy;
-  }
+  for (uint32_t s : sets_of(hash))  // its set first, then the one it was in before a split
+    for (const auto& slot : keys_.as<const rl_set>()[s].way) {
+      rl_slot copy{};
+      copy.tag = std::atomic_ref<__u32>(const_cast<__u32&>(slot.tag)).load();
+      if (copy.tag != tag) continue;
+      copy.idle = std::atomic_ref<__u32>(const_cast<__u32&>(slot.idle)).load();
+      copy.state = std::atomic_ref<__u64>(const_cast<__u64&>(slot.state)).load();
+      return copy;
+    }
   return std::nullopt;
 }
 

@@ -133,7 +133,9 @@ class BpfDatapath final : public Datapath {
   Status init();
   Status clear_generation(uint32_t gen);
   Status recount_runtime_acl();
-  uint32_t set_of(uint64_t hash) const;  // the set a key with this hash is in
+  // The set a key with this hash is in, and the set it was in before the doubling under way
+  // (the same set unless the key moves in it).
+  std::array<uint32_t, 2> sets_of(uint64_t hash) const;
 
   std::unique_ptr<rl_xdp, SkeletonDeleter> skel_;
   MmapRegion control_;
