@@ -552,18 +552,13 @@ Result<uint64_t> BpfDatapath::cluster_prune_over(uint64_t now_ns) {
   return entries->size() - expired.size();
 }
 
-// The slot is reset the way a claim resets it; a packet of the key racing with the reset may
-// keep its own update, which is what it would have got a moment earlier anyway.
-uint32_t BpfDatapath::key_sets_active() const {
-  return std::atomic_ref<uint32_t>(control_.as<rl_control>()->key_sets_active).load();
-}
+uint32_t BpfDatapath::key_sets_active() const { return growth_->active(); }
 
 std::array<uint32_t, 2> BpfDatapath::sets_of(uint64_t hash) const {
   const uint32_t wide = rl_set_wide(rl_key_tag(hash), hash, key_low_bits_);
   const uint32_t active = key_sets_active();
-  uint32_t base = 1;  // the largest power of two <= active: the table before this doubling
-  while (base <= active / 2) base *= 2;
-  return {rl_set_index(wide, active), rl_set_index(wide, base)};
+  // 2^level sets: the table before the doubling under way.
+  return {rl_set_index(wide, active), rl_set_index(wide, 1u << key_sets_level(active))};
 }
 
 Result<uint32_t> BpfDatapath::grow_key_table(uint64_t tracked) {
@@ -572,8 +567,10 @@ Result<uint32_t> BpfDatapath::grow_key_table(uint64_t tracked) {
   return growth_->grow_to(want);
 }
 
-// A key whose set is splitting meanwhile (grow_key_table, on another thread) is in its new set,
-// its old one, or both for a grace period: both are looked at.
+// The slot is reset the way a claim resets it; a packet of the key racing with the reset may
+// keep its own update, which is what it would have got a moment earlier anyway. A key whose set
+// is splitting meanwhile (grow_key_table, on another thread) is in its new set, its old one, or
+// both for a grace period: both are looked at.
 size_t BpfDatapath::reset_key(const rl_key& key) {
   const uint64_t hash = rl_key_hash(&key, hash_seed_);
   const auto sets = sets_of(hash);

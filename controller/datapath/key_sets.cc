@@ -33,12 +33,6 @@ namespace {
 
 constexpr uint32_t kKeysPerSet = 1;  // grow above one key per set on average
 
-uint32_t level_of(uint32_t active) {  // L: 2^L <= active < 2^(L+1)
-  uint32_t l = 0;
-  while ((2ull << l) <= active) l++;
-  return l;
-}
-
 uint32_t load_tag(rl_slot& s) { return std::atomic_ref<__u32>(s.tag).load(); }
 
 bool cas_tag(rl_slot& s, uint32_t seen, uint32_t next) {
@@ -50,9 +44,15 @@ uint32_t later_tick(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b)
 
 }  // namespace
 
+uint32_t key_sets_level(uint32_t active) {
+  uint32_t l = 0;
+  while ((2ull << l) <= active) l++;
+  return l;
+}
+
 uint32_t key_sets_wanted(uint64_t tracked, uint32_t active, uint32_t capacity) {
   uint32_t want = active;
-  if (want & (want - 1)) want = 2u << level_of(want);  // finish the doubling under way
+  if (want & (want - 1)) want = 2u << key_sets_level(want);  // finish the doubling under way
   while (want < capacity && tracked > static_cast<uint64_t>(want) * kKeysPerSet) want *= 2;
   return std::min(want, capacity);
 }
@@ -106,7 +106,7 @@ Result<uint32_t> KeySetGrowth::split(uint32_t count) {
   const uint32_t active = this->active();
   const auto capacity = static_cast<uint32_t>(sets_.size());
   if (active >= capacity || count == 0) return 0u;
-  const uint32_t level = level_of(active);
+  const uint32_t level = key_sets_level(active);
   const uint32_t base = 1u << level;
   const uint32_t first = active - base;  // the first set to split
   const uint32_t n = std::min({count, base - first, capacity - active});

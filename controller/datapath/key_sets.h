@@ -25,6 +25,10 @@ namespace rl {
 // its rate at 262,144. A growth in progress (`active` not a power of two) is always completed.
 uint32_t key_sets_wanted(uint64_t tracked, uint32_t active, uint32_t capacity);
 
+// The level L of a table with `active` sets in use: 2^L <= active < 2^(L+1). Sets from
+// active - 2^L to 2^L - 1 have not split yet in the doubling under way.
+uint32_t key_sets_level(uint32_t active);
+
 class KeySetGrowth {
  public:
   // Returns once no packet that started before the call is still running (the XDP program runs
