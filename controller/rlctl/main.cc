@@ -334,7 +334,7 @@ int main(int argc, char** argv) {
     if (top_by == "traffic") {
       std::cout << "sampled 1 in " << d["sample_ratio"] << " packets over the last "
                 << num(d["window_seconds"]) << " s: " << d["samples"] << " samples, "
-                << d["samples_shed"] << " shed; error per key: +-(4*sqrt(samples) + up to "
+                << d["samples_shed"] << " shed; error per key: +-(8 + 4*sqrt(samples + 4) + up to "
                 << d["table_error_samples"] << " from the table) samples, times "
                 << d["sample_ratio"] << "\n";
       rlctl::Table t({"RULE", "KEY", "EST. PPS", "+-PPS", "EST. BYTES/S", "SHARE", "DROPPED"});

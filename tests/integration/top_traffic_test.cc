@@ -24,13 +24,16 @@ TEST_F(TopTraffic, RanksThreeSourcesByRateWithinTheStatedError) {
   rld_extra_args_ = {"--traffic-sample-shift", "4"};
   start_rld();
 
-  // One second each at 6,000, 2,000 and 500 packets per second.
+  // One second each at 6,000, 3,000 and 1,000 packets per second: 375, 188 and 62 samples
+  // expected. Rates far enough apart that a wrong order is a bug (8 standard deviations), and
+  // enough samples that the stated error is under 80% of the estimate for all but 1 run in
+  // 10^7 (at 500 packets per second, 31 samples, it would not be in 1 run in 15).
   struct Source {
     std::string addr;
     uint64_t rate;
     uint64_t sent = 0;
   };
-  std::vector<Source> sources = {{"198.18.7.1", 6000}, {"198.18.7.2", 2000}, {"198.18.7.3", 500}};
+  std::vector<Source> sources = {{"198.18.7.1", 6000}, {"198.18.7.2", 3000}, {"198.18.7.3", 1000}};
   for (auto& s : sources) {
     auto r = send({.src = s.addr, .size = 200, .count = s.rate, .rate = s.rate, .max_seconds = 5});
     ASSERT_EQ(r.errors, 0u);

@@ -22,8 +22,11 @@ namespace {
 
 // Estimates from the sampled packets (traffic.h). Each key's error is its tables' share
 // (Space-Saving: what it may have inherited, or missed while it was not in a table) plus four
-// standard deviations of the sampling (a key's samples are binomial, sd about sqrt(samples):
-// 1 key in 15,000 lands further off).
+// standard deviations of the sampling. A key's samples are binomial with a small chance, so
+// nearly Poisson: for n seen, the mean lies within n + 8 +- 4 sqrt(n + 4) at four standard
+// deviations (the score interval), so the symmetric bound 8 + 4 sqrt(n + 4) holds at every n.
+// 4 sqrt(n) alone would be too tight for a key with few samples: at 30 expected samples 1 key
+// in 1,300 would land further off, not 1 in 15,000.
 Json top_traffic(TrafficLog* traffic, const RuleResolver& resolve, const Counters& counters,
                  const Json& args) {
   if (!traffic)
@@ -51,7 +54,7 @@ Json top_traffic(TrafficLog* traffic, const RuleResolver& resolve, const Counter
   for (const auto& e : view.keys) {
     const RuleRef& r = ref(e.key.rule_id);
     double n = static_cast<double>(e.samples);
-    double err = static_cast<double>(e.error) + 4 * std::sqrt(std::max(n, 1.0));
+    double err = static_cast<double>(e.error) + 8 + 4 * std::sqrt(n + 4);
     keys.push_back({{"rule", r.name},
                     {"key", key_text(e.key.kind, e.key.family, e.key.addr, e.key.dport, r.v4_prefix,
                                      r.v6_prefix)},
