@@ -19,13 +19,15 @@ function(rl_bpf_skeleton name src)
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/skel)
   set(obj ${out_dir}/${name}.bpf.o)
   set(skel ${out_dir}/${name}.skel.h)
-  file(GLOB bpf_headers ${PROJECT_SOURCE_DIR}/bpf/lib/*.h ${PROJECT_SOURCE_DIR}/abi/*.h)
+  # The headers an object includes come from clang's depfile, so a header added later is
+  # tracked without re-running cmake.
   add_custom_command(
     OUTPUT ${obj}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
     COMMAND ${RL_CLANG} ${RL_BPF_CFLAGS} -I${PROJECT_SOURCE_DIR}/abi -I${PROJECT_SOURCE_DIR}/bpf/lib
-            -c ${CMAKE_CURRENT_SOURCE_DIR}/${src} -o ${obj}
-    DEPENDS ${src} ${bpf_headers}
+            -MD -MF ${obj}.d -c ${CMAKE_CURRENT_SOURCE_DIR}/${src} -o ${obj}
+    DEPENDS ${src}
+    DEPFILE ${obj}.d
     COMMENT "BPF ${src}"
     VERBATIM)
   add_custom_command(
