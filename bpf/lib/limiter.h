@@ -198,12 +198,6 @@ static __always_inline int rl_run_algo(struct rl_slot *s, const struct rl_rule *
 
 /* ---- Slots ---- */
 
-static __always_inline int rl_slot_reusable(struct rl_slot *s, __u64 now)
-{
-	return rl_idle_passed(RL_READ_ONCE(s->idle), now) &&
-	       !rl_state_blocked(RL_READ_ONCE(s->state), now);
-}
-
 /* Take a slot whose tag was `seen` for the key with tag t. The slot is reset while its tag is
  * RL_TAG_CLAIMING, so no CPU can use the new key's slot before its state is the fresh zero. */
 static __always_inline int rl_slot_claim(struct rl_slot *s, __u32 seen, __u32 t)
@@ -223,7 +217,12 @@ static __always_inline int rl_slot_claim(struct rl_slot *s, __u32 seen, __u32 t)
 
 /* Find the key with tag `tag` in its set: its way index, or with `claim` a free or reusable way
  * claimed for it (way | RL_WAYS), or RL_SET_ROOM (without `claim`) or RL_SET_FULL. A free way is
- * taken before a reusable one, so a key that went idle keeps its slot while its set has room.
+ * taken before a reusable one, so a key that went idle keeps its slot while its set has room; of
+ * the reusable ways, the one whose key went idle first. A key that was active a moment ago (a
+ * known source sending within its limit, whose bucket refills between its packets) thus outlives
+ * in its set the keys of a flood that sent once, and keeps its slot when a new-source budget
+ * would refuse it a new one. The tags are compared first, on their own: a known key's packet
+ * reads no slot's state but its own.
  * A CPU that sees a way being claimed scans again, because the claim may be for its own key;
  * two CPUs inserting the same new key therefore end up in the same slot.
  * A global function, like rl_judge below: verified once, whatever the number of callers. */
@@ -232,22 +231,34 @@ __attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 tag, __u64 n
 	if (!set)
 		return RL_SET_FULL;
 	for (int attempt = 0; attempt < 3; attempt++) {
+		__u32 tags[RL_WAYS];
+#pragma unroll
+		for (int w = 0; w < RL_WAYS; w++) {
+			tags[w] = RL_READ_ONCE(set->way[w].tag);
+			if (tags[w] == tag)
+				return w;
+		}
 		int free = -1, reusable = -1, claiming = 0;
-		__u32 reusable_tag = 0;
+		__u32 reusable_tag = 0, reusable_idle = 0;
 #pragma unroll
 		for (int w = 0; w < RL_WAYS; w++) {
 			struct rl_slot *s = &set->way[w];
-			__u32 t = RL_READ_ONCE(s->tag);
-			if (t == tag)
-				return w;
-			if (t == RL_TAG_CLAIMING)
+			__u32 t = tags[w];
+			if (t == RL_TAG_CLAIMING) {
 				claiming = 1;
-			else if (t == RL_TAG_FREE) {
+			} else if (t == RL_TAG_FREE) {
 				if (free < 0)
 					free = w;
-			} else if (reusable < 0 && rl_slot_reusable(s, now)) {
-				reusable = w;
-				reusable_tag = t;
+			} else {
+				/* Idle ticks compare modulo 2^32, as rl_idle_passed does. */
+				__u32 idle = RL_READ_ONCE(s->idle);
+				if (rl_idle_passed(idle, now) &&
+				    !rl_state_blocked(RL_READ_ONCE(s->state), now) &&
+				    (reusable < 0 || (__s32)(idle - reusable_idle) < 0)) {
+					reusable = w;
+					reusable_tag = t;
+					reusable_idle = idle;
+				}
 			}
 		}
 		if (claiming && attempt < 2)
@@ -257,6 +268,8 @@ __attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 tag, __u64 n
 			return RL_SET_FULL;
 		if (!claim)
 			return RL_SET_ROOM;
+		/* The claim's CAS expects the tag this scan read: a way another CPU has taken since
+		 * fails it, and the packet is judged on the next attempt's scan. */
 		if (rl_slot_claim(&set->way[victim & (RL_WAYS - 1)],
 				  free >= 0 ? RL_TAG_FREE : reusable_tag, tag))
 			return victim | RL_WAYS;

@@ -151,6 +151,28 @@ TEST_F(LimiterTest, FullSetsFallBackToOverflowBucket) {
   EXPECT_EQ(global(RL_GC_KEY_OVERFLOW), 3u);
 }
 
+// Of the reusable ways, a new key takes the one whose key went idle first: a source that was
+// active a moment ago keeps its slot over sources that sent once, long before.
+TEST_F(LimiterTest, ANewKeyReusesTheWayIdleLongest) {
+  ASSERT_NO_FATAL_FAILURE(reload(RL_WAYS));  // one set
+  one_rule(token_bucket("tiny", 1, 1));
+  for (int i = 1; i <= RL_WAYS; i++)
+    EXPECT_EQ(send(udp4("198.18.0." + std::to_string(i))).overflow, 0u);
+  // Source 1, in the first way, comes back once its bucket is full: it goes idle two seconds
+  // after the others.
+  at(2 * kSec);
+  EXPECT_EQ(send(udp4("198.18.0.1")).reason, RL_REASON_ADMITTED);
+  at(3 * kSec + (1ULL << RL_IDLE_SHIFT));  // every way is reusable
+  const uint64_t inserted = global(RL_GC_KEY_INSERTED);
+  auto d = send(udp4("198.18.0.99"));
+  EXPECT_EQ(d.overflow, 0u);
+  EXPECT_EQ(global(RL_GC_KEY_INSERTED), inserted + 1);
+  EXPECT_EQ(send(udp4("198.18.0.1")).reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(global(RL_GC_KEY_INSERTED), inserted + 1) << "source 1 kept its slot";
+  EXPECT_EQ(send(udp4("198.18.0.2")).overflow, 0u);
+  EXPECT_EQ(global(RL_GC_KEY_INSERTED), inserted + 2) << "source 2's way went to the new key";
+}
+
 // The table starts at 16,384 sets and grows by splitting sets while packets run
 // (controller/datapath/key_sets.h): every key keeps its state and its slot through the splits,
 // found where the real program looks for it.
@@ -169,7 +191,10 @@ TEST_F(LimiterTest, KeysKeepTheirStateWhileTheTableGrows) {
       held.push_back(i);
     }
   }
-  ASSERT_GT(held.size(), 29000u);
+  // 30,000 random keys in 16,384 four-way sets overflow 877 +- 33 of them (Poisson, the
+  // seed is random): 28,800 fails 1 run in 10^20 by chance, and always with a way lost
+  // (three ways overflow about 2,740).
+  ASSERT_GT(held.size(), 28800u);
   const uint64_t inserted = global(RL_GC_KEY_INSERTED);
   auto before = dp_->key_table_usage(kT0);
   EXPECT_EQ(before.first, held.size());
