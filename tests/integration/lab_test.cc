@@ -348,15 +348,17 @@ TEST_F(LabRlsend, StopsAtMaxSecondsAndPacesToRate) {
   EXPECT_EQ(out.code, 3) << out.describe();  // stopped before --count
   auto s = parse_send_summary(out.out);
   ASSERT_TRUE(s) << s.error().str();
+  // The pacing shows in the count's upper bound and the paced run's least time; the other
+  // bounds leave room for a sender that a busy machine stalls.
   EXPECT_LE(s->seconds, 1.0);
-  EXPECT_GE(s->sent, 400u);
+  EXPECT_GE(s->sent, 300u);
   EXPECT_LE(s->sent, 510u);
 
   auto paced = send(lab, 0, {.src = "198.18.3.1", .count = 200, .rate = 1000});
   ASSERT_TRUE(paced) << paced.error().str();
   EXPECT_EQ(paced->sent, 200u);
   EXPECT_GE(paced->seconds, 0.19);
-  EXPECT_LE(paced->seconds, 0.5);
+  EXPECT_LE(paced->seconds, 1.0);
 }
 
 }  // namespace

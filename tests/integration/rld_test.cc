@@ -111,9 +111,12 @@ TEST_F(RldTest, HotReloadUnderTrafficNeverLeavesTrafficUnlimited) {
   ASSERT_TRUE(got.ok());
   EXPECT_GT(ctl({"status"})["generation"].get<uint64_t>(), gen + 3)
       << "the policy was switched under traffic";
+  // The bucket refills at 100/s under a 1,000/s sender: a sender that stalls (a busy machine)
+  // admits less than its wall time says, by 100 a second of stall beyond the burst, hence the
+  // wider lower bound. A switch that lost the key's state would show above the upper one.
   double expected = 10 + 100 * sent->seconds;
   EXPECT_LE(got->received, 1.1 * expected);
-  EXPECT_GE(got->received, 0.9 * expected);
+  EXPECT_GE(got->received, 0.8 * expected);
 }
 
 TEST_F(RldTest, BrokenPolicyLeavesThePolicyInForce) {
