@@ -98,6 +98,40 @@ flood() { # args for rlflood after the common ones; prints its JSON line
   echo "$out"
 }
 
+# --- floods ----------------------------------------------------------------------------------
+# name | family | rlflood arguments | warm-up: frames paced at a rate every contender keeps up
+# with, so each known source has its state before the measurement (0: none). NEW stands for
+# sources that never repeat: new_flood_args gives each measurement a /48 nobody has sent from.
+bench_v4=192.0.2.2 bench_v6=3fff:0:ff::2
+bench_floods=(
+  "udp4-1|4|--src 198.18.7.7 --dst $bench_v4|1000"
+  "udp6-1|6|--src 2001:db8:7::7 --dst $bench_v6|1000"
+  "udp4-16k|4|--src 198.18.0.0/15 --sources 16384 --order random --dst $bench_v4|16384"
+  "udp4-131k|4|--src 198.18.0.0/15 --sources 131071 --order random --dst $bench_v4|131071"
+  "udp6-131k|6|--src 2001:db8:1::/48 --sources 131072 --order random --dst $bench_v6|131072"
+  "udp6-1M-new|6|NEW|0"
+  "syn4-131k|4|--src 198.18.0.0/15 --sources 131071 --order random --proto tcp-syn --dport 80 --dst $bench_v4|131071"
+  "syn6-131k|6|--src 2001:db8:2::/48 --sources 131072 --order random --proto tcp-syn --dport 80 --dst $bench_v6|131072"
+  "udp4-1-1500B|4|--src 198.18.7.8 --size 1500 --dst $bench_v4|1000"
+  "udp6-1-1500B|6|--src 2001:db8:7::8 --size 1500 --dst $bench_v6|1000"
+)
+# The spec of a flood by name, or nothing.
+flood_spec() {
+  local spec
+  for spec in "${bench_floods[@]}"; do
+    [ "${spec%%|*}" = "$1" ] && { echo "$spec"; return; }
+  done
+  return 0
+}
+bench_new_prefix=0x100
+# Sets $new_args to rlflood's arguments for N sources that no earlier measurement sent from
+# (not in a subshell: the prefix must move on): new_flood_args N
+new_flood_args() {
+  bench_new_prefix=$((bench_new_prefix + 1))
+  # shellcheck disable=SC2034 # the caller's
+  new_args="--src 2001:db8:$(printf %x $bench_new_prefix)::/48 --sources $1 --order random --dst $bench_v6"
+}
+
 # Known sources' state before a measurement: each source sent once, paced at a rate every
 # contender keeps up with, so that each already owes its token. rld's key table starts small and
 # grows from the keys it counts once a second (docs/datapath.md): for rl the sources that found
@@ -137,16 +171,21 @@ rlb_off() { rld_stop; }
 rld_start() {
   local bin=$1 keys=$2
   mkdir -p "$work/policies"
-  cat >"$work/policies/flood.yaml" <<'YAML'
+  local budget=""
+  [ "${new_budget:-0}" = 0 ] ||
+    budget="    new_sources: {rate: $new_budget/s, burst: $((2 * new_budget))}"
+  cat >"$work/policies/flood.yaml" <<YAML
 rules:
   - name: udp-flood
     match: {protocol: udp, port: 9}
     limit: {rate: 1/min, burst: 1}
     report: false
+$budget
   - name: syn-flood
     match: {protocol: tcp, port: 80, tcp_flags: syn}
     limit: {rate: 1/min, burst: 1}
     report: false
+$budget
 YAML
   # rld itself on the sender's CPU: the receiving CPU is for the NAPI thread alone.
   taskset -c "$send_cpu" nsenter --net="/run/netns/$lab-srv" "$bin" --interface "$sif" \
@@ -169,32 +208,59 @@ rld_stop() {
   nsenter --net="/run/netns/$lab-srv" "$rld_bin" --cleanup --pin-root "$pins" >/dev/null 2>&1
 }
 nft_on() {
-  local l="limit rate over 1/minute burst 1 packets"
+  local l="limit rate over 1/minute burst 1 packets" m fam set match sets="" rules=""
+  # One dynamic set per family and protocol, as `meter` makes; with a new-source budget, a source
+  # not in its set yet needs a token from one bucket per set (the budget) before it gets an entry.
+  for m in "ip udp4 udp dport 9" "ip6 udp6 udp dport 9" \
+    "ip syn4 tcp dport 80 tcp flags & (syn | ack) == syn" "ip6 syn6 tcp dport 80 tcp flags & (syn | ack) == syn"; do
+    read -r fam set match <<<"$m"
+    local addr="$fam saddr" type=ipv4_addr
+    [ "$fam" = ip6 ] && type=ipv6_addr
+    sets+="  set $set { type $type; size 1048576; flags dynamic; }"$'\n'
+    [ "${new_budget:-0}" = 0 ] ||
+      rules+="    meta protocol $fam $match $addr != @$set limit rate over $new_budget/second burst $((2 * new_budget)) packets drop"$'\n'
+    rules+="    meta protocol $fam $match update @$set { $addr $l } drop"$'\n'
+  done
   $srv nft -f - <<NFT
 table netdev rlbench {
-  chain ingress {
+$sets  chain ingress {
     type filter hook ingress device "$sif" priority 0;
-    meta protocol ip udp dport 9 meter udp4 size 1048576 { ip saddr $l } drop
-    meta protocol ip6 udp dport 9 meter udp6 size 1048576 { ip6 saddr $l } drop
-    meta protocol ip tcp dport 80 tcp flags & (syn | ack) == syn meter syn4 size 1048576 { ip saddr $l } drop
-    meta protocol ip6 tcp dport 80 tcp flags & (syn | ack) == syn meter syn6 size 1048576 { ip6 saddr $l } drop
-  }
+$rules  }
 }
 NFT
 }
 nft_off() { $srv nft delete table netdev rlbench; }
+# With a new-source budget, a source not in the family's and protocol's ipset needs a token from
+# one `limit` bucket (the budget) to be added to it, and is dropped otherwise; hashlimit then
+# judges it as any other.
 ipt_on() {
   local hl="-m hashlimit --hashlimit-above 1/min --hashlimit-burst 1 --hashlimit-mode srcip"
   hl="$hl --hashlimit-htable-size 1048576 --hashlimit-htable-max 1048576"
-  local t
+  local t m fam proto
   for t in iptables ip6tables; do
-    $srv $t -t raw -A PREROUTING -p udp --dport 9 $hl --hashlimit-name "udp-$t" -j DROP
-    $srv $t -t raw -A PREROUTING -p tcp --dport 80 --syn $hl --hashlimit-name "syn-$t" -j DROP
+    fam=inet
+    [ "$t" = ip6tables ] && fam=inet6
+    for m in "udp -p udp --dport 9" "syn -p tcp --dport 80 --syn"; do
+      read -r proto match <<<"$m"
+      if [ "${new_budget:-0}" != 0 ]; then
+        local set="rlbench-$proto-$fam"
+        $srv ipset create "$set" hash:ip family "$fam" hashsize 65536 maxelem 1048576
+        # shellcheck disable=SC2086
+        $srv $t -t raw -A PREROUTING $match -m set ! --match-set "$set" src -m limit \
+          --limit "$new_budget/sec" --limit-burst $((2 * new_budget)) -j SET --add-set "$set" src
+        # shellcheck disable=SC2086
+        $srv $t -t raw -A PREROUTING $match -m set ! --match-set "$set" src -j DROP
+      fi
+      # shellcheck disable=SC2086
+      $srv $t -t raw -A PREROUTING $match $hl --hashlimit-name "$proto-$t" -j DROP
+    done
   done
 }
 ipt_off() {
   $srv iptables -t raw -F PREROUTING
   $srv ip6tables -t raw -F PREROUTING
+  local set
+  for set in $($srv ipset list -n 2>/dev/null | grep '^rlbench-' || true); do $srv ipset destroy "$set"; done
 }
 
 # Keep the names a comma-separated list holds (all of them for an empty list), in the given

@@ -6,6 +6,7 @@
 #   sudo scripts/bench-live.sh [--rounds N] [--seconds S] [--smoke] [--no-build] [--raw FILE]
 #                              [--contenders LIST] [--floods LIST] [--modes fast,paced]
 #                              [--paced-rate PPS] [--paced-burst N] [--batch N]
+#                              [--new-sources RATE]
 #
 # Two modes, both by default, each printed in its own tables:
 #   fast   the flood as fast as the generator goes: it offers more than any contender takes, the
@@ -34,6 +35,10 @@
 # compared with itself at another table size. RL_BENCH_PERF_DIR=DIR records a CPU-clock profile
 # of the receiving CPU (or RL_BENCH_PERF_CPUS) during every measurement, the JIT's symbols
 # included, one file per contender, flood and round; sampling adds a few % to the figures.
+#
+# --new-sources RATE gives every limiter a budget of RATE new sources per second (bench-protect.sh
+# says how each expresses it); the floods of known sources then warm only slowly, so it is meant
+# for udp6-1M-new.
 #
 # The lab: two namespaces joined by a veth pair. In the sending namespace rlflood makes the
 # frames in the kernel (BPF_PROG_TEST_RUN with live frames, XDP_TX out of the veth) on one CPU;
@@ -66,7 +71,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3 seconds=2 smoke=0 build_first=1 raw="" only_contenders="" only_floods=""
-modes=fast,paced paced_rate=400000 paced_burst=128 batch=256
+modes=fast,paced paced_rate=400000 paced_burst=128 batch=256 new_budget=0
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
@@ -80,11 +85,13 @@ while [ $# -gt 0 ]; do
     --paced-rate) paced_rate=$2; shift 2 ;;
     --paced-burst) paced_burst=$2; shift 2 ;;
     --batch) batch=$2; shift 2 ;;
+    --new-sources) new_budget=$2; shift 2 ;;
     *) echo "usage: $0 [--rounds N] [--seconds S] [--smoke] [--no-build] [--raw FILE]" \
          "[--contenders LIST] [--floods LIST] [--modes fast,paced] [--paced-rate PPS]" \
-         "[--paced-burst N] [--batch N]" >&2; exit 2 ;;
+         "[--paced-burst N] [--batch N] [--new-sources RATE]" >&2; exit 2 ;;
   esac
 done
+[[ $new_budget =~ ^[0-9]+$ ]] || { echo "$0: --new-sources takes new sources per second" >&2; exit 2; }
 mapfile -t modes < <(tr , '\n' <<<"$modes")
 for m in "${modes[@]}"; do
   case $m in fast | paced) ;; *) echo "$0: --modes takes fast and/or paced, not $m" >&2; exit 2 ;; esac
@@ -102,40 +109,25 @@ contenders+=(nft ipt)
 mapfile -t contenders < <(only "$only_contenders" "${contenders[@]}")
 [ ${#contenders[@]} -gt 0 ] || { echo "$0: --contenders $only_contenders names none of them" >&2; exit 2; }
 
-# --- floods -------------------------------------------------------------------------------
-# name | family | rlflood arguments | warm-up: frames paced at a rate every contender keeps up
-# with, so each known source has its state before the measurement (0: none)
-v4=192.0.2.2 v6=3fff:0:ff::2
-floods=(
-  "udp4-1|4|--src 198.18.7.7 --dst $v4|1000"
-  "udp6-1|6|--src 2001:db8:7::7 --dst $v6|1000"
-  "udp4-16k|4|--src 198.18.0.0/15 --sources 16384 --order random --dst $v4|16384"
-  "udp4-131k|4|--src 198.18.0.0/15 --sources 131071 --order random --dst $v4|131071"
-  "udp6-131k|6|--src 2001:db8:1::/48 --sources 131072 --order random --dst $v6|131072"
-  "udp6-1M-new|6|NEW|0"
-  "syn4-131k|4|--src 198.18.0.0/15 --sources 131071 --order random --proto tcp-syn --dport 80 --dst $v4|131071"
-  "syn6-131k|6|--src 2001:db8:2::/48 --sources 131072 --order random --proto tcp-syn --dport 80 --dst $v6|131072"
-  "udp4-1-1500B|4|--src 198.18.7.8 --size 1500 --dst $v4|1000"
-  "udp6-1-1500B|6|--src 2001:db8:7::8 --size 1500 --dst $v6|1000"
-)
+# --- floods: bench-lab.sh's, or a few small ones for the smoke run -----------------------------
+floods=("${bench_floods[@]}")
 if [ "$smoke" = 1 ]; then
   floods=(
-    "udp4-1|4|--src 198.18.7.7 --dst $v4|1000"
-    "udp6-1k|6|--src 2001:db8:1::/48 --sources 1000 --order random --dst $v6|1000"
-    "udp6-1M-new|6|NEW|0"
-    "syn4-1k|4|--src 198.18.0.0/16 --sources 1000 --proto tcp-syn --dport 80 --dst $v4|1000"
+    "$(flood_spec udp4-1)"
+    "udp6-1k|6|--src 2001:db8:1::/48 --sources 1000 --order random --dst $bench_v6|1000"
+    "$(flood_spec udp6-1M-new)"
+    "syn4-1k|4|--src 198.18.0.0/16 --sources 1000 --proto tcp-syn --dport 80 --dst $bench_v4|1000"
   )
 fi
 mapfile -t floods < <(only "$only_floods" "${floods[@]}")
 [ ${#floods[@]} -gt 0 ] || { echo "$0: --floods $only_floods names none of them" >&2; exit 2; }
-new_prefix=0x100 # each new-source flood gets a /48 nobody has sent from
 
 measure() { # contender round flood-spec mode
   local who=$1 round=$2 spec=$3 mode=$4 name fam args warm
   IFS='|' read -r name fam args warm <<<"$spec"
   if [ "$args" = NEW ]; then
-    new_prefix=$((new_prefix + 1))
-    args="--src 2001:db8:$(printf %x $new_prefix)::/48 --sources 1000000 --order random --dst $v6"
+    new_flood_args 1000000
+    args=$new_args
     count=1000000
   else
     count=1000000000
@@ -205,6 +197,6 @@ done
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 echo "Machine: $(nproc) CPUs, $cpu; kernel $(uname -r); sender on CPU $send_cpu, receiving NAPI thread on CPU $recv_cpu"
 echo "Command: scripts/bench-live.sh --rounds $rounds --seconds $seconds$([ "$smoke" = 1 ] && echo ' --smoke')" \
-  "--modes $(IFS=,; echo "${modes[*]}") --paced-rate $paced_rate --paced-burst $paced_burst --batch $batch"
+  "--modes $(IFS=,; echo "${modes[*]}") --paced-rate $paced_rate --paced-burst $paced_burst --batch $batch$([ "$new_budget" = 0 ] || echo " --new-sources $new_budget")"
 echo
 python3 scripts/bench-live-report.py "$raw_file"

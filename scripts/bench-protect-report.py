@@ -3,7 +3,8 @@
 
 Raw lines (tab-separated): round, contender, flood rate offered (frames/s, 0 for none, "fast"
 for as fast as the generator goes), wrk's requests/s, its p99 latency (ms), the flood frames/s
-the server's link received, and the share of the time the flood's NAPI thread was on the CPU.
+the server's link received, the share of the time the flood's NAPI thread was on the CPU, and
+the flood frames/s that reached the server's stack (bench-protect.sh's stack_in).
 """
 import importlib.util
 import pathlib
@@ -37,8 +38,9 @@ def main(path):
     rows = []
     with open(path) as f:
         for line in f:
-            rnd, who, rate, rps, p99, rx, napi = line.rstrip("\n").split("\t")
-            rows.append((int(rnd), who, rate, float(rps), float(p99), int(rx), float(napi)))
+            rnd, who, rate, rps, p99, rx, napi, stack = line.rstrip("\n").split("\t")
+            rows.append((int(rnd), who, rate, float(rps), float(p99), int(rx), float(napi),
+                         int(stack)))
     baseline = {r[0]: r[3] for r in rows if r[1] == "none" and r[2] == "0"}
     if not baseline:
         sys.exit("bench-protect-report: no baseline (no filter, no flood) in " + path)
@@ -74,9 +76,13 @@ def main(path):
     print()
     table(latency)
     print()
+    print("The flood that got past the filter to the server's stack, frames/s (medians):")
+    print()
+    table(lambda rate, got: f"{statistics.median(r[7] for r in got):,.0f}")
+    print()
     absorbed = {}  # contender -> the highest flood received with goodput >= ABSORBED
     for (who, rate), got in by.items():
-        if statistics.median(shares(got)) >= 100 * ABSORBED:
+        if rate != "0" and statistics.median(shares(got)) >= 100 * ABSORBED:
             received = statistics.median(r[5] for r in got)
             absorbed[who] = max(absorbed.get(who, 0), received)
     print(f"Highest flood each contender absorbed (goodput >= {ABSORBED:.0%}), as received:")

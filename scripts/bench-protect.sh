@@ -4,17 +4,21 @@
 # on stdout, progress on stderr.
 #
 #   sudo scripts/bench-protect.sh [--rounds N] [--seconds S] [--rates LIST] [--contenders LIST]
-#                                 [--connections N] [--sources N] [--sink] [--smoke]
-#                                 [--no-build] [--raw FILE]
+#                                 [--connections N] [--flood NAME] [--new-sources RATE] [--sink]
+#                                 [--smoke] [--no-build] [--raw FILE]
 #
 # The lab (the same as bench-live.sh's, with a second link):
 #   flood link   the client namespace's rlflood sends the flood on one veth pair, as live XDP
-#                frames (bench-live.sh says how), from --sources known IPv4 sources of
-#                198.18.0.0/15 (default 131,071; warmed first, so each already owes its
-#                token), UDP to port 9: a closed port, the stack's cheapest path (its ICMP
-#                errors are rate-limited), unless --sink puts a UDP service there (udp_sink,
-#                which reads every datagram, on the server's CPU), as a flood at a real
-#                service would meet it.
+#                frames (bench-live.sh says how). --flood names one of bench-live.sh's floods
+#                (bench-lab.sh lists them; default udp4-131k: 131,071 known IPv4 sources of
+#                198.18.0.0/15). Known sources are warmed first, so each already owes its
+#                token. udp6-1M-new sends from sources that never repeat: 2^24 of a /48 that
+#                no earlier measurement used, each once until 2^24 frames have gone (10 s at
+#                1.6 Mpps). UDP goes to port 9: a
+#                closed port, the stack's cheapest path (its ICMP errors are rate-limited),
+#                unless --sink puts a UDP service there (udp_sink, which reads every datagram,
+#                on the server's CPU), as a flood at a real service would meet it. SYN floods
+#                go to port 80, where nothing listens (the stack answers with resets).
 #                The receiving end runs threaded NAPI, pinned to the server's CPU, with GRO on;
 #                every contender filters this link.
 #   client link  wrk in the client namespace asks nginx in the server namespace for a small page
@@ -32,6 +36,12 @@
 # CPU, as a client on the server's host (or the server's own work) would: goodput falls with the
 # CPU each contender spends per flood frame.
 #
+# Every limiter: 1 packet per minute, burst 1, per source (bench-lab.sh). --new-sources RATE adds a
+# budget of RATE new sources per second (burst 2 x RATE) to each: rl's new_sources, and for
+# nftables and iptables a global token bucket that a source not yet in their table must pass
+# before it gets an entry (a dynamic set's membership test and `limit`; ipset and `-m limit`).
+# Meant for floods of new sources: it also slows the warm-up of known ones.
+#
 # For every contender (none, drop, rl, nft, ipt; see bench-live.sh) and every flood rate
 # (--rates: frames/s, paced in bursts of 128; 0 is no flood; "fast" is as fast as the generator
 # goes): wrk's requests/s and p99 latency while the flood runs, and the flood rate the server's
@@ -42,7 +52,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3 seconds=3 rates=0,200000,400000,800000,1600000,3200000,fast contenders_list="none,drop,rl,nft,ipt"
-conns=16 sources=131071 sink=0 build_first=1 raw=""
+conns=16 flood_name=udp4-131k new_budget=0 sink=0 build_first=1 raw=""
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
@@ -50,13 +60,15 @@ while [ $# -gt 0 ]; do
     --rates) rates=$2; shift 2 ;;
     --contenders) contenders_list=$2; shift 2 ;;
     --connections) conns=$2; shift 2 ;;
-    --sources) sources=$2; shift 2 ;;
+    --flood) flood_name=$2; shift 2 ;;
+    --new-sources) new_budget=$2; shift 2 ;;
     --sink) sink=1; shift ;;
     --smoke) rounds=1; seconds=1; rates=0,200000; contenders_list=none,rl; shift ;;
     --no-build) build_first=0; shift ;;
     --raw) raw=$2; shift 2 ;;
     *) echo "usage: $0 [--rounds N] [--seconds S] [--rates LIST] [--contenders LIST]" \
-         "[--connections N] [--sources N] [--sink] [--smoke] [--no-build] [--raw FILE]" >&2
+         "[--connections N] [--flood NAME] [--new-sources RATE] [--sink] [--smoke] [--no-build]" \
+         "[--raw FILE]" >&2
     exit 2 ;;
   esac
 done
@@ -73,7 +85,7 @@ sink_bin="$build/tests/integration/udp_sink" sink_pid=""
 [ "$sink" = 0 ] || [ -x "$sink_bin" ] || fail "$sink_bin is missing (build first)"
 sink_start() {
   [ "$sink" = 1 ] || return 0
-  taskset -c "$recv_cpu" ip netns exec "$lab-srv" "$sink_bin" --port 9 --bind 192.0.2.2 \
+  taskset -c "$recv_cpu" ip netns exec "$lab-srv" "$sink_bin" --port 9 --bind "$sink_bind" \
     --seconds "$(awk -v s="$seconds" 'BEGIN {print s + 5}')" >/dev/null 2>"$work/sink.log" &
   sink_pid=$!
   for _ in $(seq 100); do
@@ -151,13 +163,37 @@ wrk_run() {
     fail "wrk printed no figures: $out"
 }
 
-if ! [[ $sources =~ ^[0-9]+$ ]] || [ "$sources" -lt 1 ] || [ "$sources" -gt 131071 ]; then
-  echo "$0: --sources takes 1 to 131071" >&2
-  exit 2
-fi
-args="--src 198.18.0.0/15 --sources $sources --order random --dst 192.0.2.2"
+[[ $new_budget =~ ^[0-9]+$ ]] || { echo "$0: --new-sources takes new sources per second" >&2; exit 2; }
+flood_spec=$(flood_spec "$flood_name")
+[ -n "$flood_spec" ] || { echo "$0: --flood $flood_name is not one of bench-live.sh's floods" >&2; exit 2; }
+IFS='|' read -r _ flood_fam flood_args flood_warm <<<"$flood_spec"
+sink_bind=$bench_v4
+[ "$flood_fam" = 6 ] && sink_bind=$bench_v6
+# Flood frames the server's stack took in: UDP datagrams (to a closed port or to udp_sink, and
+# those it had no room for), or for SYN floods the resets it answered with, as nothing listens on
+# port 80. The client's traffic is TCP to nginx, which sends no resets.
+stack_in() {
+  local snmp
+  case $flood_name in
+    syn*) snmp=$($srv cat /proc/net/snmp) ;;
+    *) [ "$flood_fam" = 6 ] || snmp=$($srv cat /proc/net/snmp) ;;
+  esac
+  case $flood_name in
+    syn*) awk '$1 == "Tcp:" { if (h) { for (i = 2; i <= NF; i++) if (n[i] == "OutRsts") print $i }
+                              else { for (i = 2; i <= NF; i++) n[i] = $i; h = 1 } }' <<<"$snmp" ;;
+    *) if [ "$flood_fam" = 6 ]; then
+         # shellcheck disable=SC2016 # awk's own variables
+         $srv awk '$1 == "Udp6InDatagrams" || $1 == "Udp6NoPorts" || $1 == "Udp6InErrors" {s += $2}
+                   END {print s + 0}' /proc/net/snmp6
+       else
+         awk '$1 == "Udp:" { if (h) { for (i = 2; i <= NF; i++) if (n[i] ~ /^(InDatagrams|NoPorts|InErrors)$/) s += $i; print s + 0 }
+                             else { for (i = 2; i <= NF; i++) n[i] = $i; h = 1 } }' <<<"$snmp"
+       fi ;;
+  esac
+}
+
 measure() { # contender round rate
-  local who=$1 round=$2 rate=$3 pace=() flood_pid="" rx0 rx1 rt0 rt1 pid t0 t1 rps p99
+  local who=$1 round=$2 rate=$3 pace=() flood_pid="" rx0 rx1 st0 st1 rt0 rt1 pid t0 t1 rps p99
   pid=$(napi_pid)
   if [ "$rate" = fast ]; then
     pace=()
@@ -165,9 +201,14 @@ measure() { # contender round rate
     pace=(--rate "$rate" --burst 128)
   fi
   sink_start
-  rx0=$(rx_packets)
+  rx0=$(rx_packets) st0=$(stack_in)
   read -r rt0 _ < <(sched_ns "$pid")
   t0=$(date +%s.%N)
+  local args=$flood_args
+  if [ "$args" = NEW ]; then
+    new_flood_args $((1 << 24))
+    args=$new_args
+  fi
   if [ "$rate" != 0 ]; then
     # shellcheck disable=SC2086
     flood $args "${pace[@]}" --count 1000000000 --max-seconds "$(awk -v s="$seconds" 'BEGIN {print s + 1}')" \
@@ -178,16 +219,18 @@ measure() { # contender round rate
   read -r rps p99 < <(wrk_run "$seconds")
   if [ -n "$flood_pid" ]; then wait "$flood_pid" || fail "$who: the flood failed"; fi
   t1=$(date +%s.%N)
-  rx1=$(rx_packets)
+  rx1=$(rx_packets) st1=$(stack_in)
   read -r rt1 _ < <(sched_ns "$pid")
   sink_stop
-  local secs rx_rate napi
+  local secs rx_rate napi stack_rate
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
   rx_rate=$(awk -v n=$((rx1 - rx0)) -v s="$secs" 'BEGIN {printf "%d", n / s}')
+  stack_rate=$(awk -v n=$((st1 - st0)) -v s="$secs" 'BEGIN {printf "%d", n / s}')
   napi=$(awk -v t=$((rt1 - rt0)) -v s="$secs" 'BEGIN {printf "%.3f", t / (s * 1e9)}')
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$who" "$rate" "$rps" "$p99" "$rx_rate" "$napi" \
-    >>"$raw_file"
-  log "round $round $who flood $rate: $rps requests/s, p99 $p99 ms, flood received $rx_rate/s, NAPI on CPU $napi"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$who" "$rate" "$rps" "$p99" "$rx_rate" "$napi" \
+    "$stack_rate" >>"$raw_file"
+  log "round $round $who flood $rate: $rps requests/s, p99 $p99 ms, flood received $rx_rate/s," \
+    "reached the stack $stack_rate/s, NAPI on CPU $napi"
 }
 
 mapfile -t contenders < <(only "$contenders_list" none drop src rl nft ipt)
@@ -202,7 +245,7 @@ done
 pin_napi
 # The sources' state, once per contender and round, before its measurements.
 # shellcheck disable=SC2086
-warm() { warm_known "$1" "$sources" $args; }
+warm() { [ "$flood_warm" = 0 ] || warm_known "$1" "$flood_warm" $flood_args; }
 for round in $(seq "$rounds"); do
   for who in "${contenders[@]}"; do
     "${who}_on" >/dev/null
@@ -217,8 +260,17 @@ done
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 echo "Machine: $(nproc) CPUs, $cpu; kernel $(uname -r); rlflood on CPU $send_cpu; the flood's NAPI thread, nginx and wrk on CPU $recv_cpu"
 echo "Command: scripts/bench-protect.sh --rounds $rounds --seconds $seconds --rates $rates" \
-  "--contenders $contenders_list --connections $conns --sources $sources$([ "$sink" = 1 ] && echo ' --sink')"
+  "--contenders $contenders_list --connections $conns --flood $flood_name$([ "$new_budget" = 0 ] || echo " --new-sources $new_budget")$([ "$sink" = 1 ] && echo ' --sink')"
 echo "Paths: the flood on its own veth (live XDP frames, filtered by each contender); the client on a veth of its own, unfiltered, into the same server namespace"
-echo "Flood: UDP to port 9, $([ "$sink" = 1 ] && echo 'where udp_sink reads every datagram on the server'"'"'s CPU' || echo 'a closed port'), from $sources known sources"
+case $flood_args in
+  NEW) who_sends="sources that never repeat (2^24 of a fresh /48 per measurement)" ;;
+  *) who_sends="$flood_warm known sources (each sent once before the measurements)" ;;
+esac
+case $flood_name in
+  syn*) what="TCP SYNs to port 80, where nothing listens" ;;
+  *) what="UDP to port 9, $([ "$sink" = 1 ] && echo 'where udp_sink reads every datagram on the server'"'"'s CPU' || echo 'a closed port')" ;;
+esac
+echo "Flood: $flood_name, IPv$flood_fam $what, from $who_sends"
+echo "Limiters: 1 packet per minute, burst 1, per source$([ "$new_budget" = 0 ] || echo "; at most $new_budget new sources per second (burst $((2 * new_budget))), the rest dropped")"
 echo
 python3 scripts/bench-protect-report.py "$raw_file"

@@ -11,7 +11,7 @@ packages=(
   nlohmann-json3-dev
   redis-server prometheus
   nginx-light wrk  # bench-protect.sh: a server and a legitimate client under a flood
-  iproute2 nftables iptables ethtool curl python3 python3-yaml util-linux
+  iproute2 nftables iptables ipset ethtool curl python3 python3-yaml util-linux
   clang-format clang-tidy libclang-rt-dev  # format and tidy checks; ASan, UBSan, libFuzzer runtimes
   libsystemd-dev systemd libcap2-bin
   dpkg-dev help2man debootstrap python3-kubernetes
