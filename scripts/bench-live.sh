@@ -65,8 +65,10 @@
 # unroutable), an XDP program that drops everything, and one that reads the source address and
 # drops (the floor for any limiter: it pays the first touch of the headers).
 #
-# Rounds are interleaved (round 1 of every contender, then round 2, ...); each contender starts
-# every round from empty tables. Medians over rounds, with the spread (min-max).
+# Rounds are interleaved (round 1 of every contender, then round 2, ...). Each contender starts
+# every measurement (one flood in one mode) from empty tables, rl with a new rld whose key table
+# starts at its smallest and grows with the keys it counts: a figure does not depend on the
+# floods measured before it. Medians over rounds, with the spread (min-max).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -184,13 +186,15 @@ measure() { # contender round flood-spec mode
 
 for round in $(seq "$rounds"); do
   for who in "${contenders[@]}"; do
-    "${who}_on" >/dev/null
-    pin_napi # an XDP attach may have made a new thread
     for spec in "${floods[@]}"; do
-      for mode in "${modes[@]}"; do measure "$who" "$round" "$spec" "$mode"; done
+      for mode in "${modes[@]}"; do
+        "${who}_on" >/dev/null
+        pin_napi # an XDP attach may have made a new thread
+        measure "$who" "$round" "$spec" "$mode"
+        "${who}_off" >/dev/null
+        pin_napi
+      done
     done
-    "${who}_off" >/dev/null
-    pin_napi
   done
 done
 

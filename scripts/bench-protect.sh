@@ -47,7 +47,9 @@
 # goes): wrk's requests/s and p99 latency while the flood runs, and the flood rate the server's
 # link received. Goodput is requests/s as a share of the baseline: no filter and no flood, in the
 # same round. A contender absorbs a rate when its goodput there is at least 95%.
-# Rounds are interleaved; medians over rounds, with the spread.
+# Rounds are interleaved; medians over rounds, with the spread. Each contender starts every
+# measurement (one rate in one round) from empty tables, warmed again: what a flood leaves in a
+# limiter's table (a new-source flood can fill it) does not carry over to the next rate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -243,17 +245,19 @@ for r in "${rate_list[@]}"; do
 done
 
 pin_napi
-# The sources' state, once per contender and round, before its measurements.
+# The sources' state, before each measurement under a flood.
 # shellcheck disable=SC2086
 warm() { [ "$flood_warm" = 0 ] || warm_known "$1" "$flood_warm" $flood_args; }
 for round in $(seq "$rounds"); do
   for who in "${contenders[@]}"; do
-    "${who}_on" >/dev/null
-    pin_napi
-    warm "$who"
-    for rate in "${rate_list[@]}"; do measure "$who" "$round" "$rate"; done
-    "${who}_off" >/dev/null
-    pin_napi
+    for rate in "${rate_list[@]}"; do
+      "${who}_on" >/dev/null
+      pin_napi
+      [ "$rate" = 0 ] || warm "$who"
+      measure "$who" "$round" "$rate"
+      "${who}_off" >/dev/null
+      pin_napi
+    done
   done
 done
 
