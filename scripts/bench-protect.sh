@@ -195,7 +195,7 @@ stack_in() {
 }
 
 measure() { # contender round rate
-  local who=$1 round=$2 rate=$3 pace=() flood_pid="" rx0 rx1 st0 st1 rt0 rt1 pid t0 t1 rps p99
+  local who=$1 round=$2 rate=$3 pace=() flood_pid="" rx0 rx1 st0 st1 dr0 dr1 rt0 rt1 pid t0 t1 rps p99
   pid=$(napi_pid)
   if [ "$rate" = fast ]; then
     pace=()
@@ -203,7 +203,7 @@ measure() { # contender round rate
     pace=(--rate "$rate" --burst 128)
   fi
   sink_start
-  rx0=$(rx_packets) st0=$(stack_in)
+  rx0=$(rx_packets) st0=$(stack_in) dr0=$(ring_drops)
   read -r rt0 _ < <(sched_ns "$pid")
   t0=$(date +%s.%N)
   local args=$flood_args
@@ -221,7 +221,7 @@ measure() { # contender round rate
   read -r rps p99 < <(wrk_run "$seconds")
   if [ -n "$flood_pid" ]; then wait "$flood_pid" || fail "$who: the flood failed"; fi
   t1=$(date +%s.%N)
-  rx1=$(rx_packets) st1=$(stack_in)
+  rx1=$(rx_packets) st1=$(stack_in) dr1=$(ring_drops)
   read -r rt1 _ < <(sched_ns "$pid")
   sink_stop
   local secs rx_rate napi stack_rate
@@ -231,8 +231,13 @@ measure() { # contender round rate
   napi=$(awk -v t=$((rt1 - rt0)) -v s="$secs" 'BEGIN {printf "%.3f", t / (s * 1e9)}')
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$who" "$rate" "$rps" "$p99" "$rx_rate" "$napi" \
     "$stack_rate" >>"$raw_file"
-  log "round $round $who flood $rate: $rps requests/s, p99 $p99 ms, flood received $rx_rate/s," \
-    "reached the stack $stack_rate/s, NAPI on CPU $napi"
+  local sent="none" late=""
+  if [ "$rate" != 0 ]; then
+    sent=$(json sent "$(cat "$work/flood.json")")
+    [ "$rate" = fast ] || late=", bursts late $(json late_bursts "$(cat "$work/flood.json")")"
+  fi
+  log "round $round $who flood $rate: $rps requests/s, p99 $p99 ms, flood sent $sent$late, ring refused" \
+    "$((dr1 - dr0)), received $rx_rate/s, reached the stack $stack_rate/s, NAPI on CPU $napi"
 }
 
 mapfile -t contenders < <(only "$contenders_list" none drop src rl nft ipt)
