@@ -135,22 +135,34 @@ new_flood_args() {
 # Known sources' state before a measurement: each source sent once, paced at a rate every
 # contender keeps up with, so that each already owes its token. rld's key table starts small and
 # grows from the keys it counts once a second (docs/datapath.md): for rl the sources that found
-# their set full the first time go again once it has grown, as they would in a flood that lasts.
+# their set full go again once it has grown, as they would in a flood that lasts, until rld's
+# count holds them all and the table has stopped growing (at most one key per set on average),
+# so that no split runs during the measurement. With a new-source budget only one pass is sent:
+# the budget admits the rest slowly, as it would in a flood.
 warm_known() { # contender count rlflood-args...
-  local who=$1 count=$2
+  local who=$1 count=$2 tracked in_use pass
   shift 2
   flood "$@" --count "$count" --rate 200000 --max-seconds 30 >/dev/null
   case $who in
     rl | rlb)
-      if [ "$count" -gt 16384 ]; then
-        sleep 2.5
+      for pass in $(seq 10); do
+        if [ "$count" -le 16384 ] || [ "${new_budget:-0}" != 0 ]; then break; fi
+        sleep 1.2 # past rld's next count of the keys, and the growth it decides
+        read -r tracked in_use < <(rl_key_table)
+        [ "$tracked" -lt $((count * 99 / 100)) ] || [ $((tracked * 4)) -gt "$in_use" ] || break
+        [ "$pass" -lt 10 ] || fail "$who: the key table did not settle ($tracked keys, $in_use slots)"
         flood "$@" --count "$count" --rate 200000 --max-seconds 30 >/dev/null
-      fi
-      log "$who: key table at rld's last count (once a second): $("$build/controller/rlctl/rlctl" -s "$work/rld.sock" \
-        -o json status | python3 -c 'import json, sys; k = json.load(sys.stdin)["keys"]
-print(k["tracked"], "keys tracked,", k.get("capacity_in_use", k["capacity"]), "of", k["capacity"], "slots in use")')"
+      done
+      read -r tracked in_use < <(rl_key_table)
+      log "$who: $tracked keys tracked at rld's last count (once a second), $in_use slots in use"
       ;;
   esac
+}
+# rld's key count and the table's slots in use: "tracked in_use".
+rl_key_table() {
+  "$build/controller/rlctl/rlctl" -s "$work/rld.sock" -o json status | python3 -c 'import json, sys
+k = json.load(sys.stdin)["keys"]
+print(k["tracked"], k.get("capacity_in_use", k["capacity"]))'
 }
 json() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
 
