@@ -332,9 +332,11 @@ int main(int argc, char** argv) {
     Json d = call_or_exit(g, "top", {{"rule", top_rule}, {"n", top_n}, {"by", top_by}});
     if (json_out(g, d)) return;
     if (top_by == "traffic") {
+      // rld states the sampling's bound (an older rld did not: its errors are in +-PPS).
+      std::string bound = d.value("sampling_error", "the sampling's error");
       std::cout << "sampled 1 in " << d["sample_ratio"] << " packets over the last "
                 << num(d["window_seconds"]) << " s: " << d["samples"] << " samples, "
-                << d["samples_shed"] << " shed; error per key: +-(8 + 4*sqrt(samples + 4) + up to "
+                << d["samples_shed"] << " shed; error per key: +-(" << bound << " + up to "
                 << d["table_error_samples"] << " from the table) samples, times "
                 << d["sample_ratio"] << "\n";
       rlctl::Table t({"RULE", "KEY", "EST. PPS", "+-PPS", "EST. BYTES/S", "SHARE", "DROPPED"});

@@ -27,6 +27,10 @@ namespace {
 // deviations (the score interval), so the symmetric bound 8 + 4 sqrt(n + 4) holds at every n.
 // 4 sqrt(n) alone would be too tight for a key with few samples: at 30 expected samples 1 key
 // in 1,300 would land further off, not 1 in 15,000.
+double sampling_error(double n) { return 8 + 4 * std::sqrt(n + 4); }
+// The bound as rlctl prints it: the reply carries it, so that it is stated in one place.
+constexpr const char* kSamplingErrorText = "8 + 4*sqrt(samples + 4)";
+
 Json top_traffic(TrafficLog* traffic, const RuleResolver& resolve, const Counters& counters,
                  const Json& args) {
   if (!traffic)
@@ -54,7 +58,7 @@ Json top_traffic(TrafficLog* traffic, const RuleResolver& resolve, const Counter
   for (const auto& e : view.keys) {
     const RuleRef& r = ref(e.key.rule_id);
     double n = static_cast<double>(e.samples);
-    double err = static_cast<double>(e.error) + 8 + 4 * std::sqrt(n + 4);
+    double err = static_cast<double>(e.error) + sampling_error(n);
     keys.push_back({{"rule", r.name},
                     {"key", key_text(e.key.kind, e.key.family, e.key.addr, e.key.dport, r.v4_prefix,
                                      r.v6_prefix)},
@@ -73,6 +77,7 @@ Json top_traffic(TrafficLog* traffic, const RuleResolver& resolve, const Counter
                       {"sample_ratio", 1ULL << traffic->shift()},
                       {"window_seconds", secs},
                       {"samples", view.samples},
+                      {"sampling_error", kSamplingErrorText},
                       {"sampled_bytes", view.sampled_bytes},
                       {"samples_shed", shed},
                       {"capacity", TrafficLog::kCapacity},

@@ -3,6 +3,7 @@
 // rld on real maps.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <tuple>
 
@@ -226,6 +227,9 @@ TEST(Handlers, TopByTrafficScalesTheSamplesUpOrSaysSamplingIsOff) {
   EXPECT_EQ(d["keys"][0]["key"], "198.18.0.7");
   EXPECT_EQ(d["keys"][0]["samples"], 30);
   EXPECT_DOUBLE_EQ(d["keys"][0]["packets"].get<double>(), 30.0 * 16);
+  // The bound the reply states is the one its errors use: 8 + 4*sqrt(30 + 4) samples.
+  EXPECT_EQ(d["sampling_error"], "8 + 4*sqrt(samples + 4)");
+  EXPECT_DOUBLE_EQ(d["keys"][0]["packets_error"].get<double>(), (8 + 4 * std::sqrt(34.0)) * 16);
   EXPECT_DOUBLE_EQ(d["keys"][0]["share"].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(d["keys"][0]["dropped_share"].get<double>(), 0.0);
   EXPECT_EQ(d["keys"][1]["key"], "198.18.0.8");
