@@ -25,6 +25,7 @@ struct Config {
   uint32_t reload_debounce_ms = 200;
   uint32_t reload_timeout_ms = 10000;
   bool detach_on_exit = false;
+  bool key_table_full = false;
   // The event loop's scheduling (loop_priority.h): SCHED_FIFO at this priority, or with 0,
   // SCHED_OTHER at loop_nice.
   uint32_t loop_realtime_priority = 1;

@@ -58,6 +58,10 @@ std::vector<ConfigOption> make_table() {
        O::kAbsolutePath},
       {"", "key_capacity", "--key-capacity", &Config::key_capacity,
        "tracked keys, " + slot_bytes + " bytes each", "keys", 64, 1 << 28},
+      {"", "key_table_full", "--key-table-full", &Config::key_table_full,
+       "use the whole key table from the start instead of growing it as keys arrive: no new "
+       "source meets a full set while it grows, but a few keys cost more cache misses",
+       "", 0, 0},
       {"", "offender_capacity", "--offender-capacity", &Config::offender_capacity,
        "offenders kept for rlctl top, about 64 bytes each (the least recent go)", "offenders", 1,
        1 << 24},

@@ -70,6 +70,7 @@ Status Daemon::init() {
   pin_lock_ = std::move(*lock);
   LoadOptions lo;
   lo.key_capacity = cfg_.key_capacity;
+  lo.key_table_full = cfg_.key_table_full;
   lo.pin_root = cfg_.pin_root;
   lo.traffic_sample_shift = cfg_.traffic_sample_shift;
   auto dp = BpfDatapath::load(lo);

@@ -186,6 +186,12 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
       return errno_error("size rl_cluster_admitted", err);
   if (int err = rl_xdp__load(skel); err) return errno_error("load rl_xdp (verifier)", err);
   if (auto s = dp->init(); !s) return s.error();
+  if (opts.key_table_full) {
+    // Split as growth does, a doubling per grace period: an adopted table's keys move to the
+    // sets packets will look in, and a fresh one has none to move.
+    auto grown = dp->growth_->grow_to(dp->key_sets_, dp->key_sets_);
+    if (!grown) return grown.error();
+  }
   return dp;
 }
 

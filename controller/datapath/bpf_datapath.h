@@ -34,6 +34,9 @@ struct LoadOptions {
   // SYN cookies when the kernel offers what they need; false loads the program as on a kernel
   // without it (tests).
   bool syn_cookies = true;
+  // Packets use every set of the key table from the start, instead of 2^RL_KEY_SETS_MIN_LOG2
+  // sets that rld doubles as keys arrive (grow_key_table).
+  bool key_table_full = false;
 };
 
 struct SkeletonDeleter {

@@ -15,9 +15,10 @@ class LimiterTest : public BpfTest {
   }
   void at(uint64_t ns) { dp_->set_clock(kT0 + ns); }
   // Replaces the datapath with a fresh one (a new key table and hash seed) of `key_capacity`.
-  void reload(uint32_t key_capacity = LoadOptions{}.key_capacity) {
+  void reload(uint32_t key_capacity = LoadOptions{}.key_capacity, bool key_table_full = false) {
     LoadOptions o;
     o.key_capacity = key_capacity;
+    o.key_table_full = key_table_full;
     o.trace_decisions = true;
     auto dp = BpfDatapath::load(o);
     ASSERT_TRUE(dp.ok()) << dp.error().str();
@@ -229,6 +230,26 @@ TEST_F(LimiterTest, KeysKeepTheirStateWhileTheTableGrows) {
 
 // A blocked key's slot is never reused while the block is in force, even once its bucket is full
 // again; when the block ends the slot is free for other keys and the key itself starts fresh.
+// key_table_full: packets use every set from the start, so keys that would overflow the
+// smallest table while it grows each get a slot of their own at once.
+TEST_F(LimiterTest, AFullTableFromTheStartGivesEveryKeyASlot) {
+  ASSERT_NO_FATAL_FAILURE(reload(1 << 18, true));  // 65,536 sets; a growing table starts at 16,384
+  EXPECT_EQ(dp_->key_sets_active(), (1u << 18) / RL_WAYS);
+  one_rule(token_bucket("tb", 1, 1));
+  // 30,000 keys: in 16,384 four-way sets 877 +- 33 would find their set full; in 65,536 about
+  // 7 (Poisson, the seed is random), so 50 is never reached by chance.
+  int admitted = 0;
+  for (int i = 1; i <= 30'000; i++)
+    admitted +=
+        send(udp4("198.18." + std::to_string(i >> 8) + "." + std::to_string(i & 255))).reason ==
+        RL_REASON_ADMITTED;
+  EXPECT_LT(global(RL_GC_KEY_OVERFLOW), 50u);
+  EXPECT_GT(admitted, 30'000 - 50);
+  auto grown = dp_->grow_key_table(30'000);
+  ASSERT_TRUE(grown.ok());
+  EXPECT_EQ(*grown, 0u) << "nothing left to grow";
+}
+
 TEST_F(LimiterTest, BlockedKeysKeepTheirSlot) {
   ASSERT_NO_FATAL_FAILURE(reload(RL_WAYS));  // one set
   auto r = token_bucket("blk", 1, 1);

@@ -178,6 +178,33 @@ TEST_F(RldTest, KillNineKeepsEnforcingAndARestartAdoptsTheState) {
   EXPECT_EQ(c["passed_packets"].get<uint64_t>(), 10u);
 }
 
+// key_table_full: a restart with it splits the adopted table to its capacity at once, keys and
+// their state moved to where packets now look for them.
+TEST_F(RldTest, ARestartWithTheKeyTableFullKeepsTheKeys) {
+  key_capacity_ = "262144";  // 65,536 sets; a growing table starts at 16,384
+  write_policy("a.yaml", rule("1/min", 5));
+  start_rld();
+  auto through = [&](const std::string& src) {
+    return received({.src = src, .count = 20, .rate = 2000});
+  };
+  // Four keys: a table that jumped to its capacity without moving them would look for each in
+  // another set 3 times in 4.
+  const std::vector<std::string> known = {"198.18.7.1", "198.18.7.2", "198.18.7.3", "198.18.7.4"};
+  for (const auto& src : known) EXPECT_EQ(through(src), 5u) << src;
+  Json keys = ctl({"status"})["keys"];
+  ASSERT_LT(keys["capacity_in_use"].get<uint64_t>(), keys["capacity"].get<uint64_t>())
+      << "a table grows with its keys by default";
+
+  rld_->signal(SIGKILL);
+  rld_->wait(5s);
+  rld_extra_args_ = {"--key-table-full"};
+  start_rld();
+  keys = ctl({"status"})["keys"];
+  EXPECT_EQ(keys["capacity_in_use"].get<uint64_t>(), keys["capacity"].get<uint64_t>());
+  for (const auto& src : known) EXPECT_EQ(through(src), 0u) << src << "'s empty bucket moved";
+  EXPECT_EQ(through("198.18.7.8"), 5u);
+}
+
 // A restart with a broken file in the policy directory (bytes that are not UTF-8 among them)
 // keeps the rule set in force: the pinned maps hold it, and the broken file changes nothing.
 // rld and rlctl stay up and answer.
