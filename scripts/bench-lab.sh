@@ -168,6 +168,10 @@ print(k["tracked"], k.get("capacity_in_use", k["capacity"]))'
 }
 json() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
 
+# The new-source budget's burst, the same for every limiter: twice its rate ($new_budget, set by
+# the benchmark's --new-sources; 0: no budget).
+new_burst() { echo $((2 * ${new_budget:-0})); }
+
 # --- contenders: each drops what exceeds 1 packet per minute, burst 1, per source address, for
 # UDP to port 9 and TCP SYNs to port 80, IPv4 and IPv6, in tables of 1,048,576 entries ----------
 xdp_obj() { $srv ip link set dev "$sif" xdpdrv obj "$1" sec xdp; }
@@ -187,7 +191,7 @@ rld_start() {
   mkdir -p "$work/policies"
   local budget=""
   [ "${new_budget:-0}" = 0 ] ||
-    budget="    new_sources: {rate: $new_budget/s, burst: $((2 * new_budget))}"
+    budget="    new_sources: {rate: $new_budget/s, burst: $(new_burst)}"
   cat >"$work/policies/flood.yaml" <<YAML
 rules:
   - name: udp-flood
@@ -232,7 +236,7 @@ nft_on() {
     [ "$fam" = ip6 ] && type=ipv6_addr
     sets+="  set $set { type $type; size 1048576; flags dynamic; }"$'\n'
     [ "${new_budget:-0}" = 0 ] ||
-      rules+="    meta protocol $fam $match $addr != @$set limit rate over $new_budget/second burst $((2 * new_budget)) packets drop"$'\n'
+      rules+="    meta protocol $fam $match $addr != @$set limit rate over $new_budget/second burst $(new_burst) packets drop"$'\n'
     rules+="    meta protocol $fam $match update @$set { $addr $l } drop"$'\n'
   done
   $srv nft -f - <<NFT
@@ -261,7 +265,7 @@ ipt_on() {
         $srv ipset create "$set" hash:ip family "$fam" hashsize 65536 maxelem 1048576
         # shellcheck disable=SC2086
         $srv $t -t raw -A PREROUTING $match -m set ! --match-set "$set" src -m limit \
-          --limit "$new_budget/sec" --limit-burst $((2 * new_budget)) -j SET --add-set "$set" src
+          --limit "$new_budget/sec" --limit-burst "$(new_burst)" -j SET --add-set "$set" src
         # shellcheck disable=SC2086
         $srv $t -t raw -A PREROUTING $match -m set ! --match-set "$set" src -j DROP
       fi

@@ -175,23 +175,25 @@ sink_bind=$bench_v4
 # those it had no room for), or for SYN floods the resets it answered with, as nothing listens on
 # port 80. The client's traffic is TCP to nginx, which sends no resets.
 stack_in() {
-  local snmp
   case $flood_name in
-    syn*) snmp=$($srv cat /proc/net/snmp) ;;
-    *) [ "$flood_fam" = 6 ] || snmp=$($srv cat /proc/net/snmp) ;;
-  esac
-  case $flood_name in
-    syn*) awk '$1 == "Tcp:" { if (h) { for (i = 2; i <= NF; i++) if (n[i] == "OutRsts") print $i }
-                              else { for (i = 2; i <= NF; i++) n[i] = $i; h = 1 } }' <<<"$snmp" ;;
+    syn*) snmp_sum Tcp 'OutRsts' /proc/net/snmp ;;
     *) if [ "$flood_fam" = 6 ]; then
-         # shellcheck disable=SC2016 # awk's own variables
-         $srv awk '$1 == "Udp6InDatagrams" || $1 == "Udp6NoPorts" || $1 == "Udp6InErrors" {s += $2}
-                   END {print s + 0}' /proc/net/snmp6
+         snmp_sum Udp6 'InDatagrams|NoPorts|InErrors' /proc/net/snmp6
        else
-         awk '$1 == "Udp:" { if (h) { for (i = 2; i <= NF; i++) if (n[i] ~ /^(InDatagrams|NoPorts|InErrors)$/) s += $i; print s + 0 }
-                             else { for (i = 2; i <= NF; i++) n[i] = $i; h = 1 } }' <<<"$snmp"
+         snmp_sum Udp 'InDatagrams|NoPorts|InErrors' /proc/net/snmp
        fi ;;
   esac
+}
+# The sum of a MIB's fields in the server's namespace: snmp_sum MIB FIELD-REGEX FILE. /proc/net/snmp
+# has a line of names and a line of values per MIB ("Udp: InDatagrams ..."), /proc/net/snmp6 a
+# name and a value per line ("Udp6InDatagrams 12").
+snmp_sum() {
+  # shellcheck disable=SC2016 # awk's own variables
+  $srv awk -v mib="$1" -v re="^($2)$" '
+    $1 == mib ":" { if (named) { for (i = 2; i <= NF; i++) if (name[i] ~ re) s += $i }
+                    else { for (i = 2; i <= NF; i++) name[i] = $i; named = 1 } }
+    index($1, mib) == 1 && substr($1, length(mib) + 1) ~ re { s += $2 }
+    END { print s + 0 }' "$3"
 }
 
 measure() { # contender round rate
@@ -280,6 +282,6 @@ case $flood_name in
   *) what="UDP to port 9, $([ "$sink" = 1 ] && echo 'where udp_sink reads every datagram on the server'"'"'s CPU' || echo 'a closed port')" ;;
 esac
 echo "Flood: $flood_name, IPv$flood_fam $what, from $who_sends"
-echo "Limiters: 1 packet per minute, burst 1, per source$([ "$new_budget" = 0 ] || echo "; at most $new_budget new sources per second (burst $((2 * new_budget))), the rest dropped")"
+echo "Limiters: 1 packet per minute, burst 1, per source$([ "$new_budget" = 0 ] || echo "; at most $new_budget new sources per second (burst $(new_burst)), the rest dropped")"
 echo
 python3 scripts/bench-protect-report.py "$raw_file"
