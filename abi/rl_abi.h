@@ -343,6 +343,9 @@ struct rl_set {
 /* ---- Counters
  * ------------------------------------------------------------------------------------ */
 
+/* Per rule, per CPU. The data path writes passed, dropped and monitored; every packet that
+ * matched the rule is passed or dropped (a monitored one is also passed), so matched_* is not
+ * written there and the reader sums it: matched = passed + dropped. */
 struct rl_rule_counters {
 	__u64 matched_pkts;
 	__u64 matched_bytes;

@@ -181,33 +181,21 @@ static __always_inline __u32 rl_ttl_class(__u32 gen, const struct rl_gen_config 
 	return rl_byte_class(gen, RL_BYTE_TABLE_TTL, p->ttl, gc->ttl_none);
 }
 
-/* Branch-free count of trailing zeros; x must be non-zero. */
+/* Count of trailing zeros of a non-zero x: x & -x keeps the lowest set bit, and multiplying
+ * it by a de Bruijn constant puts a distinct 6-bit pattern in the top bits for each of the 64
+ * positions, which the table turns back into the position. Five instructions and one load from
+ * a line every packet reads, where a binary search took six compare-and-shift steps in a chain
+ * (BPF has no count-trailing-zeros instruction, and clang 14 cannot lower __builtin_ctzll for
+ * BPF). */
+static const __u8 rl_ctz_table[64] = {
+    0,	1,  48, 2,  57, 49, 28, 3,  61, 58, 50, 42, 38, 29, 17, 4,  62, 55, 59, 36, 53, 51,
+    43, 22, 45, 39, 33, 30, 24, 18, 12, 5,  63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21,
+    44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9,  13, 8,  7,	6,
+};
+
 static __always_inline __u32 rl_ctz64(__u64 x)
 {
-	__u32 n = 0;
-	if (!(x & 0xffffffffULL)) {
-		n += 32;
-		x >>= 32;
-	}
-	if (!(x & 0xffff)) {
-		n += 16;
-		x >>= 16;
-	}
-	if (!(x & 0xff)) {
-		n += 8;
-		x >>= 8;
-	}
-	if (!(x & 0xf)) {
-		n += 4;
-		x >>= 4;
-	}
-	if (!(x & 0x3)) {
-		n += 2;
-		x >>= 2;
-	}
-	if (!(x & 0x1))
-		n += 1;
-	return n;
+	return rl_ctz_table[((x & -x) * 0x03f79d71b4cb0a89ULL) >> 58];
 }
 
 /* Position of the first rule that matches, or -1.

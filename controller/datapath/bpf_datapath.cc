@@ -673,8 +673,6 @@ Result<rl_rule_counters> BpfDatapath::rule_counters(uint32_t stats_slot) const {
   if (!v) return v.error();
   rl_rule_counters sum{};
   for (const auto& c : *v) {
-    sum.matched_pkts += c.matched_pkts;
-    sum.matched_bytes += c.matched_bytes;
     sum.passed_pkts += c.passed_pkts;
     sum.passed_bytes += c.passed_bytes;
     sum.dropped_pkts += c.dropped_pkts;
@@ -682,6 +680,9 @@ Result<rl_rule_counters> BpfDatapath::rule_counters(uint32_t stats_slot) const {
     sum.monitored_pkts += c.monitored_pkts;
     sum.monitored_bytes += c.monitored_bytes;
   }
+  // The data path does not write matched_* (rl_abi.h).
+  sum.matched_pkts = sum.passed_pkts + sum.dropped_pkts;
+  sum.matched_bytes = sum.passed_bytes + sum.dropped_bytes;
   return sum;
 }
 
