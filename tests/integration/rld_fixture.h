@@ -171,6 +171,11 @@ class RldTest : public ::testing::Test {
     EXPECT_TRUE(d.ok()) << (d.ok() ? "" : d.error().str());
     return d.ok() ? d->got.received : ~0ULL;
   }
+  // How many of 20 datagrams from `src` got through: a rule of burst 5 or less admits its burst
+  // to a fresh key and nothing to one whose bucket is empty.
+  uint64_t through(const std::string& src) {
+    return received({.src = src, .count = 20, .rate = 2000});
+  }
 
   LabOptions lab_options_;  // set in a derived fixture's constructor to shape the lab
   // Runs rld inside the server namespace (env, setpriv): set before start_rld().

@@ -159,9 +159,6 @@ TEST_F(RldTest, SignalsReachTheEventLoopWithMetricsOn) {
 TEST_F(RldTest, KillNineKeepsEnforcingAndARestartAdoptsTheState) {
   write_policy("a.yaml", rule("1/min", 5));
   start_rld();
-  auto through = [&](const std::string& src) {
-    return received({.src = src, .count = 20, .rate = 2000});
-  };
   EXPECT_EQ(through("198.18.7.7"), 5u);
 
   rld_->signal(SIGKILL);
@@ -184,9 +181,6 @@ TEST_F(RldTest, ARestartWithTheKeyTableFullKeepsTheKeys) {
   key_capacity_ = "262144";  // 65,536 sets; a growing table starts at 16,384
   write_policy("a.yaml", rule("1/min", 5));
   start_rld();
-  auto through = [&](const std::string& src) {
-    return received({.src = src, .count = 20, .rate = 2000});
-  };
   // Four keys: a table that jumped to its capacity without moving them would look for each in
   // another set 3 times in 4.
   const std::vector<std::string> known = {"198.18.7.1", "198.18.7.2", "198.18.7.3", "198.18.7.4"};
@@ -211,9 +205,6 @@ TEST_F(RldTest, ARestartWithTheKeyTableFullKeepsTheKeys) {
 TEST_F(RldTest, ARestartWithABrokenFileKeepsTheRulesInForce) {
   write_policy("a.yaml", rule("1/min", 5));
   start_rld();
-  auto through = [&](const std::string& src) {
-    return received({.src = src, .count = 20, .rate = 2000});
-  };
   EXPECT_EQ(through("198.18.7.7"), 5u);
   rld_->signal(SIGKILL);
   rld_->wait(5s);
