@@ -2,14 +2,17 @@
 // of one frame on one CPU), for the paths that matter, each as a ratio to an empty XDP program
 // measured in the same run. Not a test: it prints figures.
 //
-//   sudo ./build/bench/bench_xdp [--repeat N] [--rounds R] [--only TEXT]
+//   sudo ./build/bench/bench_xdp [--repeat N] [--rounds R] [--only TEXT] [--lines FILE]
 //
 // --only runs just the paths whose name contains TEXT, e.g. to profile one of them with perf.
+// --lines writes where the programs' source lines landed in the JIT, once they are loaded and
+// warm, for scripts/profile-xdp.sh to charge perf's samples to source lines.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,7 @@
 
 #include "compiler/compiler.h"
 #include "datapath/bpf_datapath.h"
+#include "jit_lines.h"
 #include "packet.h"
 #include "rl_empty.skel.h"
 
@@ -31,6 +35,28 @@ using namespace rl;
 uint32_t g_repeat = 2'000'000;
 int g_rounds = 5;
 const char* g_only = nullptr;
+const char* g_lines = nullptr;
+
+// Writes where each program's source lines landed in the JIT (jit_lines.h) to `path`, whole
+// or not at all: scripts/profile-xdp.sh starts the profiler once the file appears.
+bool write_lines(const char* path, std::initializer_list<int> prog_fds) {
+  std::string text;
+  for (int fd : prog_fds) {
+    auto l = rl::bench::jit_lines(fd);
+    if (!l) {
+      std::fprintf(stderr, "bench_xdp: JIT lines: %s\n", l.error().str().c_str());
+      return false;
+    }
+    text += rl::bench::format_jit_lines(*l);
+  }
+  std::string part = std::string(path) + ".part";
+  FILE* f = std::fopen(part.c_str(), "w");
+  if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f) != 0) {
+    std::perror(part.c_str());
+    return false;
+  }
+  return std::rename(part.c_str(), path) == 0;
+}
 
 // The kernel's own accounting of a map's memory (/proc/self/fdinfo "memlock").
 uint64_t memlock(int fd) {
@@ -186,8 +212,11 @@ int main(int argc, char** argv) {
       g_rounds = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc)
       g_only = argv[++i];
+    else if (!std::strcmp(argv[i], "--lines") && i + 1 < argc)
+      g_lines = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s [--repeat N] [--rounds R] [--only TEXT]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--repeat N] [--rounds R] [--only TEXT] [--lines FILE]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -275,6 +304,9 @@ int main(int argc, char** argv) {
       {"token bucket, admitted, sampled", sampled->prog_fd(), &pass},
       {"token bucket, dropped (IPv4), sampled", sampled->prog_fd(), &drop},
   };
+  if (g_lines &&
+      !write_lines(g_lines, {fd, spread->prog_fd(), with_fields->prog_fd(), sampled->prog_fd()}))
+    return 1;
   for (auto& p : paths)
     if (!g_only || std::strstr(p.name, g_only)) p.ns = measure(p.fd, *p.frame);
 

@@ -11,6 +11,7 @@ packages=(
   nlohmann-json3-dev
   redis-server prometheus
   nginx-light wrk  # bench-protect.sh: a server and a legitimate client under a flood
+  linux-perf  # profile-xdp.sh, and bench-live.sh's profiles (RL_BENCH_PERF_DIR)
   iproute2 nftables iptables ipset ethtool curl python3 python3-yaml util-linux
   clang-format clang-tidy libclang-rt-dev  # format and tidy checks; ASan, UBSan, libFuzzer runtimes
   libsystemd-dev systemd libcap2-bin
