@@ -79,10 +79,11 @@ Result<JitLines> jit_lines(int prog_fd) {
   for (size_t i = 0; i < jited_lines.size() && i < want.nr_line_info; i++) {
     const auto* rec = reinterpret_cast<const bpf_line_info*>(line_info.data() + i * line_rec);
     const char* text = btf__name_by_offset(types.get(), rec->line_off);
-    out.lines.push_back(JitLine{.addr = jited_lines[i],
-                                .file = base_name(btf__name_by_offset(types.get(), rec->file_name_off)),
-                                .line = BPF_LINE_INFO_LINE_NUM(rec->line_col),
-                                .text = text ? text : ""});
+    out.lines.push_back(
+        JitLine{.addr = jited_lines[i],
+                .file = base_name(btf__name_by_offset(types.get(), rec->file_name_off)),
+                .line = BPF_LINE_INFO_LINE_NUM(rec->line_col),
+                .text = text ? text : ""});
   }
   std::stable_sort(out.lines.begin(), out.lines.end(),
                    [](const JitLine& a, const JitLine& b) { return a.addr < b.addr; });

@@ -25,9 +25,9 @@ TEST_F(JitLinesTest, EveryLineLiesInAFunctionOfTheProgram) {
   auto l = bench::jit_lines(dp_->prog_fd());
   ASSERT_TRUE(l.ok()) << l.error().str();
   for (const char* name : {"rl_xdp", "rl_parse_frame", "rl_match_rule", "rl_limit", "rl_judge"})
-    EXPECT_TRUE(std::any_of(l->functions.begin(), l->functions.end(),
-                            [&](const auto& f) { return f.name == name; }))
-        << name;
+    EXPECT_TRUE(std::any_of(l->functions.begin(), l->functions.end(), [&](const auto& f) {
+      return f.name == name;
+    })) << name;
   ASSERT_GT(l->lines.size(), 500u);
   for (const auto& line : l->lines)
     ASSERT_NE(holder(*l, line.addr), nullptr) << line.file << ":" << line.line;
