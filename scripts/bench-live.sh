@@ -65,9 +65,10 @@
 # unroutable), an XDP program that drops everything, and one that reads the source address and
 # drops (the floor for any limiter: it pays the first touch of the headers).
 #
-# Rounds are interleaved (round 1 of every contender, then round 2, ...). Each contender starts
-# every measurement (one flood in one mode) from empty tables, rl with a new rld whose key table
-# starts at its smallest and grows with the keys it counts: a figure does not depend on the
+# Rounds are interleaved (round 1 of everything, then round 2, ...), and within a round each flood
+# and mode is measured for every contender back to back, in an order that rotates. Each contender
+# starts every measurement (one flood in one mode) from empty tables, rl with a new rld whose key
+# table starts at its smallest and grows with the keys it counts: a figure does not depend on the
 # floods measured before it. Medians over rounds, with the spread (min-max).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -184,10 +185,15 @@ measure() { # contender round flood-spec mode
   log "round $round $who $name $mode: sent $sent in ${secs}s, received $rx, ring drops $dr$late, $((rt / rx)) ns/pkt"
 }
 
+# Each flood and mode is measured for every contender back to back, so that the ratios in the
+# report pair figures taken seconds apart rather than minutes: the host's load drifts. The
+# contenders' order rotates from round to round, so none always follows the same one.
+n_contenders=${#contenders[@]}
 for round in $(seq "$rounds"); do
-  for who in "${contenders[@]}"; do
-    for spec in "${floods[@]}"; do
-      for mode in "${modes[@]}"; do
+  for spec in "${floods[@]}"; do
+    for mode in "${modes[@]}"; do
+      for i in $(seq 0 $((n_contenders - 1))); do
+        who=${contenders[$(((i + round - 1) % n_contenders))]}
         "${who}_on" >/dev/null
         pin_napi # an XDP attach may have made a new thread
         measure "$who" "$round" "$spec" "$mode"
