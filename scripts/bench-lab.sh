@@ -168,6 +168,17 @@ print(k["tracked"], k.get("capacity_in_use", k["capacity"]))'
 }
 json() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
 
+# The contenders in round ROUND's order: rotated ROUND NAME..., one name per line. Each round
+# starts one further along, so that no contender always follows the same one (both benchmarks
+# measure every contender back to back for each flood, mode or rate).
+rotated() {
+  local round=$1
+  shift
+  local n=$# i
+  local names=("$@")
+  for ((i = 0; i < n; i++)); do echo "${names[$(((i + round - 1) % n))]}"; done
+}
+
 # The new-source budget's burst, the same for every limiter: twice its rate ($new_budget, set by
 # the benchmark's --new-sources; 0: no budget).
 new_burst() { echo $((2 * ${new_budget:-0})); }

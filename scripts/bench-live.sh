@@ -187,13 +187,11 @@ measure() { # contender round flood-spec mode
 
 # Each flood and mode is measured for every contender back to back, so that the ratios in the
 # report pair figures taken seconds apart rather than minutes: the host's load drifts. The
-# contenders' order rotates from round to round, so none always follows the same one.
-n_contenders=${#contenders[@]}
+# contenders' order rotates from round to round (rotated, bench-lab.sh).
 for round in $(seq "$rounds"); do
   for spec in "${floods[@]}"; do
     for mode in "${modes[@]}"; do
-      for i in $(seq 0 $((n_contenders - 1))); do
-        who=${contenders[$(((i + round - 1) % n_contenders))]}
+      for who in $(rotated "$round" "${contenders[@]}"); do
         "${who}_on" >/dev/null
         pin_napi # an XDP attach may have made a new thread
         measure "$who" "$round" "$spec" "$mode"

@@ -255,14 +255,11 @@ pin_napi
 # The sources' state, before each measurement under a flood.
 # shellcheck disable=SC2086
 warm() { [ "$flood_warm" = 0 ] || warm_known "$1" "$flood_warm" $flood_args; }
-# Each rate is measured for every contender back to back, in an order that rotates by round, so
-# that the goodputs compared were taken seconds apart rather than minutes (bench-live.sh does the
-# same).
-n_contenders=${#contenders[@]}
+# Each rate is measured for every contender back to back, in an order that rotates by round
+# (rotated, bench-lab.sh), so that the goodputs compared were taken seconds apart, not minutes.
 for round in $(seq "$rounds"); do
   for rate in "${rate_list[@]}"; do
-    for i in $(seq 0 $((n_contenders - 1))); do
-      who=${contenders[$(((i + round - 1) % n_contenders))]}
+    for who in $(rotated "$round" "${contenders[@]}"); do
       "${who}_on" >/dev/null
       pin_napi
       [ "$rate" = 0 ] || warm "$who"

@@ -228,8 +228,6 @@ TEST_F(LimiterTest, KeysKeepTheirStateWhileTheTableGrows) {
   EXPECT_EQ(send(src(held.back())).reason, RL_REASON_ADMITTED) << "reset: a fresh bucket";
 }
 
-// A blocked key's slot is never reused while the block is in force, even once its bucket is full
-// again; when the block ends the slot is free for other keys and the key itself starts fresh.
 // key_table_full: packets use every set from the start, so keys that would overflow the
 // smallest table while it grows each get a slot of their own at once.
 TEST_F(LimiterTest, AFullTableFromTheStartGivesEveryKeyASlot) {
@@ -250,6 +248,8 @@ TEST_F(LimiterTest, AFullTableFromTheStartGivesEveryKeyASlot) {
   EXPECT_EQ(*grown, 0u) << "nothing left to grow";
 }
 
+// A blocked key's slot is never reused while the block is in force, even once its bucket is full
+// again; when the block ends the slot is free for other keys and the key itself starts fresh.
 TEST_F(LimiterTest, BlockedKeysKeepTheirSlot) {
   ASSERT_NO_FATAL_FAILURE(reload(RL_WAYS));  // one set
   auto r = token_bucket("blk", 1, 1);
