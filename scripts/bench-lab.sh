@@ -18,7 +18,7 @@ bench_lab_up() {
   recv_cpu=${RL_BENCH_RECV_CPU:-1}
   [ "$send_cpu" != "$recv_cpu" ] || { echo "$0: sender and receiver need different CPUs" >&2; exit 2; }
   if [ "$build_first" = 1 ]; then
-    cmake --build "$build" -j"$(nproc)" --target rld rlctl rlflood rl_drop_skel_gen rl_src_drop_skel_gen \
+    cmake --build "$build" -j"$(nproc)" --target rld rlctl rlflood rl_drop_skel_gen rl_src_drop_skel_gen jit_lines \
       "$@" >/dev/null
   fi
   for f in "$build/tools/rlflood/rlflood" "$build/controller/rld/rld" "$build/controller/rlctl/rlctl" \
@@ -187,6 +187,13 @@ new_burst() { echo $((2 * ${new_budget:-0})); }
 # UDP to port 9 and TCP SYNs to port 80, IPv4 and IPv6, in tables of 1,048,576 entries ----------
 xdp_obj() { $srv ip link set dev "$sif" xdpdrv obj "$1" sec xdp; }
 xdp_off() { $srv ip link set dev "$sif" xdpdrv off; }
+# The JIT line table (bench/jit_lines.h) of the XDP program attached to the receiving veth.
+xdp_prog_lines() {
+  local id
+  id=$($srv ip -j -d link show dev "$sif" | python3 -c 'import json, sys
+print(json.load(sys.stdin)[0]["xdp"]["prog"]["id"])')
+  "$build/bench/jit_lines" --prog-id "$id"
+}
 none_on() { :; }
 none_off() { :; }
 drop_on() { xdp_obj "$build/bpf/skel/rl_drop.bpf.o"; }
