@@ -327,15 +327,12 @@ struct rl_limit_info {
 	__u32 unadmitted;
 };
 
-/* A global (non-inlined) function: the verifier checks it once, on its own, instead of once per
- * path that reaches it through the parser and the classifier, which keeps the program well within
- * the verifier's budget of processed instructions. It sees its pointers as possibly NULL memory of
- * the pointee's size, hence the checks. */
-__attribute__((noinline)) int rl_judge(struct rl_slot *s, const struct rl_rule *r, __u64 now,
-				       __u64 bytes)
+/* Judge a packet of `bytes` at `now` on slot s by r's algorithm, and start r's block when it
+ * refuses. Inlined into rl_limit, a global function verified once (the rule's own limit, every
+ * packet); stacked limits call the global rl_judge below. */
+static __always_inline int rl_judge_slot(struct rl_slot *s, const struct rl_rule *r, __u64 now,
+					 __u64 bytes)
 {
-	if (!s || !r)
-		return RL_LIMIT_EXHAUSTED;
 	int res = rl_run_algo(s, r, now, bytes);
 	/* The block replaces the state with a plain store. A CPU that read the state before it and
 	 * admits a packet by CAS either lands first (the block then overwrites it: that packet was
@@ -348,6 +345,18 @@ __attribute__((noinline)) int rl_judge(struct rl_slot *s, const struct rl_rule *
 		rl_slot_idle_raise(s, until);
 	}
 	return res;
+}
+
+/* A global (non-inlined) function: the verifier checks it once, on its own, instead of once per
+ * path that reaches it, which keeps the program well within the verifier's budget of processed
+ * instructions. It sees its pointers as possibly NULL memory of the pointee's size, hence the
+ * checks. */
+__attribute__((noinline)) int rl_judge(struct rl_slot *s, const struct rl_rule *r, __u64 now,
+				       __u64 bytes)
+{
+	if (!s || !r)
+		return RL_LIMIT_EXHAUSTED;
+	return rl_judge_slot(s, r, now, bytes);
 }
 
 /* Give back what an admitted packet of `bytes` took from a key's state, because a later limit of
@@ -464,7 +473,7 @@ __attribute__((noinline)) int rl_limit(const struct rl_rule *r, const struct rl_
 		info->overflow = 1;
 	}
 	info->inserted = found >= RL_WAYS;
-	return rl_judge(s, r, now, info->bytes);
+	return rl_judge_slot(s, r, now, info->bytes);
 }
 
 /* Give rule r's own limit back what it took for a packet that a stacked limit refused: the key
