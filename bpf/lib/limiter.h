@@ -280,7 +280,11 @@ __attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 tag, __u64 n
 /* The slot of the key with hash h in rl_keys, or NULL; *found gets rl_set_find's result.
  * The sets in use are read once per lookup. rld raises the count while packets run on other CPUs;
  * a packet that read the count before a split looks in the set the key had before it, where
- * the key stays until every such packet has finished (key_sets.cc). */
+ * the key stays until every such packet has finished (key_sets.cc). A known key (every packet of a
+ * source but its first) is found by a scan of the set's tags here, as rl_set_find's first scan
+ * would find it, without the call: a BPF-to-BPF call and its frame were 1% to 7% of the drop path
+ * on live frames (docs/benchmarks.md). rl_set_find scans again for the rest: a new key, a way being
+ * claimed. */
 static __always_inline struct rl_slot *rl_key_slot(__u64 h, __u64 now, int claim, int *found)
 {
 	__u32 zero = 0;
@@ -296,10 +300,6 @@ static __always_inline struct rl_slot *rl_key_slot(__u64 h, __u64 now, int claim
 	struct rl_set *set = bpf_map_lookup_elem(&rl_keys, &set_idx);
 	if (!set)
 		return 0;
-		/* A known key (every packet of a source but its first) is found by this scan of the
-		 * tags, as rl_set_find's first would find it, without the call: a BPF-to-BPF call
-		 * and its frame were 1% to 7% of the drop path on live frames (docs/benchmarks.md).
-		 * rl_set_find scans again for the rest: a new key, a way being claimed. */
 #pragma unroll
 	for (int w = 0; w < RL_WAYS; w++) {
 		if (RL_READ_ONCE(set->way[w].tag) == tag) {
