@@ -36,8 +36,9 @@
 # of the receiving CPU (or RL_BENCH_PERF_CPUS) during every measurement, the JIT's symbols
 # included, one file per contender, flood and round; sampling adds a few % to the figures. For rl
 # a .lines file beside each says where its program's source lines are, so that
-#   perf script -F ip -i DIR/rl-udp4-131k-paced-1.data | scripts/profile-lines.py DIR/rl-udp4-131k-paced-1.lines
-# charges the samples to source lines, as scripts/profile-xdp.sh does for bench_xdp.
+#   perf script -G -F ip -i DIR/rl-udp4-131k-paced-1.data | scripts/profile-lines.py DIR/rl-udp4-131k-paced-1.lines
+# charges the samples to source lines, as scripts/profile-xdp.sh does for bench_xdp (-G: without
+# it perf prints each sample's call chain, and the callers' return addresses count as samples).
 #
 # --new-sources RATE gives every limiter a budget of RATE new sources per second (bench-protect.sh
 # says how each expresses it); the floods of known sources then warm only slowly, so it is meant
@@ -154,14 +155,14 @@ measure() { # contender round flood-spec mode
   else
     chrt -o -p 0 "$pid" && renice -n -20 -p "$pid" >/dev/null
   fi
-  local perf_pid=
+  local perf_pid='' perf_base="${RL_BENCH_PERF_DIR:-}/$who-$name-$mode-$round"
   if [ -n "${RL_BENCH_PERF_DIR:-}" ]; then
     mkdir -p "$RL_BENCH_PERF_DIR"
     taskset -c "$send_cpu" perf record -q -e cpu-clock -F 10000 -g -C "${RL_BENCH_PERF_CPUS:-$recv_cpu}" \
-      -o "$RL_BENCH_PERF_DIR/$who-$name-$mode-$round.data" 2>/dev/null &
+      -o "$perf_base.data" 2>/dev/null &
     perf_pid=$!
     # Where rl's program put its source lines, for scripts/profile-lines.py.
-    case $who in rl | rlb) xdp_prog_lines >"$RL_BENCH_PERF_DIR/$who-$name-$mode-$round.lines" ;; esac
+    case $who in rl | rlb) xdp_prog_lines >"$perf_base.lines" ;; esac
     sleep 0.3 # perf's set-up would otherwise fall into the flood
   fi
   sleep 0.05 # let the warm-up's last frames drain
@@ -172,12 +173,11 @@ measure() { # contender round flood-spec mode
   if [ -n "$perf_pid" ]; then
     kill -INT "$perf_pid"
     wait "$perf_pid" || true
-    local base="$RL_BENCH_PERF_DIR/$who-$name-$mode-$round"
-    if [ -e "$base.lines" ]; then
+    if [ -e "$perf_base.lines" ]; then
       # How much of the receiving CPU's time went to rl's program (the rest is veth's, the
       # page pool's, the scheduler's), the first line of the profile by source line.
-      log "$who $name $mode: $(perf script -G -F ip -i "$base.data" 2>/dev/null |
-        scripts/profile-lines.py "$base.lines" --top 1 2>&1 | head -1)"
+      log "$who $name $mode: $(perf script -G -F ip -i "$perf_base.data" 2>/dev/null |
+        scripts/profile-lines.py "$perf_base.lines" --top 1 2>&1 | head -1)"
     fi
   fi
   read -r rt1 wt1 < <(sched_ns "$pid")
