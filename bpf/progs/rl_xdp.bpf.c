@@ -290,12 +290,19 @@ int rl_xdp(struct xdp_md *ctx)
 
 /* The data path's clock, for the controller: expiries it writes (runtime entries, cluster
  * blocks) must be in the clock packets compare them with, which a process in another time
- * namespace does not read with clock_gettime(). rld runs this with BPF_PROG_TEST_RUN. */
+ * namespace does not read with clock_gettime(). rld runs this with BPF_PROG_TEST_RUN. It also
+ * reads jiffies on both sides of the time, so that the loader can tell the jiffy that time fell
+ * in (clock.h), and the coarse clock as packets read it. */
 __u64 rl_clock_ns = 0;
+__u64 rl_clock_jiffies[2] = {};
+__u64 rl_clock_packet_ns = 0;
 
 SEC("syscall")
 int rl_clock(void *ctx)
 {
+	rl_clock_jiffies[0] = bpf_jiffies64();
 	rl_clock_ns = bpf_ktime_get_ns();
+	rl_clock_jiffies[1] = bpf_jiffies64();
+	rl_clock_packet_ns = rl_jiffies_clock();
 	return 0;
 }

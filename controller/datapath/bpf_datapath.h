@@ -101,6 +101,21 @@ class BpfDatapath final : public Datapath {
   // time namespace; the test clock when one is set.
   uint64_t now_ns() const override;
 
+  // One run of the data path's clock program: the precise clock (bpf_ktime_get_ns), the coarse
+  // clock as packets read it (jiffies scaled, bpf/lib/clock.h), and the tick packets scale by
+  // (0 if they call the kernel's coarse clock instead).
+  struct ClockReading {
+    uint64_t precise_ns = 0;
+    uint64_t packet_ns = 0;
+    uint64_t jiffies = 0;  // read on both sides of precise_ns, the same value
+    bool jiffies_steady = false;
+    uint64_t jiffy_ns = 0;
+  };
+  Result<ClockReading> read_clocks() const;
+  // A coarse clock with a longer tick than this (HZ below 10) is not a jiffy: packets then call
+  // the kernel's coarse clock.
+  static constexpr uint64_t kMaxJiffyNs = 100'000'000;
+
   int prog_fd() const;
   int events_fd() const;   // rl_events ring buffer
   int samples_fd() const;  // rl_samples ring buffer (traffic samples)
@@ -134,6 +149,7 @@ class BpfDatapath final : public Datapath {
  private:
   explicit BpfDatapath(rl_xdp* skel);
   Status init();
+  Status calibrate_coarse_clock();
   Status clear_generation(uint32_t gen);
   Status recount_runtime_acl();
   // The set a key with this hash is in, and the set it was in before the doubling under way

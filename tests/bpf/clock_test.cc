@@ -1,0 +1,91 @@
+// The coarse clock packets read (bpf/lib/clock.h): jiffies scaled by the tick the loader
+// measured, against the kernel's own coarse clock and against real time.
+#include <time.h>
+
+#include <chrono>
+#include <thread>
+
+#include "fixture.h"
+
+namespace rl::testing {
+namespace {
+
+uint64_t coarse_resolution_ns() {
+  timespec res{};
+  EXPECT_EQ(clock_getres(CLOCK_MONOTONIC_COARSE, &res), 0);
+  return static_cast<uint64_t>(res.tv_sec) * kSec + static_cast<uint64_t>(res.tv_nsec);
+}
+
+class ClockTest : public BpfTest {
+ protected:
+  void SetUp() override {
+    BpfTest::SetUp();
+    dp_->set_clock(0);  // real time
+  }
+};
+
+uint64_t coarse_now_ns() {
+  timespec ts{};
+  EXPECT_EQ(clock_gettime(CLOCK_MONOTONIC_COARSE, &ts), 0);
+  return static_cast<uint64_t>(ts.tv_sec) * kSec + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Half a second of readings, a millisecond apart so that they fall at every phase of the tick:
+// the packets' clock never goes back, is never ahead of the precise clock read beside it by
+// more than the base's few microseconds, and never behind it by much more than a tick; and it
+// stays within a tick of the kernel's own coarse clock, which moves in steps of a tick too but
+// not at the jiffies' boundaries (the timekeeper accumulates whole intervals from its own
+// start). This test process runs in the root time namespace, where clock_gettime() reads the
+// kernel's clocks.
+TEST_F(ClockTest, PacketsReadJiffiesScaledWithinATickOfTheKernelsClocks) {
+  const uint64_t tick = coarse_resolution_ns();
+  auto first = dp_->read_clocks();
+  ASSERT_TRUE(first.ok()) << first.error().str();
+  ASSERT_EQ(first->jiffy_ns, tick) << "the loader scales jiffies by CLOCK_MONOTONIC_COARSE's "
+                                      "resolution (the kernel's tick)";
+  const int64_t t = static_cast<int64_t>(tick), slack = 1'000'000;  // a late tick handler
+  uint64_t last = 0;
+  int64_t behind_lo = INT64_MAX, behind_hi = INT64_MIN, coarse_lo = INT64_MAX,
+          coarse_hi = INT64_MIN;
+  for (int i = 0; i < 500; i++) {
+    uint64_t coarse_before = coarse_now_ns();
+    auto r = dp_->read_clocks();
+    ASSERT_TRUE(r.ok()) << r.error().str();
+    uint64_t coarse_after = coarse_now_ns();
+    EXPECT_GE(r->packet_ns, last) << "reading " << i;
+    last = r->packet_ns;
+    int64_t behind = static_cast<int64_t>(r->precise_ns - r->packet_ns);
+    behind_lo = std::min(behind_lo, behind);
+    behind_hi = std::max(behind_hi, behind);
+    coarse_lo = std::min(coarse_lo, static_cast<int64_t>(r->packet_ns - coarse_before));
+    coarse_hi = std::max(coarse_hi, static_cast<int64_t>(r->packet_ns - coarse_after));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_GT(behind_lo, -100'000) << "ahead of the precise clock";
+  EXPECT_LT(behind_hi, t + slack) << "behind the precise clock";
+  EXPECT_GT(coarse_lo, -t - slack) << "behind the kernel's coarse clock";
+  EXPECT_LT(coarse_hi, t + slack) << "ahead of the kernel's coarse clock";
+  std::printf(
+      "tick %.3f ms; the packets' coarse clock behind the precise one by %.3f to %.3f "
+      "ms; against the kernel's coarse clock %.3f to %.3f ms\n",
+      t / 1e6, behind_lo / 1e6, behind_hi / 1e6, coarse_lo / 1e6, coarse_hi / 1e6);
+}
+
+// A rule on the coarse clock, judged in real time: its burst, nothing more at once, and its
+// next token a period later.
+TEST_F(ClockTest, ARuleOnTheCoarseClockRefillsInRealTime) {
+  policy::Policy p;
+  p.rules = {token_bucket("tb", 5, 1)};  // a token per 200 ms: fifty ticks at 250 Hz
+  apply(p);
+  ASSERT_EQ(compiled_.rules.at(0).flags & RL_RULE_F_PRECISE_CLOCK, 0u)
+      << "a bucket of many ticks is on the coarse clock";
+  auto f = udp4("198.18.0.1");
+  EXPECT_EQ(passed(f, 5), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(260));
+  EXPECT_EQ(passed(f, 5), 1) << "one token 200 ms later";
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_EQ(passed(f, 5), 0) << "the next one is due 200 ms after the last";
+}
+
+}  // namespace
+}  // namespace rl::testing
