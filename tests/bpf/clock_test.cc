@@ -2,8 +2,10 @@
 // measured, against the kernel's own coarse clock and against real time.
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "fixture.h"
 
@@ -31,12 +33,14 @@ uint64_t coarse_now_ns() {
 }
 
 // Half a second of readings, a millisecond apart so that they fall at every phase of the tick:
-// the packets' clock never goes back, is never ahead of the precise clock read beside it by
-// more than the base's few microseconds, and never behind it by much more than a tick; and it
+// the packets' clock never goes back and is never ahead of the precise clock read beside it by
+// more than the base's few microseconds; it is behind it by half a tick at the median; and it
 // stays within a tick of the kernel's own coarse clock, which moves in steps of a tick too but
 // not at the jiffies' boundaries (the timekeeper accumulates whole intervals from its own
-// start). This test process runs in the root time namespace, where clock_gettime() reads the
-// kernel's clocks.
+// start). Both coarse clocks stall together when no CPU updates jiffies for a while (a
+// preempted vCPU: the kernel lets that run up to 5 ticks), so only the median lag is bounded
+// against the precise clock. This test process runs in the root time namespace, where
+// clock_gettime() reads the kernel's clocks.
 TEST_F(ClockTest, PacketsReadJiffiesScaledWithinATickOfTheKernelsClocks) {
   const uint64_t tick = coarse_resolution_ns();
   auto first = dp_->read_clocks();
@@ -45,6 +49,7 @@ TEST_F(ClockTest, PacketsReadJiffiesScaledWithinATickOfTheKernelsClocks) {
                                       "resolution (the kernel's tick)";
   const int64_t t = static_cast<int64_t>(tick), slack = 1'000'000;  // a late tick handler
   uint64_t last = 0;
+  std::vector<int64_t> behind_all;
   int64_t behind_lo = INT64_MAX, behind_hi = INT64_MIN, coarse_lo = INT64_MAX,
           coarse_hi = INT64_MIN;
   for (int i = 0; i < 500; i++) {
@@ -57,18 +62,23 @@ TEST_F(ClockTest, PacketsReadJiffiesScaledWithinATickOfTheKernelsClocks) {
     int64_t behind = static_cast<int64_t>(r->precise_ns - r->packet_ns);
     behind_lo = std::min(behind_lo, behind);
     behind_hi = std::max(behind_hi, behind);
+    behind_all.push_back(behind);
     coarse_lo = std::min(coarse_lo, static_cast<int64_t>(r->packet_ns - coarse_before));
     coarse_hi = std::max(coarse_hi, static_cast<int64_t>(r->packet_ns - coarse_after));
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   EXPECT_GT(behind_lo, -100'000) << "ahead of the precise clock";
-  EXPECT_LT(behind_hi, t + slack) << "behind the precise clock";
+  std::nth_element(behind_all.begin(), behind_all.begin() + behind_all.size() / 2,
+                   behind_all.end());
+  const int64_t behind_median = behind_all[behind_all.size() / 2];
+  EXPECT_LT(behind_median, t) << "behind the precise clock";
   EXPECT_GT(coarse_lo, -t - slack) << "behind the kernel's coarse clock";
   EXPECT_LT(coarse_hi, t + slack) << "ahead of the kernel's coarse clock";
   std::printf(
       "tick %.3f ms; the packets' coarse clock behind the precise one by %.3f to %.3f "
-      "ms; against the kernel's coarse clock %.3f to %.3f ms\n",
-      t / 1e6, behind_lo / 1e6, behind_hi / 1e6, coarse_lo / 1e6, coarse_hi / 1e6);
+      "ms (median %.3f); against the kernel's coarse clock %.3f to %.3f ms\n",
+      t / 1e6, behind_lo / 1e6, behind_hi / 1e6, behind_median / 1e6, coarse_lo / 1e6,
+      coarse_hi / 1e6);
 }
 
 // A rule on the coarse clock, judged in real time: its burst, nothing more at once, and its
@@ -83,8 +93,13 @@ TEST_F(ClockTest, ARuleOnTheCoarseClockRefillsInRealTime) {
   EXPECT_EQ(passed(f, 5), 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(260));
   EXPECT_EQ(passed(f, 5), 1) << "one token 200 ms later";
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  const uint64_t admitted = dp_->now_ns();
   EXPECT_EQ(passed(f, 5), 0) << "the next one is due 200 ms after the last";
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  // On a loaded machine the sleep can run long; the token is due 200 ms after the admission.
+  if (dp_->now_ns() - admitted < 150 * 1'000'000ULL) {
+    EXPECT_EQ(passed(f, 5), 0) << "60 ms later the next token is still 140 ms away";
+  }
 }
 
 }  // namespace
