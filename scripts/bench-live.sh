@@ -214,8 +214,7 @@ for round in $(seq "$rounds"); do
   done
 done
 
-cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
-echo "Machine: $(nproc) CPUs, $cpu; kernel $(uname -r); sender on CPU $send_cpu, receiving NAPI thread on CPU $recv_cpu"
+echo "Machine: $(bench_machine); sender on CPU $send_cpu, receiving NAPI thread on CPU $recv_cpu"
 echo "Command: scripts/bench-live.sh --rounds $rounds --seconds $seconds$([ "$smoke" = 1 ] && echo ' --smoke')" \
   "--modes $(IFS=,; echo "${modes[*]}") --paced-rate $paced_rate --paced-burst $paced_burst --batch $batch$([ "$new_budget" = 0 ] || echo " --new-sources $new_budget")"
 echo

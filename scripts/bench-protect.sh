@@ -270,8 +270,7 @@ for round in $(seq "$rounds"); do
   done
 done
 
-cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
-echo "Machine: $(nproc) CPUs, $cpu; kernel $(uname -r); rlflood on CPU $send_cpu; the flood's NAPI thread, nginx and wrk on CPU $recv_cpu"
+echo "Machine: $(bench_machine); rlflood on CPU $send_cpu; the flood's NAPI thread, nginx and wrk on CPU $recv_cpu"
 echo "Command: scripts/bench-protect.sh --rounds $rounds --seconds $seconds --rates $rates" \
   "--contenders $contenders_list --connections $conns --flood $flood_name$([ "$new_budget" = 0 ] || echo " --new-sources $new_budget")$([ "$sink" = 1 ] && echo ' --sink')"
 echo "Paths: the flood on its own veth (live XDP frames, filtered by each contender); the client on a veth of its own, unfiltered, into the same server namespace"
