@@ -256,6 +256,7 @@ uint64_t BpfDatapath::now_ns() const {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
 }
+
 Result<BpfDatapath::ClockReading> BpfDatapath::read_clocks() const {
   LIBBPF_OPTS(bpf_test_run_opts, o);
   if (bpf_prog_test_run_opts(bpf_program__fd(skel_->progs.rl_clock), &o) != 0)
