@@ -76,7 +76,6 @@ napi_setup() {
   $srv ethtool -K "$sif" gro on >/dev/null
   $srv sh -c "echo 1 > /sys/class/net/$sif/threaded"
 }
-# The thread's time on the CPU and its time runnable but waiting for it, ns.
 # The machine, for a report's header. The kernel's return-thunk mitigations are named because
 # under them every return mispredicts, BPF functions' and helpers' included, which weighs on
 # every contender's calls (docs/benchmarks.md, "A call's return, on this CPU").
@@ -90,6 +89,7 @@ bench_machine() {
   echo "$(nproc) CPUs, $cpu; kernel $(uname -r)${returns:+; $returns}"
 }
 
+# The thread's time on the CPU and its time runnable but waiting for it, ns.
 sched_ns() { cut -d' ' -f1,2 "/proc/$1/schedstat"; }
 rx_packets() { $srv cat "/sys/class/net/$sif/statistics/rx_packets"; }
 # Frames the receiving ring refused, counted on the sending end (veth's peer_tq_xdp_xmit_err).

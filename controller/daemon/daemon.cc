@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "daemon/handlers/handlers.h"
 #include "daemon/handlers/key_show.h"
@@ -28,16 +28,6 @@
 namespace rl::daemon {
 namespace fs = std::filesystem;
 using control::Json;
-
-namespace {
-
-uint64_t coarse_clock_resolution_ns() {
-  timespec ts{};
-  if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) != 0) return 10'000'000;
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-}  // namespace
 
 Daemon::Daemon(Config cfg) : cfg_(std::move(cfg)) { register_handlers(); }
 
@@ -88,7 +78,7 @@ Status Daemon::init() {
                {"key_capacity", std::to_string(dp_->key_sets() * RL_WAYS)}});
   }
   compiler::CompileOptions co;
-  co.coarse_clock_ns = coarse_clock_resolution_ns();
+  co.coarse_clock_ns = coarse_clock_resolution_ns().value_or(co.coarse_clock_ns);
   co.cpus = static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1));
   co.cluster_nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
   policies_ = std::make_unique<PolicyManager>(*dp_, cfg_.policy_dir, co, ids);

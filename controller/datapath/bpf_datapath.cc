@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/clock.h"
 #include "datapath/pins.h"
 #include "rl_hash.h"
 #include "rl_xdp.skel.h"
@@ -254,7 +255,7 @@ uint64_t BpfDatapath::now_ns() const {
     return std::atomic_ref<__u64>(skel_->bss->rl_clock_ns).load();
   timespec ts{};  // not reachable on kernels that load rl_xdp at all
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(ts.tv_nsec);
+  return timespec_ns(ts);
 }
 
 Result<BpfDatapath::ClockReading> BpfDatapath::read_clocks() const {
@@ -281,11 +282,9 @@ Result<BpfDatapath::ClockReading> BpfDatapath::read_clocks() const {
 // packet never scales by a tick without its base. Without a tick, packets keep calling the
 // kernel's coarse clock.
 Status BpfDatapath::calibrate_coarse_clock() {
-  timespec res{};
-  if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0)
-    return errno_error("resolution of CLOCK_MONOTONIC_COARSE");
-  const uint64_t tick =
-      static_cast<uint64_t>(res.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(res.tv_nsec);
+  const std::optional<uint64_t> resolution = coarse_clock_resolution_ns();
+  if (!resolution) return errno_error("resolution of CLOCK_MONOTONIC_COARSE");
+  const uint64_t tick = *resolution;
   if (tick == 0 || tick > kMaxJiffyNs) return {};
   std::optional<uint64_t> base, first_jiffy;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(4 * tick) +
@@ -300,7 +299,7 @@ Status BpfDatapath::calibrate_coarse_clock() {
     if (!base || static_cast<int64_t>(b - *base) < 0) base = b;
     if (r->jiffies - *first_jiffy >= 2) break;
   }
-  if (!base || !first_jiffy) return Error{EAGAIN, "the coarse clock: jiffies never held still"};
+  if (!base) return Error{EAGAIN, "the coarse clock: jiffies never held still"};
   std::atomic_ref<__u64>(skel_->bss->rl_jiffies_base_ns).store(*base);
   std::atomic_ref<__u64>(skel_->bss->rl_jiffy_ns).store(tick);
   return {};

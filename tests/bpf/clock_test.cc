@@ -7,15 +7,16 @@
 #include <thread>
 #include <vector>
 
+#include "common/clock.h"
 #include "fixture.h"
 
 namespace rl::testing {
 namespace {
 
 uint64_t coarse_resolution_ns() {
-  timespec res{};
-  EXPECT_EQ(clock_getres(CLOCK_MONOTONIC_COARSE, &res), 0);
-  return static_cast<uint64_t>(res.tv_sec) * kSec + static_cast<uint64_t>(res.tv_nsec);
+  auto res = coarse_clock_resolution_ns();
+  EXPECT_TRUE(res.has_value());
+  return res.value_or(0);
 }
 
 class ClockTest : public BpfTest {
@@ -29,7 +30,7 @@ class ClockTest : public BpfTest {
 uint64_t coarse_now_ns() {
   timespec ts{};
   EXPECT_EQ(clock_gettime(CLOCK_MONOTONIC_COARSE, &ts), 0);
-  return static_cast<uint64_t>(ts.tv_sec) * kSec + static_cast<uint64_t>(ts.tv_nsec);
+  return timespec_ns(ts);
 }
 
 // Half a second of readings, a millisecond apart so that they fall at every phase of the tick:
