@@ -14,7 +14,7 @@
 
 #include "rl_counters.h"
 
-#define RL_ABI_VERSION 8
+#define RL_ABI_VERSION 9
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
@@ -340,6 +340,20 @@ struct rl_set {
 	struct rl_slot way[RL_WAYS];
 };
 
+/* The key table's summary (rl_key_summary): for every set, one byte of each way's tag
+ * (rl_tag_print), RL_SUMMARY_SETS sets to a 64-byte line, a sixteenth of the table's size. A
+ * packet that only needs to know whether its key is in the table (a rule with a new-source
+ * budget, which must not insert the key without a token) reads the summary first: when no way's
+ * print matches, the key is not in the set, and the set's own line, which a flood of new sources
+ * would take from memory for every packet, is not read. Every writer of a tag writes the way's
+ * print while the way is claimed, before the tag is published, so a key in the table always has
+ * its print in the summary; a stale print of a way that was freed only costs a read of the set. */
+#define RL_SUMMARY_SETS 16
+
+struct rl_set_summary {
+	__u8 print[RL_SUMMARY_SETS][RL_WAYS];
+};
+
 /* ---- Counters
  * ------------------------------------------------------------------------------------ */
 
@@ -463,6 +477,8 @@ RL_STATIC_ASSERT(sizeof(struct rl_port_classes) == 8, "rl_port_classes layout");
 RL_STATIC_ASSERT(sizeof(struct rl_key) == 24, "rl_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_slot) == 16, "rl_slot layout");
 RL_STATIC_ASSERT(sizeof(struct rl_set) == 64, "rl_set layout: one cache line");
+RL_STATIC_ASSERT(sizeof(struct rl_set_summary) == 64, "rl_set_summary layout: one cache line");
+RL_STATIC_ASSERT(RL_WAYS == 4, "a set's prints fill one 32-bit word (rl_prints_match)");
 RL_STATIC_ASSERT(sizeof(struct rl_rule_counters) == 64, "rl_rule_counters layout");
 RL_STATIC_ASSERT(sizeof(struct rl_counter) == 16, "rl_counter layout");
 RL_STATIC_ASSERT(sizeof(struct rl_event) == 48, "rl_event layout");

@@ -53,6 +53,22 @@ RL_HASH_INLINE __u32 rl_key_tag(__u64 h)
 	return (t == RL_TAG_FREE || t == RL_TAG_CLAIMING) ? 1 : t;
 }
 
+/* A tag's print in the key table's summary (rl_set_summary): its top byte. The set index takes
+ * the tag's low bits (rl_set_wide), at most log2(capacity) - RL_KEY_SETS_MIN_LOG2 of them, so
+ * the print is independent of the set: the keys of one set differ in it as random bytes do. */
+RL_HASH_INLINE __u8 rl_tag_print(__u32 tag)
+{
+	return (__u8)(tag >> 24);
+}
+
+/* Whether one of a set's four prints (packed in a 32-bit word, way w in byte w) is `print`: the
+ * word XOR the print repeated has a zero byte exactly then. */
+RL_HASH_INLINE int rl_prints_match(__u32 prints, __u8 print)
+{
+	__u32 x = prints ^ (print * 0x01010101U);
+	return ((x - 0x01010101U) & ~x & 0x80808080U) != 0;
+}
+
 /* ---- The set of a key (linear hashing) ----
  * rl_keys is allocated at its full capacity, but only its first `active` sets are in use
  * (rl_control.key_sets_active). It starts at 2^low_bits sets and rld raises `active` one set at a

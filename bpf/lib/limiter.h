@@ -24,10 +24,14 @@
  * prefix, itself a key in this table). A new key without a token creates no state: the packet is
  * judged by the rule's own limit on one shared RL_KEY_UNADMITTED key per rule or prefix. So what a
  * flood of never-repeating sources gets past the rule is bounded by the budget plus that one
- * bucket, whatever the number of sources, and known keys keep their own buckets. The budget is a
- * GCRA word like any other, so CPUs racing for tokens get exactly what the formula allows. A CPU
- * that takes a token and then finds its key inserted by another CPU (the same new key on two
- * CPUs), or loses its claim, has spent a token for nothing: the error is on the strict side.
+ * bucket, whatever the number of sources, and known keys keep their own buckets. Such a rule
+ * looks its key up without inserting it, so the key table's summary (rl_abi.h) answers first: a
+ * new source costs its packet a line of the summary, which stays cached, instead of its set's
+ * line from memory, which was half of the packet's time in such a flood (docs/benchmarks.md). The
+ * budget is a GCRA word like any other, so CPUs racing for tokens get exactly what the formula
+ * allows. A CPU that takes a token and then finds its key inserted by another CPU (the same new key
+ * on two CPUs) has spent a token for nothing: the error is on the strict side. One that finds no
+ * way free for its key gives the token back (rl_refund).
  */
 #ifndef RL_BPF_LIMITER_H
 #define RL_BPF_LIMITER_H
@@ -199,21 +203,37 @@ static __always_inline int rl_run_algo(struct rl_slot *s, const struct rl_rule *
 /* ---- Slots ---- */
 
 /* Take a slot whose tag was `seen` for the key with tag t. The slot is reset while its tag is
- * RL_TAG_CLAIMING, so no CPU can use the new key's slot before its state is the fresh zero. */
-static __always_inline int rl_slot_claim(struct rl_slot *s, __u32 seen, __u32 t)
+ * RL_TAG_CLAIMING, so no CPU can use the new key's slot before its state is the fresh zero. A
+ * key-table slot also gets its print in the summary (`print`, NULL for an overflow slot) before
+ * its tag: a CPU that reads the print before that store judges its packet as one that came just
+ * before the key was inserted, which it is. Two CPUs never write one print at once: only the CPU
+ * whose CAS took the way does. */
+static __always_inline int rl_slot_claim(struct rl_slot *s, __u32 seen, __u32 t, __u8 *print)
 {
 	if (__sync_val_compare_and_swap(&s->tag, seen, RL_TAG_CLAIMING) != seen)
 		return 0;
 	RL_WRITE_ONCE(s->state, 0);
 	RL_WRITE_ONCE(s->idle, 0);
-	/* The CAS orders the resets before the tag store (full barrier on every JIT). */
+	if (print)
+		RL_WRITE_ONCE(*print, rl_tag_print(t));
+	/* The CAS orders the resets and the print before the tag store (full barrier on every
+	 * JIT). */
 	__sync_val_compare_and_swap(&s->tag, RL_TAG_CLAIMING, t);
 	return 1;
+}
+
+/* The summary line of set set_idx (rl_abi.h). */
+static __always_inline struct rl_set_summary *rl_summary_of(__u32 set_idx)
+{
+	__u32 line = set_idx / RL_SUMMARY_SETS;
+	return bpf_map_lookup_elem(&rl_key_summary, &line);
 }
 
 /* rl_set_find's results other than a way index. */
 #define RL_SET_ROOM (-1) /* the key is not in the set and a way is free or reusable */
 #define RL_SET_FULL (-2) /* the key is not in the set and every way is busy */
+#define RL_SET_UNSEEN                                                                              \
+	(-3) /* the key is not in the set, told by the summary: the set itself was not read */
 
 /* Find the key with tag `tag` in its set: its way index, or with `claim` a free or reusable way
  * claimed for it (way | RL_WAYS), or RL_SET_ROOM (without `claim`) or RL_SET_FULL. A free way is
@@ -226,9 +246,14 @@ static __always_inline int rl_slot_claim(struct rl_slot *s, __u32 seen, __u32 t)
  * A CPU that sees a way being claimed scans again, because the claim may be for its own key;
  * two CPUs inserting the same new key therefore end up in the same slot.
  * A global function, like rl_judge below: verified once, whatever the number of callers. */
-__attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 tag, __u64 now, int claim)
+__attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 set_idx, __u32 tag, __u64 now,
+					  int claim)
 {
 	if (!set)
+		return RL_SET_FULL;
+	/* A claim writes the way's print: without the summary's line, no claim. */
+	struct rl_set_summary *sum = claim ? rl_summary_of(set_idx) : 0;
+	if (claim && !sum)
 		return RL_SET_FULL;
 	for (int attempt = 0; attempt < 3; attempt++) {
 		__u32 tags[RL_WAYS];
@@ -271,7 +296,8 @@ __attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 tag, __u64 n
 		/* The claim's CAS expects the tag this scan read: a way another CPU has taken since
 		 * fails it, and the packet is judged on the next attempt's scan. */
 		if (rl_slot_claim(&set->way[victim & (RL_WAYS - 1)],
-				  free >= 0 ? RL_TAG_FREE : reusable_tag, tag))
+				  free >= 0 ? RL_TAG_FREE : reusable_tag, tag,
+				  &sum->print[set_idx % RL_SUMMARY_SETS][victim & (RL_WAYS - 1)]))
 			return victim | RL_WAYS;
 	}
 	return RL_SET_FULL;
@@ -297,6 +323,18 @@ static __always_inline struct rl_slot *rl_key_slot(__u64 h, __u64 now, int claim
 	if (!active)
 		return 0;
 	__u32 set_idx = rl_set_index(rl_set_wide(tag, h, rl_key_low_bits), active);
+	if (!claim) {
+		/* A lookup that will not insert asks the summary first: a key not in the table
+		 * (every packet of a flood of new sources under a budget) then costs a line that
+		 * stays cached, a sixteenth of the table, not the set's own line from memory. */
+		struct rl_set_summary *sum = rl_summary_of(set_idx);
+		if (sum &&
+		    !rl_prints_match(RL_READ_ONCE(*(__u32 *)sum->print[set_idx % RL_SUMMARY_SETS]),
+				     rl_tag_print(tag))) {
+			*found = RL_SET_UNSEEN;
+			return 0;
+		}
+	}
 	struct rl_set *set = bpf_map_lookup_elem(&rl_keys, &set_idx);
 	if (!set)
 		return 0;
@@ -307,7 +345,7 @@ static __always_inline struct rl_slot *rl_key_slot(__u64 h, __u64 now, int claim
 			return &set->way[w];
 		}
 	}
-	*found = rl_set_find(set, tag, now, claim);
+	*found = rl_set_find(set, set_idx, tag, now, claim);
 	if (*found < 0)
 		return 0;
 	return &set->way[*found & (RL_WAYS - 1)];
@@ -410,23 +448,24 @@ static __always_inline struct rl_slot *rl_overflow_slot(const struct rl_rule *r,
 	if (!s)
 		return 0;
 	__u32 t = RL_READ_ONCE(s->tag);
-	if (t != otag && (t == RL_TAG_CLAIMING || !rl_slot_claim(s, t, otag)))
+	if (t != otag && (t == RL_TAG_CLAIMING || !rl_slot_claim(s, t, otag, 0)))
 		return 0;
 	return s;
 }
 
 /* One token from the new-source budget nb for the packet's source: the budget is the key
  * (rule, RL_KEY_NEW_BUDGET, source masked to the budget's prefix) judged by nb's token bucket.
- * A budget whose set is full gives no token (strict). */
-static __always_inline int rl_new_source_token(const struct rl_rule *nb, const struct rl_pkt *p,
-					       __u64 now)
+ * Returns the budget's slot when it gave a token, so that a token the key could not use goes
+ * back (rl_refund); NULL when it gave none. A budget whose set is full gives no token (strict). */
+static __always_inline struct rl_slot *rl_new_source_token(const struct rl_rule *nb,
+							   const struct rl_pkt *p, __u64 now)
 {
 	struct rl_key bk = {};
 	rl_key_build(&bk, nb, p);
 	bk.kind = RL_KEY_NEW_BUDGET;
 	int found;
 	struct rl_slot *s = rl_key_slot(rl_key_hash(&bk, rl_hash_seed), now, 1, &found);
-	return s && rl_judge(s, nb, now, 0) == RL_LIMIT_ADMIT;
+	return s && rl_judge(s, nb, now, 0) == RL_LIMIT_ADMIT ? s : 0;
 }
 
 /* Judge one packet against rule r's own limit; info holds the packet's key (rl_key_build) and
@@ -446,8 +485,17 @@ __attribute__((noinline)) int rl_limit(const struct rl_rule *r, const struct rl_
 	if (!s && budgeted) {
 		__u32 ridx = info->ridx;
 		const struct rl_rule *nb = bpf_map_lookup_elem(&rl_new_sources, &ridx);
-		if (nb && found == RL_SET_ROOM && rl_new_source_token(nb, p, now))
+		/* A key the summary rules out takes a token before its set is read, so a set with
+		 * no room is found only by the claim: the token then goes back, and the budget
+		 * grants exactly what keys took in. */
+		struct rl_slot *bs = 0;
+		if (nb && (found == RL_SET_ROOM || found == RL_SET_UNSEEN))
+			bs = rl_new_source_token(nb, p, now);
+		if (bs) {
 			s = rl_key_slot(h, now, 1, &found);
+			if (!s)
+				rl_refund(bs, nb, now, 0);
+		}
 		if (!s) {
 			/* No token, or no room: the rule's limit on the shared key decides. */
 			struct rl_key *sk = &info->shared;

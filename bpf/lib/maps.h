@@ -153,6 +153,16 @@ struct {
 	__type(value, struct rl_set);
 } rl_keys SEC(".maps");
 
+/* The key table's summary (rl_abi.h), one line per RL_SUMMARY_SETS sets; the loader sizes it
+ * with rl_keys. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_DEFAULT_KEY_CAPACITY / RL_WAYS / RL_SUMMARY_SETS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct rl_set_summary);
+} rl_key_summary SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, RL_OVERFLOW_SLOTS);

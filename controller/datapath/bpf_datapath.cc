@@ -28,6 +28,15 @@ uint32_t round_up_pow2(uint32_t v) {
   return p;
 }
 
+// The lines of the key table's summary for a table of `sets` sets.
+uint32_t summary_lines(uint32_t sets) { return (sets + RL_SUMMARY_SETS - 1) / RL_SUMMARY_SETS; }
+
+// Maps whose size follows the key table's: an adopted table keeps its pinned size, and a table
+// pinned without one of them cannot be adopted (its keys would have no summary).
+bool sized_by_key_table(const std::string& name) {
+  return name == "rl_keys" || name == "rl_key_summary";
+}
+
 // One generation's table of `n` classes, packed RL_PORTS_PER_ENTRY to an array element; an
 // empty table (a field no rule names, which packets never read) is written as zeros.
 void write_classes(rl_port_classes* base, const std::vector<uint16_t>& cls, uint32_t n) {
@@ -54,11 +63,12 @@ struct PinnedLayout {
 std::string pinned_map_mismatch(const std::string& root, const bpf_map* m) {
   std::string name = bpf_map__name(m);
   UniqueFd fd(bpf_obj_get(pinned_map_path(root, name).c_str()));
-  if (!fd) return errno == ENOENT && name != "rl_keys" ? "" : name + " missing or unreadable";
+  if (!fd)
+    return errno == ENOENT && !sized_by_key_table(name) ? "" : name + " missing or unreadable";
   bpf_map_info info{};
   uint32_t len = sizeof(info);
   if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) != 0) return name + " unreadable";
-  bool sized_here = name == "rl_keys";
+  bool sized_here = sized_by_key_table(name);
   if (info.type != bpf_map__type(m) || info.key_size != bpf_map__key_size(m) ||
       info.value_size != bpf_map__value_size(m) || info.map_flags != bpf_map__map_flags(m) ||
       (!sized_here && info.max_entries != bpf_map__max_entries(m)))
@@ -181,6 +191,8 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   skel->rodata->rl_syncookies_available = dp->syn_cookies_ ? 1 : 0;
   if (int err = bpf_map__set_max_entries(skel->maps.rl_keys, sets); err)
     return errno_error("size rl_keys", err);
+  if (int err = bpf_map__set_max_entries(skel->maps.rl_key_summary, summary_lines(sets)); err)
+    return errno_error("size rl_key_summary", err);
   if (!dp->adopted_)
     if (int err = bpf_map__set_max_entries(skel->maps.rl_cluster_admitted,
                                            std::max<uint32_t>(opts.cluster_keys, 64));
@@ -217,6 +229,9 @@ Status BpfDatapath::init() {
   auto keys = mmap_array(skel_->maps.rl_keys);
   if (!keys) return keys.error();
   keys_ = std::move(*keys);
+  auto summary = mmap_array(skel_->maps.rl_key_summary);
+  if (!summary) return summary.error();
+  summary_ = std::move(*summary);
   auto offenders = mmap_array(skel_->maps.rl_offenders);
   if (!offenders) return offenders.error();
   offenders_ = std::move(*offenders);
@@ -227,8 +242,10 @@ Status BpfDatapath::init() {
   std::atomic_ref<uint32_t> active(ctl->key_sets_active);
   const uint32_t smallest = 1u << key_low_bits_;
   if (active.load() < smallest || active.load() > key_sets_) active.store(smallest);
-  growth_ = std::make_unique<KeySetGrowth>(std::span<rl_set>(keys_.as<rl_set>(), key_sets_),
-                                           &ctl->key_sets_active, key_low_bits_, rcu_grace_period);
+  growth_ = std::make_unique<KeySetGrowth>(
+      std::span<rl_set>(keys_.as<rl_set>(), key_sets_),
+      std::span<rl_set_summary>(summary_.as<rl_set_summary>(), summary_lines(key_sets_)),
+      &ctl->key_sets_active, key_low_bits_, rcu_grace_period);
   return {};
 }
 

@@ -145,6 +145,8 @@ class BpfDatapath final : public Datapath {
 
   // The key table as the kernel sees it (mmapped, read-only use).
   const rl_set* key_table() const { return keys_.as<const rl_set>(); }
+  // Its summary, one line per RL_SUMMARY_SETS sets (mmapped, read-only use).
+  const rl_set_summary* key_summary() const { return summary_.as<const rl_set_summary>(); }
 
  private:
   explicit BpfDatapath(rl_xdp* skel);
@@ -163,6 +165,7 @@ class BpfDatapath final : public Datapath {
   MmapRegion bytes_;  // rl_byte_classes
   MmapRegion filter_;
   MmapRegion keys_;
+  MmapRegion summary_;  // rl_key_summary
   MmapRegion offenders_;
   uint32_t key_sets_ = 0;
   uint32_t key_low_bits_ = RL_KEY_SETS_MIN_LOG2;  // rl_set_low_bits(key_sets_)

@@ -28,6 +28,8 @@
 #include <atomic>
 #include <optional>
 
+#include "rl_hash.h"
+
 namespace rl {
 namespace {
 
@@ -57,9 +59,13 @@ uint32_t key_sets_wanted(uint64_t tracked, uint32_t active, uint32_t capacity) {
   return std::min(want, capacity);
 }
 
-KeySetGrowth::KeySetGrowth(std::span<rl_set> sets, uint32_t* active, uint32_t low_bits,
-                           GracePeriod grace)
-    : sets_(sets), active_(active), low_bits_(low_bits), grace_(std::move(grace)) {}
+KeySetGrowth::KeySetGrowth(std::span<rl_set> sets, std::span<rl_set_summary> summary,
+                           uint32_t* active, uint32_t low_bits, GracePeriod grace)
+    : sets_(sets),
+      summary_(summary),
+      active_(active),
+      low_bits_(low_bits),
+      grace_(std::move(grace)) {}
 
 uint32_t KeySetGrowth::active() const { return std::atomic_ref<uint32_t>(*active_).load(); }
 
@@ -76,7 +82,8 @@ std::optional<rl_slot> KeySetGrowth::moving(rl_slot& way, uint32_t level) const 
   return copy;
 }
 
-bool KeySetGrowth::place(rl_set& t, const rl_slot& from) {
+bool KeySetGrowth::place(uint32_t t_idx, const rl_slot& from) {
+  rl_set& t = sets_[t_idx];
   for (auto& way : t.way) {
     if (load_tag(way) != from.tag) continue;
     // The key is in t already (copied in step 1, or inserted by a packet that read the new
@@ -91,11 +98,15 @@ bool KeySetGrowth::place(rl_set& t, const rl_slot& from) {
     }
     return true;
   }
-  for (auto& way : t.way) {
-    // Claimed as a packet claims a slot: nobody uses it until its tag is the key's.
+  for (uint32_t w = 0; w < RL_WAYS; w++) {
+    rl_slot& way = t.way[w];
+    // Claimed as a packet claims a slot: nobody uses it until its tag is the key's, and its
+    // print is in the summary by then.
     if (!cas_tag(way, RL_TAG_FREE, RL_TAG_CLAIMING)) continue;
     std::atomic_ref<__u64>(way.state).store(from.state);
     std::atomic_ref<__u32>(way.idle).store(from.idle);
+    std::atomic_ref<__u8>(summary_[t_idx / RL_SUMMARY_SETS].print[t_idx % RL_SUMMARY_SETS][w])
+        .store(rl_tag_print(from.tag));
     std::atomic_ref<__u32>(way.tag).store(from.tag);
     return true;
   }
@@ -121,7 +132,7 @@ Result<uint32_t> KeySetGrowth::split(uint32_t count) {
       std::atomic_ref<__u32>(way.idle).store(0);
     }
     for (auto& way : s.way)
-      if (auto copy = moving(way, level)) place(t, *copy);
+      if (auto copy = moving(way, level)) place(active + i, *copy);
   }
   // 2. Publish.
   std::atomic_ref<uint32_t>(*active_).store(active + n);
@@ -130,11 +141,10 @@ Result<uint32_t> KeySetGrowth::split(uint32_t count) {
   // 4. Fold what those packets wrote, move what they inserted, free the originals.
   for (uint32_t i = 0; i < n; i++) {
     rl_set& s = sets_[first + i];
-    rl_set& t = sets_[active + i];
     for (auto& way : s.way) {
       auto orig = moving(way, level);
       if (!orig) continue;
-      place(t, *orig);
+      place(active + i, *orig);
       // A packet of a key that belongs in s may have reclaimed this way meanwhile (its tag is
       // then another key's): the CAS leaves that alone.
       cas_tag(way, orig->tag, RL_TAG_FREE);

@@ -36,9 +36,12 @@ class KeySetGrowth {
   // waits for).
   using GracePeriod = std::function<Status()>;
 
-  // `sets` is the whole table (its capacity, a power of two); `active` the count packets read
-  // (rl_control.key_sets_active), which only this object raises.
-  KeySetGrowth(std::span<rl_set> sets, uint32_t* active, uint32_t low_bits, GracePeriod grace);
+  // `sets` is the whole table (its capacity, a power of two) and `summary` its summary
+  // (rl_set_summary, one per RL_SUMMARY_SETS sets: a key placed in a set gets its print there
+  // before its tag); `active` the count packets read (rl_control.key_sets_active), which only
+  // this object raises.
+  KeySetGrowth(std::span<rl_set> sets, std::span<rl_set_summary> summary, uint32_t* active,
+               uint32_t low_bits, GracePeriod grace);
 
   // Splits the next sets, at most `count` and not past the end of the current doubling, under
   // one grace period; returns how many were split (0 at the capacity).
@@ -52,12 +55,13 @@ class KeySetGrowth {
  private:
   // Places the key of `from` (tag, state, idle) in set t: into the slot already holding its tag
   // (folding the two states), else into a free way. False when every way of t is busy.
-  bool place(rl_set& t, const rl_slot& from);
+  bool place(uint32_t t, const rl_slot& from);
   // A copy of the slot if it holds a key that moves to the split's new set (the set is of level
   // `level`: 2^level <= active).
   std::optional<rl_slot> moving(rl_slot& way, uint32_t level) const;
 
   std::span<rl_set> sets_;
+  std::span<rl_set_summary> summary_;
   uint32_t* active_;
   uint32_t low_bits_;
   GracePeriod grace_;

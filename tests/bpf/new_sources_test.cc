@@ -3,7 +3,11 @@
 // controlled clock; and what a known source keeps meanwhile.
 #include <arpa/inet.h>
 
+#include <map>
+
 #include "fixture.h"
+#include "rl_hash.h"
+#include "rl_key.h"
 
 namespace rl::testing {
 namespace {
@@ -113,6 +117,109 @@ TEST_F(NewSourcesTest, ReportsAreCappedAcrossKeys) {
     send(f);
   }
   EXPECT_EQ(global(RL_GC_REPORTS), uint64_t{RL_REPORTS_PER_SEC} * 11 / 10);
+}
+
+// 198.18.0.0/15, the i-th address (i < 131,072).
+std::string spoofed4(uint32_t i) {
+  return "198." + std::to_string(18 + i / 65536) + "." + std::to_string(i / 256 % 256) + "." +
+         std::to_string(i % 256);
+}
+
+// The set packets look for a source's key in: the key as rl_key_fill builds it for the first
+// active rule, hashed with the table's seed.
+uint32_t set_of_source(const BpfDatapath& dp, const std::string& src) {
+  auto rules = dp.active_rules();
+  EXPECT_TRUE(rules.ok() && !rules->empty());
+  if (!rules.ok() || rules->empty()) return 0;
+  const rl_rule& r = rules->front().second;
+  __u32 saddr[4] = {}, daddr[4] = {};
+  EXPECT_EQ(inet_pton(AF_INET, src.c_str(), saddr), 1);
+  rl_key k{};
+  rl_key_fill(&k, &r, 4, saddr, daddr, 53, 1);
+  const uint64_t h = dp.key_hash(k);
+  return rl_set_index(rl_set_wide(rl_key_tag(h), h, rl_set_low_bits(dp.key_sets())),
+                      dp.key_sets_active());
+}
+
+// Every key in the sets packets use has its print in the summary: a lookup that asks the summary
+// first never misses a key the table holds.
+void expect_summary_holds_every_key(const BpfDatapath& dp) {
+  const rl_set* sets = dp.key_table();
+  const rl_set_summary* summary = dp.key_summary();
+  size_t keys = 0;
+  for (uint32_t s = 0; s < dp.key_sets_active(); s++)
+    for (uint32_t w = 0; w < RL_WAYS; w++) {
+      const uint32_t tag = sets[s].way[w].tag;
+      if (tag == RL_TAG_FREE || tag == RL_TAG_CLAIMING) continue;
+      keys++;
+      ASSERT_EQ(summary[s / RL_SUMMARY_SETS].print[s % RL_SUMMARY_SETS][w], rl_tag_print(tag))
+          << "set " << s << " way " << w;
+    }
+  EXPECT_GT(keys, 0u);
+}
+
+// A new source whose set has no free way learns it only when it claims one, after the summary
+// let it take a token: the token goes back, so the budget grants exactly its burst to sources
+// that got a slot.
+TEST_F(NewSourcesTest, ATokenTakenForAFullSetGoesBack) {
+  policy::Policy p;
+  p.rules = {budgeted(1, 1, 1, 10)};  // 10 new sources at once, then 1 a second
+  apply(p);
+  std::map<uint32_t, std::vector<uint32_t>> by_set;
+  uint32_t full_set = 0;
+  for (uint32_t i = 0; i < 131072; i++) {
+    auto& v = by_set[set_of_source(*dp_, spoofed4(i))];
+    v.push_back(i);
+    if (v.size() == RL_WAYS + 1) {
+      full_set = set_of_source(*dp_, spoofed4(i));
+      break;
+    }
+  }
+  const auto& same = by_set[full_set];
+  ASSERT_EQ(same.size(), RL_WAYS + 1u);
+  for (uint32_t w = 0; w < RL_WAYS; w++)
+    EXPECT_EQ(send(udp4(spoofed4(same[w]))).unadmitted, 0u) << "a token and a way each";
+  auto d = send(udp4(spoofed4(same[RL_WAYS])));
+  EXPECT_EQ(d.unadmitted, 1u) << "no way left in its set";
+  EXPECT_EQ(d.reason, RL_REASON_ADMITTED) << "the shared bucket's one packet";
+  // Six tokens left: the fifth source's came back.
+  int admitted = 0;
+  for (uint32_t i = 131071, n = 0; n < 7; i--) {
+    if (set_of_source(*dp_, spoofed4(i)) == full_set) continue;
+    admitted += send(udp4(spoofed4(i))).unadmitted == 0;
+    n++;
+  }
+  EXPECT_EQ(admitted, 6);
+  expect_summary_holds_every_key(*dp_);
+}
+
+// The summary follows the keys when rld splits sets to grow the table: the copies get their
+// prints before packets can look for them in their new sets.
+class SummaryGrowthTest : public NewSourcesTest {
+ protected:
+  void options(LoadOptions& o) override { o.key_capacity = 1 << 18; }
+};
+
+TEST_F(SummaryGrowthTest, EveryKeyKeepsItsPrintAcrossSplits) {
+  policy::Policy p;
+  p.rules = {budgeted(1, 1, 1, 20000)};
+  apply(p);
+  std::vector<uint32_t> known;  // the sources that got a slot (a few find their set full)
+  for (uint32_t i = 0; i < 20000; i++)
+    if (send(udp4(spoofed4(i))).unadmitted == 0) known.push_back(i);
+  EXPECT_GT(known.size(), 19000u);
+  expect_summary_holds_every_key(*dp_);
+  auto grown = dp_->grow_key_table(1 << 16);  // four times the sets: two doublings
+  ASSERT_TRUE(grown.ok()) << grown.error().str();
+  EXPECT_EQ(dp_->key_sets_active(), 1u << 16);
+  expect_summary_holds_every_key(*dp_);
+  // Every source is still known: its second packet meets its own bucket (1/s burst 1, spent),
+  // not the shared one.
+  for (uint32_t i : known) {
+    auto d = send(udp4(spoofed4(i)));
+    ASSERT_EQ(d.unadmitted, 0u) << spoofed4(i);
+    ASSERT_EQ(d.reason, RL_REASON_LIMITED) << spoofed4(i);
+  }
 }
 
 }  // namespace

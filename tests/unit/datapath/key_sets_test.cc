@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <random>
 #include <vector>
@@ -19,19 +20,33 @@ constexpr uint32_t kCapacity = 256;
 
 struct Table {
   std::vector<rl_set> sets = std::vector<rl_set>(kCapacity);
+  std::vector<rl_set_summary> summary = std::vector<rl_set_summary>(kCapacity / RL_SUMMARY_SETS);
   uint32_t active = 1u << kLowBits;
 
   uint32_t set_of(uint64_t h) const {
     return rl_set_index(rl_set_wide(rl_key_tag(h), h, kLowBits), active);
   }
-  // A packet's insert: the key's set, a free way.
-  bool insert(uint64_t h, uint64_t state) {
-    for (auto& w : sets[set_of(h)].way)
-      if (w.tag == RL_TAG_FREE) {
-        w = rl_slot{rl_key_tag(h), 1, state};
+  // A packet's insert: the key's set, a free way, its print in the summary.
+  bool insert(uint64_t h, uint64_t state, uint32_t idle = 1) {
+    return insert_in(set_of(h), h, state, idle);
+  }
+  bool insert_in(uint32_t set, uint64_t h, uint64_t state, uint32_t idle) {
+    for (uint32_t w = 0; w < RL_WAYS; w++)
+      if (sets[set].way[w].tag == RL_TAG_FREE) {
+        summary[set / RL_SUMMARY_SETS].print[set % RL_SUMMARY_SETS][w] =
+            rl_tag_print(rl_key_tag(h));
+        sets[set].way[w] = rl_slot{rl_key_tag(h), idle, state};
         return true;
       }
     return false;
+  }
+  // A packet's lookup without insert: may the key be in its set, by the summary?
+  bool summary_may_hold(uint64_t h) const {
+    const uint32_t set = set_of(h);
+    uint32_t prints;
+    std::memcpy(&prints, summary[set / RL_SUMMARY_SETS].print[set % RL_SUMMARY_SETS],
+                sizeof(prints));
+    return rl_prints_match(prints, rl_tag_print(rl_key_tag(h)));
   }
   const rl_slot* find(uint64_t h) const {
     for (const auto& w : sets[set_of(h)].way)
@@ -72,7 +87,7 @@ TEST(KeySetGrowth, EveryKeyKeepsItsStateAcrossDoublings) {
     if (t.insert(h, h >> 8)) state[h] = h >> 8;
   ASSERT_GT(state.size(), 50u);
   int graces = 0;
-  KeySetGrowth g(t.sets, &t.active, kLowBits, [&] {
+  KeySetGrowth g(t.sets, t.summary, &t.active, kLowBits, [&] {
     graces++;
     return Status{};
   });
@@ -86,6 +101,7 @@ TEST(KeySetGrowth, EveryKeyKeepsItsStateAcrossDoublings) {
     const rl_slot* s = t.find(h);
     ASSERT_NE(s, nullptr) << std::hex << h;
     EXPECT_EQ(s->state, st);
+    EXPECT_TRUE(t.summary_may_hold(h)) << "a moved key's print is in its new set's summary";
   }
   EXPECT_EQ(t.keys(), state.size()) << "every original freed, nothing duplicated";
   // Up to the capacity there is nothing left to split.
@@ -112,7 +128,7 @@ TEST(KeySetGrowth, PacketsRacingASplitAreFoldedIn) {
   ASSERT_TRUE(t.insert(moving[1], 200));
   ASSERT_TRUE(t.insert(in0[0], 300));
   const uint64_t blocked = RL_STATE_BLOCKED | 5000;
-  KeySetGrowth g(t.sets, &t.active, kLowBits, [&] {
+  KeySetGrowth g(t.sets, t.summary, &t.active, kLowBits, [&] {
     // Published: a packet with the new count finds the copy in set 16 and charges it.
     EXPECT_EQ(t.active, 17u);
     rl_slot* copy = &t.sets[16].way[0];
@@ -124,11 +140,7 @@ TEST(KeySetGrowth, PacketsRacingASplitAreFoldedIn) {
       if (w.tag == rl_key_tag(moving[0])) w.state = 120;  // less than the copy moved: kept 150
       if (w.tag == rl_key_tag(moving[1])) w.state = blocked;
     }
-    for (auto& w : t.sets[0].way)
-      if (w.tag == RL_TAG_FREE) {
-        w = rl_slot{rl_key_tag(moving[2]), 7, 400};
-        break;
-      }
+    EXPECT_TRUE(t.insert_in(0, moving[2], 400, 7));
     return Status{};
   });
   auto n = g.split(1);
@@ -142,6 +154,7 @@ TEST(KeySetGrowth, PacketsRacingASplitAreFoldedIn) {
   EXPECT_EQ(t.find(moving[2])->state, 400u);
   EXPECT_EQ(t.find(moving[2])->idle, 7u);
   EXPECT_EQ(t.set_of(moving[2]), 16u);
+  for (int i = 0; i < 3; i++) EXPECT_TRUE(t.summary_may_hold(moving[i])) << i;
   ASSERT_NE(t.find(in0[0]), nullptr);
   EXPECT_EQ(t.find(in0[0])->state, 300u);
   EXPECT_EQ(t.keys(), 4u);
@@ -149,9 +162,46 @@ TEST(KeySetGrowth, PacketsRacingASplitAreFoldedIn) {
     EXPECT_TRUE(w.tag == RL_TAG_FREE || w.tag == rl_key_tag(in0[0]));
 }
 
+// The summary rules out the keys a table does not hold, which is what it is for: of keys never
+// inserted, only those whose print equals one of their set's (a byte in 256 per busy way) are
+// not ruled out. A lookup never sees a false "absent": every inserted key's print is there.
+TEST(KeySetSummary, RulesOutAbsentKeysAndNeverAPresentOne) {
+  Table t;
+  t.active = kCapacity;
+  auto keys = hashes(kCapacity, 3);  // a quarter full: one key per set on average
+  size_t inserted = 0;
+  for (uint64_t h : keys) inserted += t.insert(h, 1);
+  ASSERT_GT(inserted, kCapacity * 9 / 10);
+  for (uint64_t h : keys) {
+    if (!t.find(h)) continue;
+    EXPECT_TRUE(t.summary_may_hold(h)) << std::hex << h;
+  }
+  size_t passed = 0;
+  const auto absent = hashes(100000, 4);
+  for (uint64_t h : absent) passed += t.summary_may_hold(h);
+  // Expected: one busy way per set on average, each matching 1/256 of prints (0.4%); some of
+  // the table's zero prints (free ways) match too.
+  EXPECT_LT(passed, absent.size() * 2 / 100) << passed << " absent keys not ruled out";
+}
+
+TEST(RlPrintsMatch, FindsThePrintInAnyByte) {
+  for (uint32_t w = 0; w < RL_WAYS; w++)
+    for (uint32_t p : {0u, 1u, 0x7fu, 0x80u, 0xffu}) {
+      uint32_t prints = 0x5a5a5a5aU & ~(0xffU << (8 * w));
+      prints |= p << (8 * w);
+      EXPECT_TRUE(rl_prints_match(prints, static_cast<uint8_t>(p))) << w << " " << p;
+    }
+  EXPECT_FALSE(rl_prints_match(0x01020304U, 0x05));
+  EXPECT_FALSE(rl_prints_match(0xffffffffU, 0xfe));
+  EXPECT_FALSE(rl_prints_match(0x00000000U, 0x01));
+  EXPECT_FALSE(rl_prints_match(0x80808080U, 0x00)) << "no borrow makes a false match";
+}
+
 TEST(KeySetGrowth, AFailedGracePeriodIsAnError) {
   Table t;
-  KeySetGrowth g(t.sets, &t.active, kLowBits, [] { return Status(Error{EINVAL, "no RCU"}); });
+  KeySetGrowth g(t.sets, t.summary, &t.active, kLowBits, [] {
+    return Status(Error{EINVAL, "no RCU"});
+  });
   auto n = g.split(4);
   ASSERT_FALSE(n.ok());
   EXPECT_NE(n.error().str().find("no RCU"), std::string::npos);
