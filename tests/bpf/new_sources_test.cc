@@ -12,6 +12,12 @@
 namespace rl::testing {
 namespace {
 
+// 198.18.0.0/15, the i-th address (i < 131,072).
+std::string spoofed4(uint32_t i) {
+  return "198." + std::to_string(18 + i / 65536) + "." + std::to_string(i / 256 % 256) + "." +
+         std::to_string(i % 256);
+}
+
 class NewSourcesTest : public BpfTest {
  protected:
   void at(uint64_t ns) { dp_->set_clock(kT0 + ns); }
@@ -27,12 +33,12 @@ class NewSourcesTest : public BpfTest {
     return r;
   }
 
-  // One packet from each of n sources that were never seen, 198.18.(first / 256).(first % 256)
-  // onwards; returns how many passed.
+  // One packet from each of n sources that were never seen, spoofed4(first) onwards; returns
+  // how many passed.
   int flood(uint32_t first, uint32_t n) {
     int ok = 0;
     for (uint32_t i = first; i < first + n; i++) {
-      auto d = send(udp4("198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256)));
+      auto d = send(udp4(spoofed4(i)));
       ok += d.verdict == XDP_PASS;
     }
     return ok;
@@ -102,7 +108,7 @@ TEST_F(NewSourcesTest, ReportsAreCappedAcrossKeys) {
   p.rules = {token_bucket("plain", 1, 1)};
   apply(p);
   for (uint32_t i = 0; i < 2000; i++) {
-    auto f = udp4("198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256));
+    auto f = udp4(spoofed4(i));
     send(f);
     send(f);  // over the limit: due a report
   }
@@ -112,26 +118,16 @@ TEST_F(NewSourcesTest, ReportsAreCappedAcrossKeys) {
   EXPECT_LE(global(RL_GC_REPORTS) + global(RL_GC_REPORTS_SHED), 2000u);
   at(kSec / 10);  // a tenth of the cap is back
   for (uint32_t i = 3000; i < 3500; i++) {
-    auto f = udp4("198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256));
+    auto f = udp4(spoofed4(i));
     send(f);
     send(f);
   }
   EXPECT_EQ(global(RL_GC_REPORTS), uint64_t{RL_REPORTS_PER_SEC} * 11 / 10);
 }
 
-// 198.18.0.0/15, the i-th address (i < 131,072).
-std::string spoofed4(uint32_t i) {
-  return "198." + std::to_string(18 + i / 65536) + "." + std::to_string(i / 256 % 256) + "." +
-         std::to_string(i % 256);
-}
-
-// The set packets look for a source's key in: the key as rl_key_fill builds it for the first
-// active rule, hashed with the table's seed.
-uint32_t set_of_source(const BpfDatapath& dp, const std::string& src) {
-  auto rules = dp.active_rules();
-  EXPECT_TRUE(rules.ok() && !rules->empty());
-  if (!rules.ok() || rules->empty()) return 0;
-  const rl_rule& r = rules->front().second;
+// The set packets look for a source's key in: the key as rl_key_fill builds it for rule r,
+// hashed with the table's seed.
+uint32_t set_of_source(const BpfDatapath& dp, const rl_rule& r, const std::string& src) {
   __u32 saddr[4] = {}, daddr[4] = {};
   EXPECT_EQ(inet_pton(AF_INET, src.c_str(), saddr), 1);
   rl_key k{};
@@ -165,13 +161,17 @@ TEST_F(NewSourcesTest, ATokenTakenForAFullSetGoesBack) {
   policy::Policy p;
   p.rules = {budgeted(1, 1, 1, 10)};  // 10 new sources at once, then 1 a second
   apply(p);
+  auto rules = dp_->active_rules();
+  ASSERT_TRUE(rules.ok() && rules->size() == 1u);
+  const rl_rule& rule = rules->front().second;
   std::map<uint32_t, std::vector<uint32_t>> by_set;
   uint32_t full_set = 0;
   for (uint32_t i = 0; i < 131072; i++) {
-    auto& v = by_set[set_of_source(*dp_, spoofed4(i))];
+    const uint32_t set = set_of_source(*dp_, rule, spoofed4(i));
+    auto& v = by_set[set];
     v.push_back(i);
     if (v.size() == RL_WAYS + 1) {
-      full_set = set_of_source(*dp_, spoofed4(i));
+      full_set = set;
       break;
     }
   }
@@ -185,7 +185,7 @@ TEST_F(NewSourcesTest, ATokenTakenForAFullSetGoesBack) {
   // Six tokens left: the fifth source's came back.
   int admitted = 0;
   for (uint32_t i = 131071, n = 0; n < 7; i--) {
-    if (set_of_source(*dp_, spoofed4(i)) == full_set) continue;
+    if (set_of_source(*dp_, rule, spoofed4(i)) == full_set) continue;
     admitted += send(udp4(spoofed4(i))).unadmitted == 0;
     n++;
   }
