@@ -101,25 +101,36 @@ static __always_inline int rl_state_view(__u64 word, __u64 now, __u64 *st)
 
 /* GCRA: state is the theoretical arrival time. A packet of cost c is admitted iff
  * max(tat, now) + c*T - now <= burst*T; then tat' = max(tat, now) + c*T. Over-limit packets do
- * not change the state. Any tat <= now is a full bucket, so the zero state is a fresh key. */
+ * not change the state. Any tat <= now is a full bucket, so the zero state is a fresh key.
+ * One attempt: RL_LIMIT_EXHAUSTED when another CPU changed the word between the read and the
+ * CAS, and the packet must be judged again on the new word. */
+static __always_inline int rl_gcra_try(__u64 *state, __u64 cost, __u64 burst_ns, __u64 now,
+				       __u64 *idle_at)
+{
+	__u64 old = RL_READ_ONCE(*state), st;
+	if (rl_state_view(old, now, &st))
+		return RL_LIMIT_BLOCKED;
+	__u64 base = st > now ? st : now;
+	__u64 tat = base + cost;
+	if (tat - now > burst_ns) {
+		*idle_at = st;
+		return RL_LIMIT_OVER;
+	}
+	if (__sync_val_compare_and_swap(state, old, tat) == old) {
+		*idle_at = tat;
+		return RL_LIMIT_ADMIT;
+	}
+	return RL_LIMIT_EXHAUSTED;
+}
+
 static __always_inline int rl_gcra(__u64 *state, __u64 interval_fp, __u64 burst_ns, __u64 now,
 				   __u64 units, __u64 *idle_at)
 {
 	__u64 cost = (units * interval_fp) >> RL_FP_SHIFT;
 	for (int i = 0; i < RL_CAS_RETRIES; i++) {
-		__u64 old = RL_READ_ONCE(*state), st;
-		if (rl_state_view(old, now, &st))
-			return RL_LIMIT_BLOCKED;
-		__u64 base = st > now ? st : now;
-		__u64 tat = base + cost;
-		if (tat - now > burst_ns) {
-			*idle_at = st;
-			return RL_LIMIT_OVER;
-		}
-		if (__sync_val_compare_and_swap(state, old, tat) == old) {
-			*idle_at = tat;
-			return RL_LIMIT_ADMIT;
-		}
+		int res = rl_gcra_try(state, cost, burst_ns, now, idle_at);
+		if (res != RL_LIMIT_EXHAUSTED)
+			return res;
 	}
 	return RL_LIMIT_EXHAUSTED;
 }
@@ -303,47 +314,65 @@ __attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 set_idx, __u
 	return RL_SET_FULL;
 }
 
-/* The slot of the key with hash h in rl_keys, or NULL; *found gets rl_set_find's result.
- * The sets in use are read once per lookup. rld raises the count while packets run on other CPUs;
- * a packet that read the count before a split looks in the set the key had before it, where
- * the key stays until every such packet has finished (key_sets.cc). A known key (every packet of a
- * source but its first) is found by a scan of the set's tags here, as rl_set_find's first scan
- * would find it, without the call: a BPF-to-BPF call and its frame were 1% to 7% of the drop path
- * on live frames (docs/benchmarks.md). rl_set_find scans again for the rest: a new key, a way being
- * claimed. */
-static __always_inline struct rl_slot *rl_key_slot(__u64 h, __u64 now, int claim, int *found)
+/* The set of the key with hash h (*set_idx) and its tag (*tag), or NULL while rld has not
+ * published the table. The sets in use are read once per lookup. rld raises the count while
+ * packets run on other CPUs; a packet that read the count before a split looks in the set the
+ * key had before it, where the key stays until every such packet has finished (key_sets.cc).
+ * With `screen` (a lookup that will not insert), the key table's summary answers first: a key
+ * not in the table (every packet of a flood of new sources under a budget) then costs a line
+ * that stays cached, a sixteenth of the table, not the set's own line from memory; *found is
+ * then RL_SET_UNSEEN and the set NULL. */
+static __always_inline struct rl_set *rl_key_set(__u64 h, int screen, __u32 *set_idx, __u32 *tag,
+						 int *found)
 {
 	__u32 zero = 0;
 	struct rl_control *ctl = bpf_map_lookup_elem(&rl_control, &zero);
 	*found = RL_SET_FULL;
 	if (!ctl)
 		return 0;
-	__u32 tag = rl_key_tag(h);
+	*tag = rl_key_tag(h);
 	__u32 active = RL_READ_ONCE(ctl->key_sets_active);
 	if (!active)
 		return 0;
-	__u32 set_idx = rl_set_index(rl_set_wide(tag, h, rl_key_low_bits), active);
-	if (!claim) {
-		/* A lookup that will not insert asks the summary first: a key not in the table
-		 * (every packet of a flood of new sources under a budget) then costs a line that
-		 * stays cached, a sixteenth of the table, not the set's own line from memory. */
-		struct rl_set_summary *sum = rl_summary_of(set_idx);
+	__u32 idx = rl_set_index(rl_set_wide(*tag, h, rl_key_low_bits), active);
+	*set_idx = idx;
+	if (screen) {
+		struct rl_set_summary *sum = rl_summary_of(idx);
 		if (sum &&
-		    !rl_prints_match(RL_READ_ONCE(*(__u32 *)sum->print[set_idx % RL_SUMMARY_SETS]),
-				     rl_tag_print(tag))) {
+		    !rl_prints_match(RL_READ_ONCE(*(__u32 *)sum->print[idx % RL_SUMMARY_SETS]),
+				     rl_tag_print(*tag))) {
 			*found = RL_SET_UNSEEN;
 			return 0;
 		}
 	}
-	struct rl_set *set = bpf_map_lookup_elem(&rl_keys, &set_idx);
+	return bpf_map_lookup_elem(&rl_keys, &idx);
+}
+
+/* The way of the set that holds `tag`, by a scan of the four tags, or -1. */
+static __always_inline int rl_set_scan(struct rl_set *set, __u32 tag)
+{
+#pragma unroll
+	for (int w = 0; w < RL_WAYS; w++)
+		if (RL_READ_ONCE(set->way[w].tag) == tag)
+			return w;
+	return -1;
+}
+
+/* The slot of the key with hash h in rl_keys, or NULL; *found gets rl_set_find's result.
+ * A known key (every packet of a source but its first) is found by a scan of the set's tags
+ * here, as rl_set_find's first scan would find it, without the call: a BPF-to-BPF call and its
+ * frame were 1% to 7% of the drop path on live frames (docs/benchmarks.md). rl_set_find scans
+ * again for the rest: a new key, a way being claimed. */
+static __always_inline struct rl_slot *rl_key_slot(__u64 h, __u64 now, int claim, int *found)
+{
+	__u32 set_idx = 0, tag = 0;
+	struct rl_set *set = rl_key_set(h, !claim, &set_idx, &tag, found);
 	if (!set)
 		return 0;
-#pragma unroll
-	for (int w = 0; w < RL_WAYS; w++) {
-		if (RL_READ_ONCE(set->way[w].tag) == tag) {
-			*found = w;
-			return &set->way[w];
-		}
+	int w = rl_set_scan(set, tag);
+	if (w >= 0) {
+		*found = w;
+		return &set->way[w & (RL_WAYS - 1)];
 	}
 	*found = rl_set_find(set, set_idx, tag, now, claim);
 	if (*found < 0)
@@ -363,26 +392,33 @@ struct rl_limit_info {
 	__u64 hash; /* of the key whose state judged the packet */
 	__u32 overflow;
 	__u32 unadmitted;
+	__s32 found; /* rl_limit_known's lookup, for rl_limit: RL_SET_UNSEEN or RL_SET_FULL */
 };
 
-/* Judge a packet of `bytes` at `now` on slot s by r's algorithm, and start r's block when it
- * refuses. Inlined into rl_limit, a global function verified once (the rule's own limit, every
- * packet); stacked limits call the global rl_judge below. */
-static __always_inline int rl_judge_slot(struct rl_slot *s, const struct rl_rule *r, __u64 now,
-					 __u64 bytes)
+/* Start r's block on slot s when r refused a packet (res); returns res.
+ * The block replaces the state with a plain store. A CPU that read the state before it and
+ * admits a packet by CAS either lands first (the block then overwrites it: that packet was
+ * within the limit when judged) or fails and sees the block. Racing CPUs that both block
+ * write nearly the same value; either is a correct block period starting at its packet.
+ * When the block ends the key starts fresh (docs/policies.md). */
+static __always_inline int rl_block_if_over(struct rl_slot *s, const struct rl_rule *r, __u64 now,
+					    int res)
 {
-	int res = rl_run_algo(s, r, now, bytes);
-	/* The block replaces the state with a plain store. A CPU that read the state before it and
-	 * admits a packet by CAS either lands first (the block then overwrites it: that packet was
-	 * within the limit when judged) or fails and sees the block. Racing CPUs that both block
-	 * write nearly the same value; either is a correct block period starting at its packet.
-	 * When the block ends the key starts fresh (docs/policies.md). */
 	if (res == RL_LIMIT_OVER && r->block_ns) {
 		__u64 until = now + r->block_ns;
 		RL_WRITE_ONCE(s->state, RL_STATE_BLOCKED | until);
 		rl_slot_idle_raise(s, until);
 	}
 	return res;
+}
+
+/* Judge a packet of `bytes` at `now` on slot s by r's algorithm, and start r's block when it
+ * refuses. Inlined into rl_limit, a global function verified once; stacked limits, and the
+ * packets rl_judge_known cannot judge alone, call the global rl_judge below. */
+static __always_inline int rl_judge_slot(struct rl_slot *s, const struct rl_rule *r, __u64 now,
+					 __u64 bytes)
+{
+	return rl_block_if_over(s, r, now, rl_run_algo(s, r, now, bytes));
 }
 
 /* A global (non-inlined) function: the verifier checks it once, on its own, instead of once per
@@ -395,6 +431,49 @@ __attribute__((noinline)) int rl_judge(struct rl_slot *s, const struct rl_rule *
 	if (!s || !r)
 		return RL_LIMIT_EXHAUSTED;
 	return rl_judge_slot(s, r, now, bytes);
+}
+
+/* rl_judge_slot for a packet rl_limit_known judges inline: GCRA's first attempt, which decides
+ * nearly every packet, without a call; the windows, and a CAS lost to another CPU, call rl_judge
+ * (whose loop judges again from a fresh read of the word). */
+static __always_inline int rl_judge_known(struct rl_slot *s, const struct rl_rule *r, __u64 now,
+					  __u64 bytes)
+{
+	if (r->algo != RL_ALGO_FIXED_WINDOW && r->algo != RL_ALGO_SLIDING_WINDOW) {
+		__u64 idle_at = 0;
+		__u64 cost = (rl_cost_units(r, bytes) * r->interval_fp) >> RL_FP_SHIFT;
+		int res = rl_gcra_try(&s->state, cost, r->burst_ns, now, &idle_at);
+		if (res != RL_LIMIT_EXHAUSTED) {
+			if (res == RL_LIMIT_ADMIT)
+				rl_slot_idle_raise(s, idle_at);
+			return rl_block_if_over(s, r, now, res);
+		}
+	}
+	return rl_judge(s, r, now, bytes);
+}
+
+#define RL_LIMIT_SLOW (-1) /* rl_limit_known: rl_limit must judge the packet */
+
+/* Rule r's own limit for a key the table holds (every packet of a source but its first), inlined
+ * into the program: RL_LIMIT_* as rl_limit returns, or RL_LIMIT_SLOW when the scan of the key's
+ * set does not find it (a new key, a way being claimed, a table rld has not published), and the
+ * global rl_limit takes the packet on from info->hash and info->found. On CPUs whose returns go
+ * through a return thunk, the call to rl_limit cost about 7 ns a packet (docs/benchmarks.md). */
+static __always_inline int rl_limit_known(const struct rl_rule *r, struct rl_limit_info *info)
+{
+	__u64 h = rl_key_hash(&info->key, rl_hash_seed);
+	info->hash = h;
+	__u32 set_idx = 0, tag = 0;
+	int found;
+	struct rl_set *set =
+	    rl_key_set(h, r->flags & RL_RULE_F_NEW_SOURCES, &set_idx, &tag, &found);
+	info->found = found;
+	if (!set)
+		return RL_LIMIT_SLOW;
+	int w = rl_set_scan(set, tag);
+	if (w < 0)
+		return RL_LIMIT_SLOW;
+	return rl_judge_known(&set->way[w & (RL_WAYS - 1)], r, info->now, info->bytes);
 }
 
 /* Give back what an admitted packet of `bytes` took from a key's state, because a later limit of
@@ -468,20 +547,22 @@ static __always_inline struct rl_slot *rl_new_source_token(const struct rl_rule 
 	return s && rl_judge(s, nb, now, 0) == RL_LIMIT_ADMIT ? s : 0;
 }
 
-/* Judge one packet against rule r's own limit; info holds the packet's key (rl_key_build) and
- * its facts. A global function: verified once rather than on every path through the parser and
- * the classifier. */
+/* Judge one packet against rule r's own limit; info holds the packet's key (rl_key_build), its
+ * hash and its facts, and what rl_limit_known found. A global function: verified once rather
+ * than on every path through the parser and the classifier. */
 __attribute__((noinline)) int rl_limit(const struct rl_rule *r, const struct rl_pkt *p,
 				       struct rl_limit_info *info)
 {
 	if (!r || !p || !info)
 		return RL_LIMIT_EXHAUSTED;
 	__u64 now = info->now;
-	__u64 h = rl_key_hash(&info->key, rl_hash_seed);
-	info->hash = h;
+	__u64 h = info->hash;
 	int budgeted = r->flags & RL_RULE_F_NEW_SOURCES;
-	int found;
-	struct rl_slot *s = rl_key_slot(h, now, !budgeted, &found);
+	/* A key the summary ruled out is not looked up again. */
+	int found = info->found;
+	struct rl_slot *s = 0;
+	if (!budgeted || found != RL_SET_UNSEEN)
+		s = rl_key_slot(h, now, !budgeted, &found);
 	if (!s && budgeted) {
 		__u32 ridx = info->ridx;
 		const struct rl_rule *nb = bpf_map_lookup_elem(&rl_new_sources, &ridx);

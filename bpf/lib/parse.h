@@ -252,13 +252,9 @@ static __always_inline int rl_parse_l4(struct rl_cursor *c, void *data_end, stru
 
 /* IP and transport, from l3_off on (ethertype: ETH_P_IP or ETH_P_IPV6): 0 for a packet ready
  * to classify, or RL_PARSE_MALFORMED. A packet whose transport could not be parsed is
- * classified too, with RL_PKT_F_NO_L4 set and no L4 index.
- *
- * A global function, so the verifier checks the IP header and the IPv6 walk once, for any
- * offset up to RL_L3_OFF_MAX, instead of once per VLAN depth (each depth is its own constant
- * packet offset, which no state prunes): with the walk inlined into rl_parse_frame, nine
- * depths cost the verifier about 120,000 instructions more. */
-__noinline int rl_parse_ip(struct xdp_md *ctx, __u32 l3_off, __u32 ethertype, struct rl_pkt *p)
+ * classified too, with RL_PKT_F_NO_L4 set and no L4 index. */
+static __always_inline int rl_parse_ip(struct xdp_md *ctx, __u32 l3_off, __u32 ethertype,
+				       struct rl_pkt *p)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -291,10 +287,17 @@ __noinline int rl_parse_ip(struct xdp_md *ctx, __u32 l3_off, __u32 ethertype, st
 /* The whole parse: 0 for an IP packet ready to classify, or RL_PARSE_NON_IP / RL_PARSE_MALFORMED
  * (rl_parse_ip for the rest).
  *
- * A global function, so the verifier checks it once on its own: inlined, every VLAN depth and
- * every parse outcome was a separate state for the whole rest of the program. The caller sees
- * *p as unknown values. */
-__noinline int rl_parse_frame(struct xdp_md *ctx, struct rl_pkt *p)
+ * Inlined, with *p in a map value (rl_xdp.bpf.c's rl_scratch), which the verifier does not
+ * track. Each VLAN depth is its own constant packet offset to the verifier, and each outcome
+ * its own constants in *p: were they tracked, every depth would check the IP walk again (about
+ * 120,000 instructions more for nine depths) and every outcome the rest of the program (829,360
+ * in all, against 487,227 with the parse a global function). The IP header's offset is read
+ * back from *p instead, as a value the verifier knows only the bounds of, so every depth
+ * continues as one state; and what the walk writes to *p reads back the same way. Neither the
+ * parse nor the rest of the program is then checked more than once per outcome code, and the
+ * packet pays no call: a BPF function's return costs a mispredict on CPUs whose returns go through
+ * a return thunk (docs/benchmarks.md). */
+static __always_inline int rl_parse_frame(struct xdp_md *ctx, struct rl_pkt *p)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -304,7 +307,8 @@ __noinline int rl_parse_frame(struct xdp_md *ctx, struct rl_pkt *p)
 		return proto;
 	if (proto != ETH_P_IP && proto != ETH_P_IPV6)
 		return RL_PARSE_NON_IP;
-	return rl_parse_ip(ctx, c.pos - data, proto, p);
+	p->l3_off = c.pos - data;
+	return rl_parse_ip(ctx, *(volatile __u16 *)&p->l3_off, proto, p);
 }
 
 #endif /* RL_BPF_PARSE_H */

@@ -36,6 +36,29 @@ const volatile __u32 rl_bench_src_spread = 0;
 const volatile __u32 rl_syncookies_available = 0;
 
 struct rl_decision rl_trace = {};
+
+/* A packet's working memory: its parsed headers and its limiter's facts. In a per-CPU map
+ * rather than on the stack, for two reasons. The verifier does not track what a map value
+ * holds, so the parse's outcomes (family, protocol, ports written as constants) do not each
+ * make their own states through the rest of the program, as they would on the stack, and the
+ * parse, the rule lookup and the known key's judgement can be inlined (no BPF-to-BPF call, whose
+ * return costs a mispredict on CPUs with return thunks: docs/benchmarks.md). And the 512 bytes
+ * the program's deepest call chain may use keep their room for the frames of the functions it
+ * still calls.
+ * Concurrency: the program runs to completion on one CPU with bottom halves off (native XDP in
+ * NAPI's softirq, generic XDP under local_bh_disable), so no second run on that CPU starts
+ * before it has finished with this memory, and other CPUs have their own copy. */
+struct rl_scratch {
+	struct rl_pkt pkt;
+	struct rl_limit_info info;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rl_scratch);
+} rl_scratch SEC(".maps");
 __u32 rl_bench_counter = 0;
 
 static __always_inline int rl_finish(__u32 verdict, __u32 reason, int pos, __u32 rule_id,
@@ -77,10 +100,15 @@ int rl_xdp(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	__u64 bytes = data_end - data;
-	struct rl_pkt pkt = {};
 	__u32 zero = 0;
 
 	rl_count(RL_GC_RX, bytes);
+
+	struct rl_scratch *scratch = bpf_map_lookup_elem(&rl_scratch, &zero);
+	if (!scratch)
+		return XDP_PASS;
+	struct rl_pkt *pkt = &scratch->pkt;
+	__builtin_memset(pkt, 0, sizeof(*pkt));
 
 	struct rl_control *ctl = bpf_map_lookup_elem(&rl_control, &zero);
 	if (!ctl)
@@ -90,7 +118,7 @@ int rl_xdp(struct xdp_md *ctx)
 	if (!gc)
 		return XDP_PASS;
 
-	int rc = rl_parse_frame(ctx, &pkt);
+	int rc = rl_parse_frame(ctx, pkt);
 	if (rc == RL_PARSE_NON_IP) {
 		rl_count(RL_GC_NON_IP, bytes);
 		return rl_finish(XDP_PASS, RL_REASON_NON_IP, -1, 0, 0, 0, 0, 0);
@@ -100,20 +128,20 @@ int rl_xdp(struct xdp_md *ctx)
 		return rl_finish(rl_malformed_verdict(gc), RL_REASON_MALFORMED, -1, 0, 0, 0, 0, 0);
 	}
 	/* The source is known: the lists and the rules that need no port judge it first. */
-	if (pkt.flags & RL_PKT_F_NO_L4)
+	if (pkt->flags & RL_PKT_F_NO_L4)
 		rl_count(RL_GC_MALFORMED, bytes);
-	if (pkt.fragment)
+	if (pkt->fragment)
 		rl_count(RL_GC_FRAGMENTS, bytes);
 
-	if (rl_bench_src_spread && pkt.family == 6) {
+	if (rl_bench_src_spread && pkt->family == 6) {
 		/* Atomic, so that CPUs running at once never send the same source twice. */
 		__u32 n = __sync_fetch_and_add(&rl_bench_counter, 1);
-		pkt.saddr[3] = bpf_htonl(n % rl_bench_src_spread);
+		pkt->saddr[3] = bpf_htonl(n % rl_bench_src_spread);
 	}
 
 	if (ctl->runtime_acl_v4 | ctl->runtime_acl_v6) {
 		/* Expiries are seconds to hours away: a tick of lateness does not matter. */
-		__u32 f = rl_lookup_runtime(ctl, &pkt, rl_now_coarse());
+		__u32 f = rl_lookup_runtime(ctl, pkt, rl_now_coarse());
 		if (f & RL_SRC_F_ALLOW) {
 			rl_count(RL_GC_RUNTIME_ALLOWED, bytes);
 			return rl_finish(XDP_PASS, RL_REASON_RUNTIME_ALLOW, -1, 0, 0, 0, 0, 0);
@@ -124,7 +152,7 @@ int rl_xdp(struct xdp_md *ctx)
 		}
 	}
 
-	const struct rl_src_entry *src = rl_lookup_source(gen, gc, &pkt);
+	const struct rl_src_entry *src = rl_lookup_source(gen, gc, pkt);
 	if (src && (src->flags & RL_SRC_F_ALLOW)) {
 		rl_count(RL_GC_ALLOWLISTED, bytes);
 		return rl_finish(XDP_PASS, RL_REASON_ALLOWLIST, -1, 0, 0, 0, 0, 0);
@@ -136,35 +164,38 @@ int rl_xdp(struct xdp_md *ctx)
 
 	int pos = -1;
 	if (src && gc->rule_count)
-		pos = rl_match_rule(gen, gc, src->class_id, &pkt);
+		pos = rl_match_rule(gen, gc, src->class_id, pkt);
 	if (pos < 0 || pos >= RL_MAX_RULES)
-		return rl_undecided(gc, &pkt, bytes);
+		return rl_undecided(gc, pkt, bytes);
 	__u32 ridx = gen * RL_MAX_RULES + pos;
 	struct rl_rule *r = bpf_map_lookup_elem(&rl_rules, &ridx);
 	if (!r)
-		return rl_undecided(gc, &pkt, bytes);
+		return rl_undecided(gc, pkt, bytes);
 
 	/* Every path below counts the packet as passed or dropped, so the reader derives matched
 	 * (rl_rule_counters): one read-modify-write fewer on the rule's line per packet. */
 	struct rl_rule_counters *rc_ = rl_rule_counters(r->stats_slot);
 	/* The rule's key, built before any verdict: a sampled packet carries it (sample.h). */
-	struct rl_limit_info info = {.bytes = bytes, .ridx = ridx};
-	rl_key_build(&info.key, r, &pkt);
+	struct rl_limit_info *info = &scratch->info;
+	__builtin_memset(info, 0, sizeof(*info));
+	info->bytes = bytes;
+	info->ridx = ridx;
+	rl_key_build(&info->key, r, pkt);
 
 	/* A syn_cookies rule answers SYNs itself and lets through only packets of connections
 	 * conntrack knows and ACKs with a valid cookie; what it lets through meets the limit as
 	 * usual, and a SYN's admission is the SYN-ACK's (so rl cannot be made a reflector). */
 	int sc = RL_SC_FLOW;
 	if (rl_syncookies_available && (r->flags & RL_RULE_F_SYN_COOKIES) &&
-	    pkt.port_kind == RL_PORT_KIND_TCP) {
-		sc = rl_syncookie_classify(ctx, &pkt);
+	    pkt->port_kind == RL_PORT_KIND_TCP) {
+		sc = rl_syncookie_classify(ctx, pkt);
 		if (sc == RL_SC_REJECT) {
 			rl_count(RL_GC_SYNCOOKIE_REJECTED, bytes);
 			if (rc_) {
 				rc_->dropped_pkts++;
 				rc_->dropped_bytes += bytes;
 			}
-			return rl_traffic(&info.key, bytes,
+			return rl_traffic(&info->key, bytes,
 					  rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED, pos,
 						    r->id, 0, 0, 0, 0));
 		}
@@ -174,9 +205,9 @@ int rl_xdp(struct xdp_md *ctx)
 
 	__u64 now = (r->flags & RL_RULE_F_PRECISE_CLOCK) ? rl_now_precise() : rl_now_coarse();
 
-	info.now = now;
+	info->now = now;
 	int res;
-	if ((r->flags & RL_RULE_F_CLUSTER) && rl_cluster_over_limit(&info.key, now)) {
+	if ((r->flags & RL_RULE_F_CLUSTER) && rl_cluster_over_limit(&info->key, now)) {
 		/* The fleet used up this key's limit: the local bucket is not charged. */
 		rl_count(RL_GC_CLUSTER_LIMITED, bytes);
 		if (rc_) {
@@ -191,45 +222,47 @@ int rl_xdp(struct xdp_md *ctx)
 			}
 		}
 		__u32 v = r->action == RL_ACTION_MONITOR ? XDP_PASS : XDP_DROP;
-		return rl_traffic(&info.key, bytes,
+		return rl_traffic(&info->key, bytes,
 				  rl_finish(v, RL_REASON_CLUSTER_LIMITED, pos, r->id, 0, 0, 0, 0));
 	}
-	res = rl_limit(r, &pkt, &info);
-	if (info.inserted)
+	res = rl_limit_known(r, info);
+	if (res == RL_LIMIT_SLOW)
+		res = rl_limit(r, pkt, info);
+	if (info->inserted)
 		rl_count(RL_GC_KEY_INSERTED, 0);
-	if (info.unadmitted)
+	if (info->unadmitted)
 		rl_count(RL_GC_NEW_UNADMITTED, bytes);
 	__u32 by = 0; /* the limit that refused the packet */
 	if (res == RL_LIMIT_ADMIT && r->more_limits) {
 		struct rl_stack_ctx stk = {.now = now, .bytes = bytes, .ridx = ridx};
-		res = rl_more_limits(r, &pkt, &stk);
+		res = rl_more_limits(r, pkt, &stk);
 		if (stk.inserted)
 			rl_count(RL_GC_KEY_INSERTED, 0);
 		if (res != RL_LIMIT_ADMIT) {
-			rl_limit_refund(r, &info);
+			rl_limit_refund(r, info);
 			by = stk.by;
-			info.hash = stk.hash;
-			info.overflow = stk.overflow;
+			info->hash = stk.hash;
+			info->overflow = stk.overflow;
 		}
 	}
-	if (info.overflow)
+	if (info->overflow)
 		rl_count(RL_GC_KEY_OVERFLOW, bytes);
 
 	if (res == RL_LIMIT_ADMIT) {
 		if (r->flags & RL_RULE_F_CLUSTER)
-			rl_cluster_admitted_add(r, &info.key, rl_cost_units(r, bytes));
+			rl_cluster_admitted_add(r, &info->key, rl_cost_units(r, bytes));
 		if (sc == RL_SC_SYN) {
-			int v = rl_syncookie_answer(ctx, &pkt);
+			int v = rl_syncookie_answer(ctx, pkt);
 			if (v == XDP_DROP) {
 				rl_count(RL_GC_SYNCOOKIE_REJECTED, bytes);
 				if (rc_) {
 					rc_->dropped_pkts++;
 					rc_->dropped_bytes += bytes;
 				}
-				return rl_traffic(&info.key, bytes,
+				return rl_traffic(&info->key, bytes,
 						  rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED,
-							    pos, r->id, info.hash, info.overflow,
-							    info.unadmitted, r->more_limits));
+							    pos, r->id, info->hash, info->overflow,
+							    info->unadmitted, r->more_limits));
 			}
 			if (v == XDP_TX)
 				rl_count(RL_GC_SYNCOOKIE_SENT, bytes);
@@ -238,18 +271,19 @@ int rl_xdp(struct xdp_md *ctx)
 				rc_->passed_bytes += bytes;
 			}
 			return rl_traffic(
-			    &info.key, bytes,
-			    rl_finish(
-				v, v == XDP_TX ? RL_REASON_SYNCOOKIE_SENT : RL_REASON_ADMITTED, pos,
-				r->id, info.hash, info.overflow, info.unadmitted, r->more_limits));
+			    &info->key, bytes,
+			    rl_finish(v,
+				      v == XDP_TX ? RL_REASON_SYNCOOKIE_SENT : RL_REASON_ADMITTED,
+				      pos, r->id, info->hash, info->overflow, info->unadmitted,
+				      r->more_limits));
 		}
 		if (rc_) {
 			rc_->passed_pkts++;
 			rc_->passed_bytes += bytes;
 		}
-		return rl_traffic(&info.key, bytes,
-				  rl_finish(XDP_PASS, RL_REASON_ADMITTED, pos, r->id, info.hash,
-					    info.overflow, info.unadmitted, r->more_limits));
+		return rl_traffic(&info->key, bytes,
+				  rl_finish(XDP_PASS, RL_REASON_ADMITTED, pos, r->id, info->hash,
+					    info->overflow, info->unadmitted, r->more_limits));
 	}
 
 	__u32 reason = RL_REASON_LIMITED;
@@ -263,7 +297,7 @@ int rl_xdp(struct xdp_md *ctx)
 	/* An unadmitted packet is reported as its shared key: one report for a whole flood. A
 	 * stacked limit that refused has reported its own key. */
 	if (!by)
-		rl_offender(r, info.unadmitted ? &info.shared : &info.key, info.hash, now,
+		rl_offender(r, info->unadmitted ? &info->shared : &info->key, info->hash, now,
 			    res == RL_LIMIT_BLOCKED);
 	if (r->more_limits)
 		rl_count_limit(r->stats_slot, by, bytes);
@@ -275,17 +309,17 @@ int rl_xdp(struct xdp_md *ctx)
 			rc_->passed_pkts++;
 			rc_->passed_bytes += bytes;
 		}
-		return rl_traffic(&info.key, bytes,
-				  rl_finish(XDP_PASS, reason, pos, r->id, info.hash, info.overflow,
-					    info.unadmitted, by));
+		return rl_traffic(&info->key, bytes,
+				  rl_finish(XDP_PASS, reason, pos, r->id, info->hash,
+					    info->overflow, info->unadmitted, by));
 	}
 	if (rc_) {
 		rc_->dropped_pkts++;
 		rc_->dropped_bytes += bytes;
 	}
-	return rl_traffic(
-	    &info.key, bytes,
-	    rl_finish(XDP_DROP, reason, pos, r->id, info.hash, info.overflow, info.unadmitted, by));
+	return rl_traffic(&info->key, bytes,
+			  rl_finish(XDP_DROP, reason, pos, r->id, info->hash, info->overflow,
+				    info->unadmitted, by));
 }
 
 /* The data path's clock, for the controller: expiries it writes (runtime entries, cluster
