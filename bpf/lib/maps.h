@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Every map of the data path. Names are part of the ABI: rld pins them under <pin root>/maps/
- * and adopts them by name after a restart.
+ * Every map of the data path but the packet's working memory (scratch.h, which holds the
+ * parser's and the limiter's structs). Names are part of the ABI: rld pins them under
+ * <pin root>/maps/ and adopts them by name after a restart.
  */
 #ifndef RL_BPF_MAPS_H
 #define RL_BPF_MAPS_H

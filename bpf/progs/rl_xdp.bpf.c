@@ -23,6 +23,7 @@
 #include "stacked.h"
 #include "syncookie.h"
 #include "sample.h"
+#include "scratch.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -37,28 +38,6 @@ const volatile __u32 rl_syncookies_available = 0;
 
 struct rl_decision rl_trace = {};
 
-/* A packet's working memory: its parsed headers and its limiter's facts. In a per-CPU map
- * rather than on the stack, for two reasons. The verifier does not track what a map value
- * holds, so the parse's outcomes (family, protocol, ports written as constants) do not each
- * make their own states through the rest of the program, as they would on the stack, and the
- * parse, the rule lookup and the known key's judgement can be inlined (no BPF-to-BPF call, whose
- * return costs a mispredict on CPUs with return thunks: docs/benchmarks.md). And the 512 bytes
- * the program's deepest call chain may use keep their room for the frames of the functions it
- * still calls.
- * Concurrency: the program runs to completion on one CPU with bottom halves off (native XDP in
- * NAPI's softirq, generic XDP under local_bh_disable), so no second run on that CPU starts
- * before it has finished with this memory, and other CPUs have their own copy. */
-struct rl_scratch {
-	struct rl_pkt pkt;
-	struct rl_limit_info info;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct rl_scratch);
-} rl_scratch SEC(".maps");
 __u32 rl_bench_counter = 0;
 
 static __always_inline int rl_finish(__u32 verdict, __u32 reason, int pos, __u32 rule_id,

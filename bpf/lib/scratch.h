@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * A packet's working memory: its parsed headers and its limiter's facts, in a per-CPU map rather
+ * than on the stack, for two reasons.
+ * - The verifier does not track what a map value holds. So the parse's outcomes (family,
+ *   protocol, ports, written as constants) do not each make their own states through the rest of
+ *   the program, as they would on the stack; and the parse, the rule lookup and a known key's
+ *   limit can be inlined, with no BPF-to-BPF call on a usual packet's path (docs/datapath.md,
+ *   "Calls on a packet's path").
+ * - The 512 bytes that the program's deepest call chain may use keep their room for the frames
+ *   of the functions it still calls.
+ * Concurrency: the program runs to completion on one CPU with bottom halves off (native XDP in
+ * NAPI's softirq, generic XDP under local_bh_disable), so no second run on that CPU starts
+ * before it has finished with this memory, and other CPUs have their own copy. Nothing in it
+ * outlives the packet.
+ */
+#ifndef RL_BPF_SCRATCH_H
+#define RL_BPF_SCRATCH_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "parse.h"
+#include "limiter.h"
+
+struct rl_scratch {
+	struct rl_pkt pkt;
+	struct rl_limit_info info;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rl_scratch);
+} rl_scratch SEC(".maps");
+
+#endif /* RL_BPF_SCRATCH_H */
