@@ -240,6 +240,14 @@ static __always_inline struct rl_set_summary *rl_summary_of(__u32 set_idx)
 	return bpf_map_lookup_elem(&rl_key_summary, &line);
 }
 
+/* How many times rl_set_find scans a set while one of its ways is being claimed. A claim is a
+ * few stores, but the line they go to bounces between the claiming CPU and the scanning ones;
+ * a scan that gives up too early takes another way for the same new key, and the key then has
+ * two buckets until one goes idle. Two CPUs inserting one key at once (the shared key of a
+ * budget's unadmitted packets, at the start of a flood on every CPU) found three scans too few
+ * on a 2-vCPU VM about once in ten runs of ExactnessTest.NewSourceBudgetGrantsExactlyItsBurst. */
+#define RL_CLAIM_SCANS 16
+
 /* rl_set_find's results other than a way index. */
 #define RL_SET_ROOM (-1) /* the key is not in the set and a way is free or reusable */
 #define RL_SET_FULL (-2) /* the key is not in the set and every way is busy */
@@ -266,7 +274,7 @@ __attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 set_idx, __u
 	struct rl_set_summary *sum = claim ? rl_summary_of(set_idx) : 0;
 	if (claim && !sum)
 		return RL_SET_FULL;
-	for (int attempt = 0; attempt < 3; attempt++) {
+	for (int attempt = 0; attempt < RL_CLAIM_SCANS; attempt++) {
 		__u32 tags[RL_WAYS];
 #pragma unroll
 		for (int w = 0; w < RL_WAYS; w++) {
@@ -297,7 +305,7 @@ __attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 set_idx, __u
 				}
 			}
 		}
-		if (claiming && attempt < 2)
+		if (claiming && attempt < RL_CLAIM_SCANS - 1)
 			continue;
 		int victim = free >= 0 ? free : reusable;
 		if (victim < 0)
