@@ -123,10 +123,16 @@ static __always_inline int rl_gcra_try(__u64 *state, __u64 cost, __u64 burst_ns,
 	return RL_LIMIT_EXHAUSTED;
 }
 
+/* GCRA's cost of `units`: units * T, T in RL_FP_SHIFT-bit fixed point. */
+static __always_inline __u64 rl_gcra_cost(__u64 units, __u64 interval_fp)
+{
+	return (units * interval_fp) >> RL_FP_SHIFT;
+}
+
 static __always_inline int rl_gcra(__u64 *state, __u64 interval_fp, __u64 burst_ns, __u64 now,
 				   __u64 units, __u64 *idle_at)
 {
-	__u64 cost = (units * interval_fp) >> RL_FP_SHIFT;
+	__u64 cost = rl_gcra_cost(units, interval_fp);
 	for (int i = 0; i < RL_CAS_RETRIES; i++) {
 		int res = rl_gcra_try(state, cost, burst_ns, now, idle_at);
 		if (res != RL_LIMIT_EXHAUSTED)
@@ -449,7 +455,7 @@ static __always_inline int rl_judge_known(struct rl_slot *s, const struct rl_rul
 {
 	if (r->algo != RL_ALGO_FIXED_WINDOW && r->algo != RL_ALGO_SLIDING_WINDOW) {
 		__u64 idle_at = 0;
-		__u64 cost = (rl_cost_units(r, bytes) * r->interval_fp) >> RL_FP_SHIFT;
+		__u64 cost = rl_gcra_cost(rl_cost_units(r, bytes), r->interval_fp);
 		int res = rl_gcra_try(&s->state, cost, r->burst_ns, now, &idle_at);
 		if (res != RL_LIMIT_EXHAUSTED) {
 			if (res == RL_LIMIT_ADMIT)
@@ -501,7 +507,7 @@ __attribute__((noinline)) int rl_refund(struct rl_slot *s, const struct rl_rule 
 		if (old & RL_STATE_BLOCKED)
 			return 0;
 		if (r->algo == RL_ALGO_TOKEN_BUCKET) {
-			__u64 cost = (units * r->interval_fp) >> RL_FP_SHIFT;
+			__u64 cost = rl_gcra_cost(units, r->interval_fp);
 			next = old > cost ? old - cost : 0;
 		} else if (r->algo == RL_ALGO_FIXED_WINDOW) {
 			__u64 widx = (now / r->window_ns) & RL_FW_IDX_MASK;

@@ -37,7 +37,6 @@ const volatile __u32 rl_bench_src_spread = 0;
 const volatile __u32 rl_syncookies_available = 0;
 
 struct rl_decision rl_trace = {};
-
 __u32 rl_bench_counter = 0;
 
 static __always_inline int rl_finish(__u32 verdict, __u32 reason, int pos, __u32 rule_id,
