@@ -219,12 +219,12 @@ static __always_inline int rl_run_algo(struct rl_slot *s, const struct rl_rule *
 
 /* ---- Slots ---- */
 
-/* Take a slot whose tag was `seen` for the key with tag t. The slot is reset while its tag is
- * RL_TAG_CLAIMING, so no CPU can use the new key's slot before its state is the fresh zero. A
- * key-table slot also gets its print in the summary (`print`, NULL for an overflow slot) before
- * its tag: a CPU that reads the print before that store judges its packet as one that came just
- * before the key was inserted, which it is. Two CPUs never write one print at once: only the CPU
- * whose CAS took the way does. */
+/* Take a slot whose tag was `seen` (another key's) for the key with tag t. The slot is reset while
+ * its tag is RL_TAG_CLAIMING, so no CPU can use the new key's slot before its state is the fresh
+ * zero. A key-table slot also gets its print in the summary (`print`, NULL for an overflow slot)
+ * before its tag: a CPU that reads the print before that store judges its packet as one that came
+ * just before the key was inserted, which it is. Two CPUs never write one print at once: only the
+ * CPU whose CAS took the way does. A free way is taken by rl_way_take instead. */
 static __always_inline int rl_slot_claim(struct rl_slot *s, __u32 seen, __u32 t, __u8 *print)
 {
 	if (__sync_val_compare_and_swap(&s->tag, seen, RL_TAG_CLAIMING) != seen)
@@ -239,6 +239,26 @@ static __always_inline int rl_slot_claim(struct rl_slot *s, __u32 seen, __u32 t,
 	return 1;
 }
 
+/* Take the free way s for the key with tag t, by one CAS of its tag: no phase in which the
+ * way is taken but holds no key, so two CPUs inserting one new key cannot both miss it and take
+ * two ways, however long either is held up (an interrupt, the hypervisor taking its vCPU). A free
+ * way's state is already a fresh key's: it is zero in a new table, and rld zeroes it before it
+ * frees a way (key_sets.cc). `residue` is the state read before the CAS; a way freed otherwise
+ * (by an older rld) is cleared after it, by a CAS that leaves alone a state a packet of the new
+ * key has already moved on: that packet was judged on the residue, once. The print follows the
+ * tag, so a CPU may see the key before its print: a lookup that screens with the summary then
+ * misses it for that moment, and a budget's token taken for it goes back (rl_limit). */
+static __always_inline int rl_way_take(struct rl_slot *s, __u32 t, __u8 *print)
+{
+	__u64 residue = RL_READ_ONCE(s->state);
+	if (__sync_val_compare_and_swap(&s->tag, RL_TAG_FREE, t) != RL_TAG_FREE)
+		return 0;
+	if (residue)
+		__sync_val_compare_and_swap(&s->state, residue, 0);
+	RL_WRITE_ONCE(*print, rl_tag_print(t));
+	return 1;
+}
+
 /* The summary line of set set_idx (rl_abi.h). */
 static __always_inline struct rl_set_summary *rl_summary_of(__u32 set_idx)
 {
@@ -246,13 +266,13 @@ static __always_inline struct rl_set_summary *rl_summary_of(__u32 set_idx)
 	return bpf_map_lookup_elem(&rl_key_summary, &line);
 }
 
-/* How many times rl_set_find scans a set while one of its ways is being claimed. A claim is a
- * few stores, but the line they go to bounces between the claiming CPU and the scanning ones;
- * a scan that gives up too early takes another way for the same new key, and the key then has
- * two buckets until one goes idle. Two CPUs inserting one key at once (the shared key of a
- * budget's unadmitted packets, at the start of a flood on every CPU) found three scans too few
- * on a 2-vCPU VM about once in ten runs of ExactnessTest.NewSourceBudgetGrantsExactlyItsBurst. */
-#define RL_CLAIM_SCANS 16
+/* How many times rl_set_find scans a set while one of its ways is being claimed. Only a way taken
+ * from another key (a full set's reusable way) or one rld is moving a key into has that phase; a
+ * free way is taken in one step (rl_way_take). A claim is a few stores, but the line they go to
+ * bounces between the claiming CPU and the scanning ones; a scan that gives up takes another way,
+ * and if the claim was for the same new key, that key has two buckets until one goes idle (at most
+ * one bucket's worth lenient, for that key). */
+#define RL_CLAIM_SCANS 8
 
 /* rl_set_find's results other than a way index. */
 #define RL_SET_ROOM (-1) /* the key is not in the set and a way is free or reusable */
@@ -268,8 +288,10 @@ static __always_inline struct rl_set_summary *rl_summary_of(__u32 set_idx)
  * in its set the keys of a flood that sent once, and keeps its slot when a new-source budget
  * would refuse it a new one. The tags are compared first, on their own: a known key's packet
  * reads no slot's state but its own.
- * A CPU that sees a way being claimed scans again, because the claim may be for its own key;
- * two CPUs inserting the same new key therefore end up in the same slot.
+ * Two CPUs inserting the same new key end up in the same slot: both aim at the set's first free
+ * way, and the one whose CAS fails finds the key on its next scan. A CPU that sees a way being
+ * claimed from another key scans again (up to RL_CLAIM_SCANS), because the claim may be for its
+ * own key.
  * A global function, like rl_judge below: verified once, whatever the number of callers. */
 __attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 set_idx, __u32 tag, __u64 now,
 					  int claim)
@@ -316,13 +338,16 @@ __attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 set_idx, __u
 		int victim = free >= 0 ? free : reusable;
 		if (victim < 0)
 			return RL_SET_FULL;
-		if (!claim)
+		/* sum is NULL exactly without `claim`; the test on sum itself is what lets the
+		 * verifier, which does not link the two, accept the print's store. */
+		if (!sum)
 			return RL_SET_ROOM;
 		/* The claim's CAS expects the tag this scan read: a way another CPU has taken since
 		 * fails it, and the packet is judged on the next attempt's scan. */
-		if (rl_slot_claim(&set->way[victim & (RL_WAYS - 1)],
-				  free >= 0 ? RL_TAG_FREE : reusable_tag, tag,
-				  &sum->print[set_idx % RL_SUMMARY_SETS][victim & (RL_WAYS - 1)]))
+		struct rl_slot *s = &set->way[victim & (RL_WAYS - 1)];
+		__u8 *print = &sum->print[set_idx % RL_SUMMARY_SETS][victim & (RL_WAYS - 1)];
+		if (free >= 0 ? rl_way_take(s, tag, print)
+			      : rl_slot_claim(s, reusable_tag, tag, print))
 			return victim | RL_WAYS;
 	}
 	return RL_SET_FULL;
@@ -332,8 +357,8 @@ __attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 set_idx, __u
  * published the table. The sets in use are read once per lookup. rld raises the count while
  * packets run on other CPUs; a packet that read the count before a split looks in the set the
  * key had before it, where the key stays until every such packet has finished (key_sets.cc).
- * With `screen` (a lookup that will not insert), the key table's summary answers first: a key
- * not in the table (every packet of a flood of new sources under a budget) then costs a line
+ * With `screen` (the first look of a rule with a new-source budget), the summary answers first: a
+ * key not in the table (every packet of a flood of new sources under a budget) then costs a line
  * that stays cached, a sixteenth of the table, not the set's own line from memory; *found is
  * then RL_SET_UNSEEN and the set NULL. */
 static __always_inline struct rl_set *rl_key_set(__u64 h, int screen, __u32 *set_idx, __u32 *tag,
@@ -376,11 +401,13 @@ static __always_inline int rl_set_scan(struct rl_set *set, __u32 tag)
  * A known key (every packet of a source but its first) is found by a scan of the set's tags
  * here, as rl_set_find's first scan would find it, without the call: a BPF-to-BPF call and its
  * frame were 1% to 7% of the drop path on live frames (docs/benchmarks.md). rl_set_find scans
- * again for the rest: a new key, a way being claimed. */
+ * again for the rest: a new key, a way being claimed. The summary is not asked here: a key's
+ * print follows its tag (rl_way_take), and a lookup here must find a key another CPU has just
+ * inserted (a stacked limit's refund of a packet judged on it, a budget's second look). */
 static __always_inline struct rl_slot *rl_key_slot(__u64 h, __u64 now, int claim, int *found)
 {
 	__u32 set_idx = 0, tag = 0;
-	struct rl_set *set = rl_key_set(h, !claim, &set_idx, &tag, found);
+	struct rl_set *set = rl_key_set(h, 0, &set_idx, &tag, found);
 	if (!set)
 		return 0;
 	int w = rl_set_scan(set, tag);
@@ -588,7 +615,9 @@ __attribute__((noinline)) int rl_limit(const struct rl_rule *r, const struct rl_
 			bs = rl_new_source_token(nb, p, now);
 		if (bs) {
 			s = rl_key_slot(h, now, 1, &found);
-			if (!s)
+			/* The token goes back when it took no key in: no room, or the key was there
+			 * (another CPU inserted it since, or the summary did not show it yet). */
+			if (!s || found < RL_WAYS)
 				rl_refund(bs, nb, now, 0);
 		}
 		if (!s) {

@@ -5,8 +5,8 @@
 //   2. Publish active + 1. A packet that reads the new count finds those keys in t.
 //   3. Wait for a grace period: afterwards no packet that read the old count is still running.
 //   4. Fold into each copy what packets of the window between 1 and 3 wrote to its original,
-//      then free the originals. Keys that such packets inserted into s but that belong in t
-//      move to t the same way.
+//      then free the originals, their state zeroed (a free way holds a fresh key's state). Keys
+//      that such packets inserted into s but that belong in t move to t the same way.
 // How far off a key can be: in that window (a grace period, milliseconds) packets of one key
 // may be judged on either copy, and the fold keeps the larger state word, so the packets
 // admitted on the copy that moved less are forgotten: at most what the key's limit admits within
@@ -39,6 +39,27 @@ uint32_t load_tag(rl_slot& s) { return std::atomic_ref<__u32>(s.tag).load(); }
 
 bool cas_tag(rl_slot& s, uint32_t seen, uint32_t next) {
   return std::atomic_ref<__u32>(s.tag).compare_exchange_strong(seen, next);
+}
+
+// Free a way that held the key with tag `tag`, its state zeroed first: a packet takes a free way
+// with one CAS of its tag and no reset (rl_way_take in bpf/lib/limiter.h). No packet looks the
+// key up here any more (step 3), but one of a key that belongs in this set may reclaim the way
+// meanwhile (it is reusable once the key went idle): its tag is then another key's, and the CASes
+// below expect what the way held for the old key, so they leave the new key alone. One narrow
+// race remains: a reclaim between the tag check and the state's CAS, by a key whose packets
+// brought its fresh state to the old key's exact word by then (a state is a time in
+// nanoseconds or a window's index and count), would have that word zeroed (lenient by those
+// packets, once). No lock is taken: a way held by rld across a crash would be
+// lost to every key of its set.
+void free_way(rl_slot& way, uint32_t tag) {
+  // The words are read before the tag is checked: a reclaim that the check does not see comes
+  // after those reads, and resets the words the CASes expect.
+  __u64 state = std::atomic_ref<__u64>(way.state).load();
+  __u32 idle = std::atomic_ref<__u32>(way.idle).load();
+  if (load_tag(way) != tag) return;
+  if (state) std::atomic_ref<__u64>(way.state).compare_exchange_strong(state, 0);
+  if (idle) std::atomic_ref<__u32>(way.idle).compare_exchange_strong(idle, 0);
+  cas_tag(way, tag, RL_TAG_FREE);
 }
 
 // The later of two idle ticks (compared modulo 2^32, as rl_idle_passed does).
@@ -127,9 +148,9 @@ Result<uint32_t> KeySetGrowth::split(uint32_t count) {
     rl_set& s = sets_[first + i];
     rl_set& t = sets_[active + i];
     for (auto& way : t.way) {
-      std::atomic_ref<__u32>(way.tag).store(RL_TAG_FREE);
       std::atomic_ref<__u64>(way.state).store(0);
       std::atomic_ref<__u32>(way.idle).store(0);
+      std::atomic_ref<__u32>(way.tag).store(RL_TAG_FREE);
     }
     for (auto& way : s.way)
       if (auto copy = moving(way, level)) place(active + i, *copy);
@@ -145,9 +166,7 @@ Result<uint32_t> KeySetGrowth::split(uint32_t count) {
       auto orig = moving(way, level);
       if (!orig) continue;
       place(active + i, *orig);
-      // A packet of a key that belongs in s may have reclaimed this way meanwhile (its tag is
-      // then another key's): the CAS leaves that alone.
-      cas_tag(way, orig->tag, RL_TAG_FREE);
+      free_way(way, orig->tag);
     }
   }
   return n;

@@ -3,6 +3,8 @@
 // controlled clock; and what a known source keeps meanwhile.
 #include <arpa/inet.h>
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 
 #include "fixture.h"
@@ -191,6 +193,57 @@ TEST_F(NewSourcesTest, ATokenTakenForAFullSetGoesBack) {
   }
   EXPECT_EQ(admitted, 6);
   expect_summary_holds_every_key(*dp_);
+}
+
+// A key another CPU has just inserted may not have its print in the summary yet (rl_way_take
+// writes the tag first). Its packet then takes a budget token before it finds the key: the token
+// goes back, because it let no new key in.
+TEST_F(NewSourcesTest, ATokenForAKeyAlreadyInTheTableGoesBack) {
+  policy::Policy p;
+  p.rules = {budgeted(1, 1000, 1, 2)};  // two new sources at once; each may send 1000
+  apply(p);
+  auto rules = dp_->active_rules();
+  ASSERT_TRUE(rules.ok() && rules->size() == 1u);
+  const uint32_t set = set_of_source(*dp_, rules->front().second, spoofed4(0));
+  ASSERT_EQ(send(udp4(spoofed4(0))).unadmitted, 0u);
+  // The moment before the inserting CPU's print store, as a second CPU sees it.
+  auto* line = const_cast<rl_set_summary*>(dp_->key_summary()) + set / RL_SUMMARY_SETS;
+  std::fill(std::begin(line->print[set % RL_SUMMARY_SETS]),
+            std::end(line->print[set % RL_SUMMARY_SETS]), 0);
+  auto d = send(udp4(spoofed4(0)));
+  EXPECT_EQ(d.unadmitted, 0u) << "judged on its own key";
+  EXPECT_EQ(d.reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(send(udp4(spoofed4(1))).unadmitted, 0u) << "the budget's second token is still there";
+  EXPECT_EQ(send(udp4(spoofed4(2))).unadmitted, 1u) << "and there were two";
+}
+
+// A packet takes a free way by one CAS of its tag, without resetting its state, which rld
+// zeroes when it frees a way. A way freed with a state left in it (as an older rld left them)
+// is cleared by the key that takes it: a block left there does not block the new key.
+TEST_F(NewSourcesTest, AFreeWaysLeftoverStateIsNotTheNextKeys) {
+  policy::Policy p;
+  p.rules = {token_bucket("plain", 1, 1)};
+  apply(p);
+  auto rules = dp_->active_rules();
+  ASSERT_TRUE(rules.ok() && rules->size() == 1u);
+  const uint32_t set = set_of_source(*dp_, rules->front().second, spoofed4(7));
+  auto& ways = const_cast<rl_set*>(dp_->key_table())[set].way;
+  for (auto& w : ways) {
+    ASSERT_EQ(w.tag, RL_TAG_FREE);
+    w.state = RL_STATE_BLOCKED | (kT0 + 3600 * kSec);
+    w.idle = 1;
+  }
+  auto d = send(udp4(spoofed4(7)));
+  EXPECT_EQ(d.verdict, XDP_PASS) << "a new key starts with a full bucket";
+  EXPECT_EQ(d.reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(send(udp4(spoofed4(7))).reason, RL_REASON_LIMITED) << "and its own limit holds";
+  int taken = 0;
+  for (const auto& w : ways) {
+    if (w.tag == RL_TAG_FREE) continue;
+    taken++;
+    EXPECT_FALSE(w.state & RL_STATE_BLOCKED);
+  }
+  EXPECT_EQ(taken, 1);
 }
 
 // The summary follows the keys when rld splits sets to grow the table: the copies get their

@@ -1,5 +1,7 @@
 // Stacked limits against their formulas with the controlled clock: every limit must admit a
 // packet, and a packet one limit refuses costs the others nothing.
+#include <algorithm>
+
 #include "fixture.h"
 
 namespace rl::testing {
@@ -65,6 +67,24 @@ TEST_F(StackedTest, RefusedPacketsCostTheOtherLimitsNothing) {
   auto by = refused("guarded");
   EXPECT_EQ(by[1].pkts, 7u);
   EXPECT_EQ(by[0].pkts, 8u);
+}
+
+// The refund finds the key in the table itself, not through the summary: a key another CPU has
+// just inserted is in its set before its print is in the summary (rl_way_take).
+TEST_F(StackedTest, TheRefundFindsAKeyTheSummaryDoesNotShowYet) {
+  policy::Policy p;
+  auto r = token_bucket("guarded", 1, 5);
+  r.more = {stacked("total", 100, 3, policy::KeyKind::kRule)};
+  p.rules = {r};
+  apply(p);
+  auto f = udp4("198.18.0.1");
+  EXPECT_EQ(passed(f, 3), 3);
+  auto* summary = const_cast<rl_set_summary*>(dp_->key_summary());
+  std::fill_n(reinterpret_cast<uint8_t*>(summary),
+              sizeof(rl_set_summary) * (dp_->key_sets_active() / RL_SUMMARY_SETS), 0);
+  EXPECT_EQ(send(f).limit, 1u) << "refused by the total";
+  at(30'000'000);  // the total refilled 3; the source's own bucket has 2 left
+  EXPECT_EQ(passed(f, 10), 2);
 }
 
 // Windows give back too: the source's fixed window counts only what passed.

@@ -158,8 +158,15 @@ TEST(KeySetGrowth, PacketsRacingASplitAreFoldedIn) {
   ASSERT_NE(t.find(in0[0]), nullptr);
   EXPECT_EQ(t.find(in0[0])->state, 300u);
   EXPECT_EQ(t.keys(), 4u);
-  for (const auto& w : t.sets[0].way)
+  for (const auto& w : t.sets[0].way) {
     EXPECT_TRUE(w.tag == RL_TAG_FREE || w.tag == rl_key_tag(in0[0]));
+    // A packet takes a free way by one CAS of its tag, without resetting it: a freed original
+    // (a block among them) must not leave its state to the next key.
+    if (w.tag == RL_TAG_FREE) {
+      EXPECT_EQ(w.state, 0u);
+      EXPECT_EQ(w.idle, 0u);
+    }
+  }
 }
 
 // The summary rules out the keys a table does not hold, which is what it is for: of keys never
