@@ -200,18 +200,25 @@ static __always_inline void rl_slot_idle_raise(struct rl_slot *s, __u64 idle_at)
 		RL_WRITE_ONCE(s->idle, tick);
 }
 
+/* Whether r's limit is judged by GCRA: every algorithm but the two windows. rl_run_algo and
+ * rl_judge_known's inlined first attempt both ask this. */
+static __always_inline int rl_algo_gcra(const struct rl_rule *r)
+{
+	return r->algo != RL_ALGO_FIXED_WINDOW && r->algo != RL_ALGO_SLIDING_WINDOW;
+}
+
 static __always_inline int rl_run_algo(struct rl_slot *s, const struct rl_rule *r, __u64 now,
 				       __u64 bytes)
 {
 	__u64 units = rl_cost_units(r, bytes);
 	__u64 idle_at = 0;
 	int res;
-	if (r->algo == RL_ALGO_FIXED_WINDOW)
-		res = rl_fixed_window(&s->state, r, now, units, &idle_at);
-	else if (r->algo == RL_ALGO_SLIDING_WINDOW)
-		res = rl_sliding_window(&s->state, r, now, units, &idle_at);
-	else
+	if (rl_algo_gcra(r))
 		res = rl_gcra(&s->state, r->interval_fp, r->burst_ns, now, units, &idle_at);
+	else if (r->algo == RL_ALGO_FIXED_WINDOW)
+		res = rl_fixed_window(&s->state, r, now, units, &idle_at);
+	else
+		res = rl_sliding_window(&s->state, r, now, units, &idle_at);
 	if (res == RL_LIMIT_ADMIT)
 		rl_slot_idle_raise(s, idle_at);
 	return res;
@@ -480,7 +487,7 @@ __attribute__((noinline)) int rl_judge(struct rl_slot *s, const struct rl_rule *
 static __always_inline int rl_judge_known(struct rl_slot *s, const struct rl_rule *r, __u64 now,
 					  __u64 bytes)
 {
-	if (r->algo != RL_ALGO_FIXED_WINDOW && r->algo != RL_ALGO_SLIDING_WINDOW) {
+	if (rl_algo_gcra(r)) {
 		__u64 idle_at = 0;
 		__u64 cost = rl_gcra_cost(rl_cost_units(r, bytes), r->interval_fp);
 		int res = rl_gcra_try(&s->state, cost, r->burst_ns, now, &idle_at);
