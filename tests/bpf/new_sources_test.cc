@@ -35,6 +35,13 @@ class NewSourcesTest : public BpfTest {
     return r;
   }
 
+  // The compiled rule of a policy of one rule, into *out (fatal if there is not exactly one).
+  void only_rule(rl_rule* out) {
+    auto rules = dp_->active_rules();
+    ASSERT_TRUE(rules.ok() && rules->size() == 1u);
+    *out = rules->front().second;
+  }
+
   // One packet from each of n sources that were never seen, spoofed4(first) onwards; returns
   // how many passed.
   int flood(uint32_t first, uint32_t n) {
@@ -163,9 +170,8 @@ TEST_F(NewSourcesTest, ATokenTakenForAFullSetGoesBack) {
   policy::Policy p;
   p.rules = {budgeted(1, 1, 1, 10)};  // 10 new sources at once, then 1 a second
   apply(p);
-  auto rules = dp_->active_rules();
-  ASSERT_TRUE(rules.ok() && rules->size() == 1u);
-  const rl_rule& rule = rules->front().second;
+  rl_rule rule{};
+  ASSERT_NO_FATAL_FAILURE(only_rule(&rule));
   std::map<uint32_t, std::vector<uint32_t>> by_set;
   uint32_t full_set = 0;
   for (uint32_t i = 0; i < 131072; i++) {
@@ -202,9 +208,9 @@ TEST_F(NewSourcesTest, ATokenForAKeyAlreadyInTheTableGoesBack) {
   policy::Policy p;
   p.rules = {budgeted(1, 1000, 1, 2)};  // two new sources at once; each may send 1000
   apply(p);
-  auto rules = dp_->active_rules();
-  ASSERT_TRUE(rules.ok() && rules->size() == 1u);
-  const uint32_t set = set_of_source(*dp_, rules->front().second, spoofed4(0));
+  rl_rule rule{};
+  ASSERT_NO_FATAL_FAILURE(only_rule(&rule));
+  const uint32_t set = set_of_source(*dp_, rule, spoofed4(0));
   ASSERT_EQ(send(udp4(spoofed4(0))).unadmitted, 0u);
   // The moment before the inserting CPU's print store, as a second CPU sees it.
   auto* line = const_cast<rl_set_summary*>(dp_->key_summary()) + set / RL_SUMMARY_SETS;
@@ -224,9 +230,9 @@ TEST_F(NewSourcesTest, AFreeWaysLeftoverStateIsNotTheNextKeys) {
   policy::Policy p;
   p.rules = {token_bucket("plain", 1, 1)};
   apply(p);
-  auto rules = dp_->active_rules();
-  ASSERT_TRUE(rules.ok() && rules->size() == 1u);
-  const uint32_t set = set_of_source(*dp_, rules->front().second, spoofed4(7));
+  rl_rule rule{};
+  ASSERT_NO_FATAL_FAILURE(only_rule(&rule));
+  const uint32_t set = set_of_source(*dp_, rule, spoofed4(7));
   auto& ways = const_cast<rl_set*>(dp_->key_table())[set].way;
   for (auto& w : ways) {
     ASSERT_EQ(w.tag, RL_TAG_FREE);
