@@ -213,12 +213,15 @@ drop_on() { xdp_obj "$build/bpf/skel/rl_drop.bpf.o"; }
 drop_off() { xdp_off; }
 src_on() { xdp_obj "$build/bpf/skel/rl_src_drop.bpf.o"; }
 src_off() { xdp_off; }
-rl_on() { rld_start "$rld" "${RL_BENCH_KEY_CAPACITY:-1048576}"; }
+rl_on() { rld_start "$rld" "${RL_BENCH_KEY_CAPACITY:-1048576}" "${RL_BENCH_SAMPLE_SHIFT:-0}"; }
 rl_off() { rld_stop; }
-rlb_on() { rld_start "$RL_BENCH_RLD_B" "${RL_BENCH_KEY_CAPACITY_B:-${RL_BENCH_KEY_CAPACITY:-1048576}}"; }
+rlb_on() {
+  rld_start "$RL_BENCH_RLD_B" "${RL_BENCH_KEY_CAPACITY_B:-${RL_BENCH_KEY_CAPACITY:-1048576}}" \
+    "${RL_BENCH_SAMPLE_SHIFT_B:-${RL_BENCH_SAMPLE_SHIFT:-0}}"
+}
 rlb_off() { rld_stop; }
 rld_start() {
-  local bin=$1 keys=$2
+  local bin=$1 keys=$2 sample_shift=${3:-0}
   mkdir -p "$work/policies"
   local budget=""
   [ "${new_budget:-0}" = 0 ] ||
@@ -240,7 +243,7 @@ YAML
   taskset -c "$send_cpu" nsenter --net="/run/netns/$lab-srv" "$bin" --interface "$sif" \
     --xdp-mode native --policy-dir "$work/policies" --pin-root "$pins" \
     --control-socket "$work/rld.sock" --metrics-listen "" --key-capacity "$keys" \
-    --log-level warn 2>>"$work/rld.log" &
+    --traffic-sample-shift "$sample_shift" --log-level warn 2>>"$work/rld.log" &
   rld_pid=$! rld_bin=$bin
   for _ in $(seq 300); do
     $srv ip link show dev "$sif" | grep -q "xdp" && [ -S "$work/rld.sock" ] && return

@@ -32,7 +32,9 @@
 # rlb, rl run from another build of rld (its own embedded XDP program), so that two builds are
 # compared in the same run, round by round; RL_BENCH_KEY_CAPACITY (default 1048576) sets rld's
 # key table for rl, RL_BENCH_KEY_CAPACITY_B for rlb (default the same), so that one build can be
-# compared with itself at another table size. RL_BENCH_PERF_DIR=DIR records a CPU-clock profile
+# compared with itself at another table size. RL_BENCH_SAMPLE_SHIFT and RL_BENCH_SAMPLE_SHIFT_B
+# (default 0, off; rlb's defaults to rl's) set rld's traffic_sample_shift the same way, for
+# `rlctl top --by traffic`'s cost on live frames. RL_BENCH_PERF_DIR=DIR records a CPU-clock profile
 # of the receiving CPU (or RL_BENCH_PERF_CPUS) during every measurement, the JIT's symbols
 # included, one file per contender, flood and round; sampling adds a few % to the figures. For rl
 # a .lines file beside each says where its program's source lines are, so that

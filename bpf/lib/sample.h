@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Traffic sampling for `rlctl top --by traffic`: 1 in 2^rl_traffic_sample_shift packets of a
- * matched rule is written to rl_samples with the rule's key, its length and its verdict. rld
+ * Traffic sampling for `rlctl top --by traffic`: on average 1 in 2^rl_traffic_sample_shift packets
+ * of a matched rule is written to rl_samples with the rule's key, its length and its verdict. rld
  * keeps the heavy hitters of the samples (controller/daemon/heavy_hitters.h) and scales them up.
  *
  * Concurrency and cost:
- * - The choice is bpf_get_prandom_u32(): the kernel's per-CPU PRNG state, so a packet that is
- *   not sampled writes no memory another CPU reads (no shared counter, no cache line bouncing).
- *   It ignores the packet's content, so every packet has the same chance 2^-k whatever its
- *   source or rate, and an attacker cannot steer which packets are sampled; the estimates
- *   (samples * 2^k) are unbiased. Only the low k bits are compared.
+ * - Which packets: each CPU counts down the matched packets to its next sample (sample_left in
+ *   its rl_scratch, a line every packet already writes), and after each sample draws the next
+ *   gap at random, uniform over 1 .. 2^(k+1) - 1 (mean 2^k), as sFlow agents draw theirs. So a
+ *   packet that is not sampled decrements a word no other CPU reads; bpf_get_prandom_u32() (a
+ *   helper call, 14 to 16 ns a packet on a CPU whose returns go through a return thunk,
+ *   docs/benchmarks.md) runs once per sample, not per packet. The count ignores the packet's
+ *   content and the gap is unknown outside the kernel, so a sender cannot steer which of its
+ *   packets are sampled, and samples * 2^k stays an unbiased estimate of a key's packets.
+ *   CPUs sample their own streams independently: the program runs to completion on its CPU
+ *   (scratch.h), so the count is never read and written by two runs at once.
  * - A sampled packet reserves a record in rl_samples. The reservation takes the ring's producer
  *   lock, shared by all CPUs: that is one lock per 2^k packets, not per packet. A full ring
  *   (rld behind) fails the reservation at once; the sample is counted in RL_GC_TRAFFIC_SHED, a
@@ -29,6 +34,7 @@
 
 #include "maps.h"
 #include "stats.h"
+#include "scratch.h"
 #include "rl_abi.h"
 
 /* Load-time setting (rld's traffic_sample_shift): sample 1 in 2^k packets, 0 = off. */
@@ -56,13 +62,31 @@ __attribute__((noinline)) int rl_traffic_write(const struct rl_key *k, __u32 byt
 	return 1;
 }
 
+/* The next gap's count, uniform over 0 .. 2^(k+1) - 2 (the gap is one more), by a multiply
+ * rather than a division. */
+static __always_inline __u32 rl_sample_gap(void)
+{
+	__u64 span = (2ULL << rl_traffic_sample_shift) - 1;
+	return (__u32)(((__u64)bpf_get_prandom_u32() * span) >> 32);
+}
+
 /* Called with the verdict of a packet that matched a rule, once its key is built; returns the
  * verdict. */
 static __always_inline int rl_traffic(const struct rl_key *k, __u64 bytes, int verdict)
 {
-	if (rl_traffic_sample_shift &&
-	    !(bpf_get_prandom_u32() & ((1u << rl_traffic_sample_shift) - 1)))
-		rl_traffic_write(k, (__u32)bytes, (__u32)verdict);
+	if (!rl_traffic_sample_shift)
+		return verdict;
+	__u32 zero = 0;
+	struct rl_scratch *sc = bpf_map_lookup_elem(&rl_scratch, &zero);
+	if (!sc)
+		return verdict;
+	__u32 left = sc->sample_left;
+	if (left) {
+		sc->sample_left = left - 1;
+		return verdict;
+	}
+	sc->sample_left = rl_sample_gap();
+	rl_traffic_write(k, (__u32)bytes, (__u32)verdict);
 	return verdict;
 }
 

@@ -12,7 +12,8 @@
  * Concurrency: the program runs to completion on one CPU with bottom halves off (native XDP in
  * NAPI's softirq, generic XDP under local_bh_disable), so no second run on that CPU starts
  * before it has finished with this memory, and other CPUs have their own copy. Nothing in it
- * outlives the packet.
+ * outlives the packet but sample_left, the CPU's count of packets to the next traffic sample
+ * (sample.h), which the packets of one CPU share one after the other for the same reason.
  */
 #ifndef RL_BPF_SCRATCH_H
 #define RL_BPF_SCRATCH_H
@@ -26,6 +27,8 @@
 struct rl_scratch {
 	struct rl_pkt pkt;
 	struct rl_limit_info info;
+	__u32 sample_left; /* matched packets this CPU lets by before its next sample */
+	__u32 pad;
 };
 
 struct {

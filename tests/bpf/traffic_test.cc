@@ -1,11 +1,15 @@
 // Traffic samples for `rlctl top --by traffic` (bpf/lib/sample.h): with traffic_sample_shift k,
 // about 1 in 2^k packets of matched rules reaches rl_samples, each with the key its rule's
-// limiter uses, its length and its verdict; a full ring sheds samples into a counter; with k = 0
-// nothing is sampled and the program verifies as before.
+// limiter uses, its length and its verdict, at random gaps of mean 2^k; a full ring sheds samples
+// into a counter; with k = 0 nothing is sampled and the program verifies as before.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <arpa/inet.h>
+
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "fixture.h"
 
@@ -119,6 +123,43 @@ TEST_F(TrafficSampleTest, AFullRingShedsIntoACounter) {
   // Drained, the ring takes samples again.
   ASSERT_TRUE(dp_->run(udp4("198.18.3.1", 53), 1'600).ok());
   EXPECT_GT(drain(dp_->samples_fd()).size(), 0u);
+}
+
+// Which packets: each CPU lets a random number of matched packets by between two samples, 1 to
+// 2^(k+1) - 1 of them with mean 2^k, drawn after each sample (sample.h). Here the program numbers
+// its packets (rl_bench_src_spread writes the packet's number into the low word of its IPv6
+// source), so each sample's key says which packet it was.
+class TrafficGapTest : public TrafficSampleTest {
+ protected:
+  void options(LoadOptions& o) override {
+    TrafficSampleTest::options(o);
+    o.bench_src_spread = 1u << 30;
+  }
+};
+
+TEST_F(TrafficGapTest, GapsBetweenSamplesAreRandomWithTheConfiguredMean) {
+  apply(two_rules());
+  auto f = packet::Builder().ipv6("2001:db8::1", "2001:db8:ff::2").udp(40000, 80).build();
+  ASSERT_TRUE(dp_->run(f, 32'000).ok());
+  std::vector<uint32_t> at;
+  for (const auto& s : drain(dp_->samples_fd())) at.push_back(ntohl(s.key.addr[3]));
+  std::sort(at.begin(), at.end());
+  ASSERT_GE(at.size(), 1'500u) << "about 2,000 samples";
+  const uint32_t mean = 1u << kShift, longest = 2 * mean - 1;
+  std::set<uint32_t> lengths;
+  uint64_t sum = 0;
+  for (size_t i = 1; i < at.size(); i++) {
+    const uint32_t gap = at[i] - at[i - 1];
+    ASSERT_GE(gap, 1u) << "a packet sampled twice";
+    ASSERT_LE(gap, longest) << "between samples " << i - 1 << " and " << i;
+    lengths.insert(gap);
+    sum += gap;
+  }
+  // The mean of about 2,000 gaps, each of sd sqrt(((2^(k+1) - 1)^2 - 1) / 12) = 8.9: sd 0.2.
+  EXPECT_NEAR(double(sum) / double(at.size() - 1), mean, 1.0);
+  // Each of the 31 lengths comes up about 65 times: a fixed stride, or a few lengths, is not
+  // random.
+  EXPECT_EQ(lengths.size(), longest);
 }
 
 TEST_F(BpfTest, NoSamplesWhileSamplingIsOff) {
