@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "compiler/compiler.h"
@@ -238,6 +239,29 @@ int main(int argc, char** argv) {
   const char* shift_env = std::getenv("RL_BENCH_SAMPLE_SHIFT");
   const uint32_t kShift = shift_env ? std::strtoul(shift_env, nullptr, 10) : 10;
   auto sampled = load(0, false, kShift);
+  // The same policy with runtime deny entries (RL_BENCH_RUNTIME_ENTRIES per family, default 1)
+  // that cover neither frame, as after `rlctl deny` during an attack: every packet then meets the
+  // runtime lists. IPv4 /32s in 10.0.0.0/8, IPv6 /64s in 2001:db8:ffff::/48.
+  auto runtime = load(0);
+  const char* rt_env = std::getenv("RL_BENCH_RUNTIME_ENTRIES");
+  const uint32_t kRuntime = rt_env ? std::strtoul(rt_env, nullptr, 10) : 1;
+  std::vector<Prefix> runtime_entries;
+  for (uint32_t i = 0; i < kRuntime && i < (1u << 16); i++) {
+    char v4[32], v6[48];
+    std::snprintf(v4, sizeof(v4), "10.%u.%u.%u/32", i >> 16 & 255, i >> 8 & 255, i & 255);
+    std::snprintf(v6, sizeof(v6), "2001:db8:ffff:%x::/64", i);
+    runtime_entries.push_back(pre(v4));
+    runtime_entries.push_back(pre(v6));
+  }
+  const auto added_at = std::chrono::steady_clock::now();
+  for (const auto& prefix : runtime_entries)
+    if (auto s = runtime->runtime_acl_set(prefix, RL_SRC_F_DENY, 0); !s) {
+      std::fprintf(stderr, "bench_xdp: runtime entry: %s\n", s.error().str().c_str());
+      return 1;
+    }
+  const double add_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - added_at)
+          .count();
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> consumed{0};
   ring_buffer* rb = ring_buffer__new(
@@ -266,7 +290,7 @@ int main(int argc, char** argv) {
 
   int fd = dp->prog_fd();
   // The key's burst is spent: every later run is the drop path.
-  for (const auto* d : {dp.get(), sampled.get(), with_fields.get()})
+  for (const auto* d : {dp.get(), sampled.get(), with_fields.get(), runtime.get()})
     for (const auto& frame : {drop, drop6}) {
       if (auto r = d->run(frame, 2); !r) {
         std::fprintf(stderr, "bench_xdp: warm-up run: %s\n", r.error().str().c_str());
@@ -303,6 +327,8 @@ int main(int argc, char** argv) {
       {"dropped (IPv6), every field in use", with_fields->prog_fd(), &drop6},
       {"token bucket, admitted, sampled", sampled->prog_fd(), &pass},
       {"token bucket, dropped (IPv4), sampled", sampled->prog_fd(), &drop},
+      {"dropped (IPv4), runtime list in use", runtime->prog_fd(), &drop},
+      {"dropped (IPv6), runtime list in use", runtime->prog_fd(), &drop6},
   };
   if (g_lines &&
       !write_lines(g_lines, {fd, spread->prog_fd(), with_fields->prog_fd(), sampled->prog_fd()}))
@@ -327,6 +353,9 @@ int main(int argc, char** argv) {
   if (drop6_ns > 0 && many > 0)
     std::printf("%u-source stream / single-source drop:   %.2fx (target <= 3x, both IPv6)\n",
                 kSources, many / drop6_ns);
+  std::printf("runtime lists: %zu entries added in %.1f ms (%.1f us each)\n",
+              runtime_entries.size(), add_ms,
+              runtime_entries.empty() ? 0.0 : add_ms * 1000 / runtime_entries.size());
   if (!g_only || std::strstr("traffic sampling", g_only))
     std::printf(
         "traffic sampling 1 in %u, paired rounds: admitted %+.2f ns/pkt, dropped %+.2f ns/pkt\n",

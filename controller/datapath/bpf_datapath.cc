@@ -239,6 +239,8 @@ Status BpfDatapath::init() {
   ctl->hash_seed = hash_seed_;
   ctl->abi_version = RL_ABI_VERSION;
   // A fresh table starts at its smallest; an adopted one keeps the sets its keys are in.
+  // The runtime lists' counts, from the tries themselves (pinned ones may hold entries).
+  if (Status s = recount_runtime_acl(); !s) return s;
   std::atomic_ref<uint32_t> active(ctl->key_sets_active);
   const uint32_t smallest = 1u << key_low_bits_;
   if (active.load() < smallest || active.load() > key_sets_) active.store(smallest);
@@ -508,35 +510,55 @@ rl_runtime_lpm6_key runtime_key6(const Prefix& p) {
   return k;
 }
 
+// rl_control.runtime_acl_v4/v6 count each trie's entries, so that packets skip a trie that is
+// empty. rld's main loop is their only writer, and each add or remove moves its family's count
+// by one: counting by listing the trie made every change a pass over it, quadratic in the
+// entries an operator adds (docs/benchmarks.md, "Runtime lists"). The count goes up before an
+// entry goes in and down after one is gone, so a packet never reads fewer than the trie holds
+// (0 would skip an entry); init() recounts, which mends a count a crash left too high.
+template <typename K>
+Status runtime_put(const MapRef<K, rl_runtime_entry>& trie, uint32_t& count, const K& key,
+                   const rl_runtime_entry& e) {
+  std::atomic_ref<uint32_t> n(count);
+  n.fetch_add(1);
+  Status s = trie.update(key, e, BPF_NOEXIST);
+  if (s) return s;
+  n.fetch_sub(1);
+  if (s.error().err != EEXIST) return s;
+  return trie.update(key, e, BPF_EXIST);  // a new expiry or list for the same prefix
+}
+
+template <typename K>
+Status runtime_erase(const MapRef<K, rl_runtime_entry>& trie, uint32_t& count, const K& key) {
+  if (bpf_map_delete_elem(trie.fd(), &key) != 0)
+    return errno == ENOENT ? Status{} : Status{errno_error("delete " + trie.name())};
+  std::atomic_ref<uint32_t>(count).fetch_sub(1);
+  return {};
+}
+
 }  // namespace
 
 Status BpfDatapath::runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64_t expires_ns) {
   rl_runtime_entry e{flags, 0, expires_ns};
-  Status s;
+  auto* ctl = control_.as<rl_control>();
   if (prefix.addr.family == 4)
-    s = MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v4),
-                                                      "rl_runtime_v4")
-            .update(runtime_key4(prefix), e);
-  else
-    s = MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v6),
-                                                      "rl_runtime_v6")
-            .update(runtime_key6(prefix), e);
-  if (!s) return s;
-  return recount_runtime_acl();
+    return runtime_put(MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(
+                           bpf_map__fd(skel_->maps.rl_runtime_v4), "rl_runtime_v4"),
+                       ctl->runtime_acl_v4, runtime_key4(prefix), e);
+  return runtime_put(MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(
+                         bpf_map__fd(skel_->maps.rl_runtime_v6), "rl_runtime_v6"),
+                     ctl->runtime_acl_v6, runtime_key6(prefix), e);
 }
 
 Status BpfDatapath::runtime_acl_remove(const Prefix& prefix) {
-  Status s;
+  auto* ctl = control_.as<rl_control>();
   if (prefix.addr.family == 4)
-    s = MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v4),
-                                                      "rl_runtime_v4")
-            .remove(runtime_key4(prefix));
-  else
-    s = MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v6),
-                                                      "rl_runtime_v6")
-            .remove(runtime_key6(prefix));
-  if (!s) return s;
-  return recount_runtime_acl();
+    return runtime_erase(MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(
+                             bpf_map__fd(skel_->maps.rl_runtime_v4), "rl_runtime_v4"),
+                         ctl->runtime_acl_v4, runtime_key4(prefix));
+  return runtime_erase(MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(
+                           bpf_map__fd(skel_->maps.rl_runtime_v6), "rl_runtime_v6"),
+                       ctl->runtime_acl_v6, runtime_key6(prefix));
 }
 
 Result<std::vector<BpfDatapath::RuntimeEntry>> BpfDatapath::runtime_acl_list() const {
@@ -705,7 +727,8 @@ std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) cons
   return {used * active / scanned, blocked * active / scanned};
 }
 
-// The counts let packets skip the runtime tries while they are empty (the common case).
+// The counts let packets skip the runtime tries while they are empty (the common case). Once, at
+// load: each change after it moves the count itself (runtime_put, runtime_erase).
 Status BpfDatapath::recount_runtime_acl() {
   auto k4 = MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v4),
                                                           "rl_runtime_v4")

@@ -514,6 +514,35 @@ TEST_F(MatchTest, RuntimeAllowAndDenyWithExpiry) {
             RL_REASON_ADMITTED);
 }
 
+// Packets skip a runtime trie while its family's count is 0, and each change moves the count by
+// one: a prefix set again (a new expiry) is not a second entry, and one removed twice is not two
+// fewer, so the entries left stay in force.
+TEST_F(MatchTest, RuntimeEntriesStayInForceThroughReplacesAndRepeatedRemoves) {
+  policy::Policy p;
+  p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
+  apply(p);
+  auto v6 = [](const char* src) { return Builder().ipv6(src, "2001:db8::1").udp(1, 2).build(); };
+  for (const char* cidr : {"198.18.1.0/24", "2001:db8:1::/48"}) {
+    ASSERT_TRUE(dp_->runtime_acl_set(P(cidr), RL_SRC_F_DENY, 0).ok());
+    ASSERT_TRUE(dp_->runtime_acl_set(P(cidr), RL_SRC_F_ALLOW, kT0 + 60 * kSec).ok());
+  }
+  for (const char* cidr : {"198.18.2.0/24", "2001:db8:2::/48"})
+    ASSERT_TRUE(dp_->runtime_acl_set(P(cidr), RL_SRC_F_DENY, 0).ok());
+  EXPECT_EQ(send(udp4("198.18.1.5")).reason, RL_REASON_RUNTIME_ALLOW) << "the later setting";
+  EXPECT_EQ(send(v6("2001:db8:1::5")).reason, RL_REASON_RUNTIME_ALLOW);
+  for (const char* cidr : {"198.18.1.0/24", "2001:db8:1::/48"}) {
+    ASSERT_TRUE(dp_->runtime_acl_remove(P(cidr)).ok());
+    ASSERT_TRUE(dp_->runtime_acl_remove(P(cidr)).ok()) << "gone already: not an error";
+  }
+  EXPECT_EQ(send(udp4("198.18.2.5")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(v6("2001:db8:2::5")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(udp4("198.18.1.5")).reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(send(v6("2001:db8:1::5")).reason, RL_REASON_ADMITTED);
+  auto listed = dp_->runtime_acl_list();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 2u);
+}
+
 TEST_F(MatchTest, CountersAgreeWithDecisions) {
   policy::Policy p;
   auto r = token_bucket("r", 1, 3);
