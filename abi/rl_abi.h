@@ -292,6 +292,22 @@ struct rl_runtime_entry {
 	__u64 expires_ns; /* 0 = never */
 };
 
+/* Runtime filter: the source filter's idea for the runtime lists, which change at any time rather
+ * than with generations. Per family, a bitset over rl_filter_hash of a source's /min_len prefix,
+ * min_len the family's shortest runtime entry: a clear bit proves that no runtime entry covers
+ * the address, and the packet skips the trie. rl_runtime_filter[0] is the switch, one word that
+ * packets read once: each family's min_len (RL_RTF_NONE while it has no entry), the half of the
+ * bitsets in use, and RL_RTF_BUILT (until rld sets it, packets look in the tries). rld builds a
+ * new min_len's bitsets in the other half and then stores the switch. The words of half h,
+ * family fam6 are rl_runtime_filter[1 + (h * 2 + fam6) * RL_RUNTIME_FILTER_WORDS + bit / 64]. */
+/* The hash's width, as the source filter's: 10,000 entries set 1% of the bits. */
+#define RL_RUNTIME_FILTER_BITS_LOG2 RL_FILTER_BITS_LOG2
+#define RL_RUNTIME_FILTER_WORDS	    ((1u << RL_RUNTIME_FILTER_BITS_LOG2) / 64)
+#define RL_RUNTIME_FILTER_ENTRIES   (1 + 4 * RL_RUNTIME_FILTER_WORDS)
+#define RL_RTF_NONE		    255 /* a family's min_len while it has no entry */
+#define RL_RTF_HALF_SHIFT	    16
+#define RL_RTF_BUILT		    (1ULL << 17)
+
 struct rl_bitmap {
 	__u64 w[RL_RULE_WORDS];
 };

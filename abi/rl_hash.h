@@ -134,4 +134,27 @@ RL_HASH_INLINE __u32 rl_filter_hash(const __u32 addr[4], __u8 family)
 	return (__u32)h & ((1u << RL_FILTER_BITS_LOG2) - 1);
 }
 
+/* The runtime filter's (rl_abi.h) switch word: a family's min_len, and the half in use. */
+RL_HASH_INLINE __u32 rl_rtf_min_len(__u64 sw, __u32 fam6)
+{
+	return (__u32)(sw >> (fam6 ? 8 : 0)) & 0xff;
+}
+
+RL_HASH_INLINE __u32 rl_rtf_half(__u64 sw)
+{
+	return (__u32)(sw >> RL_RTF_HALF_SHIFT) & 1;
+}
+
+/* The runtime filter's bit for an address already masked to its family's min_len, and the map
+ * index of its word in half `half`. */
+RL_HASH_INLINE __u32 rl_rtf_bit(const __u32 addr[4], __u8 family)
+{
+	return rl_filter_hash(addr, family) & ((1u << RL_RUNTIME_FILTER_BITS_LOG2) - 1);
+}
+
+RL_HASH_INLINE __u32 rl_rtf_index(__u32 half, __u32 fam6, __u32 bit)
+{
+	return 1 + ((half & 1) * 2 + (fam6 & 1)) * RL_RUNTIME_FILTER_WORDS + bit / 64;
+}
+
 #endif /* RL_HASH_H */

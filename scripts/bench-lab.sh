@@ -213,15 +213,19 @@ drop_on() { xdp_obj "$build/bpf/skel/rl_drop.bpf.o"; }
 drop_off() { xdp_off; }
 src_on() { xdp_obj "$build/bpf/skel/rl_src_drop.bpf.o"; }
 src_off() { xdp_off; }
-rl_on() { rld_start "$rld" "${RL_BENCH_KEY_CAPACITY:-1048576}" "${RL_BENCH_SAMPLE_SHIFT:-0}"; }
+rl_on() {
+  rld_start "$rld" "${RL_BENCH_KEY_CAPACITY:-1048576}" "${RL_BENCH_SAMPLE_SHIFT:-0}" \
+    "${RL_BENCH_RUNTIME_DENY:-0}"
+}
 rl_off() { rld_stop; }
 rlb_on() {
   rld_start "$RL_BENCH_RLD_B" "${RL_BENCH_KEY_CAPACITY_B:-${RL_BENCH_KEY_CAPACITY:-1048576}}" \
-    "${RL_BENCH_SAMPLE_SHIFT_B:-${RL_BENCH_SAMPLE_SHIFT:-0}}"
+    "${RL_BENCH_SAMPLE_SHIFT_B:-${RL_BENCH_SAMPLE_SHIFT:-0}}" \
+    "${RL_BENCH_RUNTIME_DENY_B:-${RL_BENCH_RUNTIME_DENY:-0}}"
 }
 rlb_off() { rld_stop; }
 rld_start() {
-  local bin=$1 keys=$2 sample_shift=${3:-0}
+  local bin=$1 keys=$2 sample_shift=${3:-0} runtime_deny=${4:-0}
   mkdir -p "$work/policies"
   local budget=""
   [ "${new_budget:-0}" = 0 ] ||
@@ -246,12 +250,51 @@ YAML
     --traffic-sample-shift "$sample_shift" --log-level warn 2>>"$work/rld.log" &
   rld_pid=$! rld_bin=$bin
   for _ in $(seq 300); do
-    $srv ip link show dev "$sif" | grep -q "xdp" && [ -S "$work/rld.sock" ] && return
+    if $srv ip link show dev "$sif" | grep -q "xdp" && [ -S "$work/rld.sock" ]; then
+      runtime_deny "$runtime_deny"
+      return
+    fi
     kill -0 "$rld_pid" 2>/dev/null || break
     sleep 0.05
   done
   cat "$work/rld.log" >&2
   fail "rld did not attach to $sif"
+}
+# n runtime deny entries per family, as `rlctl deny` adds them (through rld's control socket, in
+# one process): /32s at random in 198.18.0.0/15 and /64s at random in 2001:db8::/32, so that a
+# packet's lookup walks as deep into the trie as it would among offenders spread over the whole
+# address space. They leave out the one-source floods' sources (198.18.7.7, 2001:db8:7::7), the
+# floods they are for: n of a 131k flood's sources would be denied, keys the table never holds,
+# and the flood's warm-up would wait for them in vain.
+runtime_deny() {
+  [ "$1" = 0 ] && return
+  python3 - "$work/rld.sock" "$1" <<'PY' || fail "runtime deny entries"
+import ipaddress, json, random, socket, sys
+path, n = sys.argv[1], int(sys.argv[2])
+rng = random.Random(1)
+v4 = {int(ipaddress.ip_address("198.18.7.7"))}
+v6 = {int(ipaddress.ip_address("2001:db8:7::")) >> 64}
+def add(cidr):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    req = {"v": 1, "cmd": "acl.add", "args": {"list": "deny", "cidr": cidr}}
+    s.sendall(json.dumps(req).encode() + b"\n")
+    resp = json.loads(s.makefile().readline())
+    s.close()
+    if not resp.get("ok"):
+        sys.exit(f"acl.add {cidr}: {resp.get('error')}")
+base4, base6 = int(ipaddress.ip_address("198.18.0.0")), int(ipaddress.ip_address("2001:db8::")) >> 64
+while len(v4) <= n:
+    a = base4 + rng.randrange(1 << 17)
+    if a not in v4:
+        v4.add(a)
+        add(f"{ipaddress.ip_address(a)}/32")
+while len(v6) <= n:
+    a = base6 + rng.randrange(1 << 32)
+    if a not in v6:
+        v6.add(a)
+        add(f"{ipaddress.ip_address(a << 64)}/64")
+PY
 }
 rld_stop() {
   kill "$rld_pid"

@@ -50,20 +50,42 @@ rl_lookup_source(__u32 gen, const struct rl_gen_config *gc, const struct rl_pkt 
 	return bpf_map_lookup_elem(&rl_src_v6, &k);
 }
 
+/* Whether some runtime entry may cover the packet's source (rl_abi.h, "Runtime filter"). False
+ * positives cost a trie lookup; there are no false negatives. The switch is read once: its half's
+ * bitsets are the ones built for its min_len, and rld waits a grace period before it writes a
+ * half that a packet may still be reading (runtime_filter.cc). */
+static __always_inline int rl_runtime_filter_hit(const struct rl_pkt *p)
+{
+	__u32 zero = 0;
+	__u64 *swp = bpf_map_lookup_elem(&rl_runtime_filter, &zero);
+	if (!swp)
+		return 1;
+	__u64 sw = *(volatile __u64 *)swp;
+	if (!(sw & RL_RTF_BUILT))
+		return 1;
+	__u32 fam6 = p->family == 6;
+	__u32 a[4];
+	__builtin_memcpy(a, p->saddr, sizeof(a));
+	rl_mask_addr(a, p->family, rl_rtf_min_len(sw, fam6));
+	__u32 bit = rl_rtf_bit(a, p->family);
+	__u32 idx = rl_rtf_index(rl_rtf_half(sw), fam6, bit);
+	__u64 *w = bpf_map_lookup_elem(&rl_runtime_filter, &idx);
+	return !w || ((*w >> (bit & 63)) & 1);
+}
+
 /* Runtime allow/deny entry for the source, if one exists and has not expired. */
 static __always_inline __u32 rl_lookup_runtime(const struct rl_control *ctl, const struct rl_pkt *p,
 					       __u64 now)
 {
 	struct rl_runtime_entry *e = 0;
+	if (!(p->family == 4 ? ctl->runtime_acl_v4 : ctl->runtime_acl_v6) ||
+	    !rl_runtime_filter_hit(p))
+		return 0;
 	if (p->family == 4) {
-		if (!ctl->runtime_acl_v4)
-			return 0;
 		struct rl_runtime_lpm4_key k = {.prefixlen = 32};
 		__builtin_memcpy(k.addr, p->saddr, 4);
 		e = bpf_map_lookup_elem(&rl_runtime_v4, &k);
 	} else {
-		if (!ctl->runtime_acl_v6)
-			return 0;
 		struct rl_runtime_lpm6_key k = {.prefixlen = 128};
 		__builtin_memcpy(k.addr, p->saddr, 16);
 		e = bpf_map_lookup_elem(&rl_runtime_v6, &k);

@@ -143,6 +143,15 @@ struct {
 	__type(value, struct rl_runtime_entry);
 } rl_runtime_v6 SEC(".maps");
 
+/* Whether a runtime entry may cover a source (rl_abi.h): word 0 the switch, then the bitsets. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_RUNTIME_FILTER_ENTRIES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+} rl_runtime_filter SEC(".maps");
+
 /* ---- Limiter state ---- */
 
 /* max_entries (the number of sets) is set by the loader from the configured key capacity. */

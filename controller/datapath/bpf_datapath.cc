@@ -235,12 +235,22 @@ Status BpfDatapath::init() {
   auto offenders = mmap_array(skel_->maps.rl_offenders);
   if (!offenders) return offenders.error();
   offenders_ = std::move(*offenders);
+  auto runtime_filter = mmap_array(skel_->maps.rl_runtime_filter);
+  if (!runtime_filter) return runtime_filter.error();
+  runtime_filter_map_ = std::move(*runtime_filter);
+  runtime_filter_ = std::make_unique<RuntimeFilter>(
+      std::span<uint64_t>(runtime_filter_map_.as<uint64_t>(), RL_RUNTIME_FILTER_ENTRIES),
+      rcu_grace_period);
   auto* ctl = control_.as<rl_control>();
   ctl->hash_seed = hash_seed_;
   ctl->abi_version = RL_ABI_VERSION;
   // A fresh table starts at its smallest; an adopted one keeps the sets its keys are in.
-  // The runtime lists' counts, from the tries themselves (pinned ones may hold entries).
+  // The runtime lists' counts and filter, from the tries themselves (pinned ones may hold
+  // entries).
   if (Status s = recount_runtime_acl(); !s) return s;
+  auto runtime = runtime_prefixes();
+  if (!runtime) return runtime.error();
+  if (Status s = runtime_filter_->rebuild(*runtime); !s) return s;
   std::atomic_ref<uint32_t> active(ctl->key_sets_active);
   const uint32_t smallest = 1u << key_low_bits_;
   if (active.load() < smallest || active.load() > key_sets_) active.store(smallest);
@@ -528,12 +538,15 @@ Status runtime_put(const MapRef<K, rl_runtime_entry>& trie, uint32_t& count, con
   return trie.update(key, e, BPF_EXIST);  // a new expiry or list for the same prefix
 }
 
+// Whether the entry was there.
 template <typename K>
-Status runtime_erase(const MapRef<K, rl_runtime_entry>& trie, uint32_t& count, const K& key) {
-  if (bpf_map_delete_elem(trie.fd(), &key) != 0)
-    return errno == ENOENT ? Status{} : Status{errno_error("delete " + trie.name())};
+Result<bool> runtime_erase(const MapRef<K, rl_runtime_entry>& trie, uint32_t& count, const K& key) {
+  if (bpf_map_delete_elem(trie.fd(), &key) != 0) {
+    if (errno == ENOENT) return false;
+    return errno_error("delete " + trie.name());
+  }
   std::atomic_ref<uint32_t>(count).fetch_sub(1);
-  return {};
+  return true;
 }
 
 }  // namespace
@@ -541,6 +554,8 @@ Status runtime_erase(const MapRef<K, rl_runtime_entry>& trie, uint32_t& count, c
 Status BpfDatapath::runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64_t expires_ns) {
   rl_runtime_entry e{flags, 0, expires_ns};
   auto* ctl = control_.as<rl_control>();
+  // The filter first: a packet must never find an entry whose filter bit is clear.
+  if (Status s = runtime_filter_->add(prefix, [this] { return runtime_prefixes(); }); !s) return s;
   if (prefix.addr.family == 4)
     return runtime_put(MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(
                            bpf_map__fd(skel_->maps.rl_runtime_v4), "rl_runtime_v4"),
@@ -552,13 +567,26 @@ Status BpfDatapath::runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64
 
 Status BpfDatapath::runtime_acl_remove(const Prefix& prefix) {
   auto* ctl = control_.as<rl_control>();
-  if (prefix.addr.family == 4)
-    return runtime_erase(MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(
-                             bpf_map__fd(skel_->maps.rl_runtime_v4), "rl_runtime_v4"),
-                         ctl->runtime_acl_v4, runtime_key4(prefix));
-  return runtime_erase(MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(
-                           bpf_map__fd(skel_->maps.rl_runtime_v6), "rl_runtime_v6"),
-                       ctl->runtime_acl_v6, runtime_key6(prefix));
+  Result<bool> gone =
+      prefix.addr.family == 4
+          ? runtime_erase(MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(
+                              bpf_map__fd(skel_->maps.rl_runtime_v4), "rl_runtime_v4"),
+                          ctl->runtime_acl_v4, runtime_key4(prefix))
+          : runtime_erase(MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(
+                              bpf_map__fd(skel_->maps.rl_runtime_v6), "rl_runtime_v6"),
+                          ctl->runtime_acl_v6, runtime_key6(prefix));
+  if (!gone) return gone.error();
+  if (!*gone) return {};
+  return runtime_filter_->removed([this] { return runtime_prefixes(); });
+}
+
+Result<std::vector<Prefix>> BpfDatapath::runtime_prefixes() const {
+  auto entries = runtime_acl_list();
+  if (!entries) return entries.error();
+  std::vector<Prefix> out;
+  out.reserve(entries->size());
+  for (const auto& e : *entries) out.push_back(e.prefix);
+  return out;
 }
 
 Result<std::vector<BpfDatapath::RuntimeEntry>> BpfDatapath::runtime_acl_list() const {

@@ -16,6 +16,7 @@
 #include "datapath/datapath.h"
 #include "datapath/key_sets.h"
 #include "datapath/map.h"
+#include "datapath/runtime_filter.h"
 
 struct rl_xdp;  // generated skeleton
 
@@ -154,6 +155,8 @@ class BpfDatapath final : public Datapath {
   Status calibrate_coarse_clock();
   Status clear_generation(uint32_t gen);
   Status recount_runtime_acl();
+  // Every runtime entry's prefix, for the runtime filter's rebuilds.
+  Result<std::vector<Prefix>> runtime_prefixes() const;
   // The set a key with this hash is in, and the set it was in before the doubling under way
   // (the same set unless the key moves in it).
   std::array<uint32_t, 2> sets_of(uint64_t hash) const;
@@ -167,6 +170,8 @@ class BpfDatapath final : public Datapath {
   MmapRegion keys_;
   MmapRegion summary_;  // rl_key_summary
   MmapRegion offenders_;
+  MmapRegion runtime_filter_map_;  // rl_runtime_filter
+  std::unique_ptr<RuntimeFilter> runtime_filter_;
   uint32_t key_sets_ = 0;
   uint32_t key_low_bits_ = RL_KEY_SETS_MIN_LOG2;  // rl_set_low_bits(key_sets_)
   std::unique_ptr<KeySetGrowth> growth_;

@@ -543,6 +543,43 @@ TEST_F(MatchTest, RuntimeEntriesStayInForceThroughReplacesAndRepeatedRemoves) {
   EXPECT_EQ(listed->size(), 2u);
 }
 
+// Packets look in a runtime trie only when the runtime filter says an entry may cover their
+// source (rl_runtime_filter_hit). An entry shorter than any before makes rld build the filter
+// anew in its other half and switch; removing entries rebuilds it too. Entries stay in force
+// through both, and sources no entry covers are never caught by a stale bit's trie lookup.
+TEST_F(MatchTest, RuntimeEntriesHoldAsTheFilterIsRebuilt) {
+  policy::Policy p;
+  p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
+  apply(p);
+  auto v6 = [](const char* src) { return Builder().ipv6(src, "2001:db8::1").udp(1, 2).build(); };
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.9.9/32"), RL_SRC_F_DENY, 0).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:9::9/128"), RL_SRC_F_DENY, 0).ok());
+  EXPECT_EQ(send(udp4("198.18.9.9")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(udp4("198.18.9.10")).reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(send(v6("2001:db8:9::9")).reason, RL_REASON_RUNTIME_DENY);
+  // Shorter prefixes: a rebuild per family, into the other half.
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.19.0.0/16"), RL_SRC_F_ALLOW, 0).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:5::/48"), RL_SRC_F_ALLOW, 0).ok());
+  EXPECT_EQ(send(udp4("198.19.200.1")).reason, RL_REASON_RUNTIME_ALLOW);
+  EXPECT_EQ(send(v6("2001:db8:5:ffff::1")).reason, RL_REASON_RUNTIME_ALLOW);
+  EXPECT_EQ(send(udp4("198.18.9.9")).reason, RL_REASON_RUNTIME_DENY) << "kept across the switch";
+  EXPECT_EQ(send(v6("2001:db8:9::9")).reason, RL_REASON_RUNTIME_DENY);
+  // Removals: the short ones go, the filter is rebuilt for the /32 and /128 again.
+  ASSERT_TRUE(dp_->runtime_acl_remove(P("198.19.0.0/16")).ok());
+  ASSERT_TRUE(dp_->runtime_acl_remove(P("2001:db8:5::/48")).ok());
+  EXPECT_EQ(send(udp4("198.19.200.1")).reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(send(v6("2001:db8:5:ffff::1")).reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(send(udp4("198.18.9.9")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(v6("2001:db8:9::9")).reason, RL_REASON_RUNTIME_DENY);
+  // Many entries: every one applies.
+  for (int i = 0; i < 300; i++)
+    ASSERT_TRUE(
+        dp_->runtime_acl_set(P("198.18.20." + std::to_string(i % 256) + "/32"), RL_SRC_F_DENY, 0)
+            .ok());
+  for (int i = 0; i < 256; i += 17)
+    EXPECT_EQ(send(udp4("198.18.20." + std::to_string(i))).reason, RL_REASON_RUNTIME_DENY) << i;
+}
+
 TEST_F(MatchTest, CountersAgreeWithDecisions) {
   policy::Policy p;
   auto r = token_bucket("r", 1, 3);

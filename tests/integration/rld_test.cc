@@ -160,6 +160,8 @@ TEST_F(RldTest, KillNineKeepsEnforcingAndARestartAdoptsTheState) {
   write_policy("a.yaml", rule("1/min", 5));
   start_rld();
   EXPECT_EQ(through("198.18.7.7"), 5u);
+  ctl({"deny", "add", "198.18.7.9"});
+  EXPECT_EQ(through("198.18.7.9"), 0u) << "runtime deny";
 
   rld_->signal(SIGKILL);
   rld_->wait(5s);
@@ -170,6 +172,7 @@ TEST_F(RldTest, KillNineKeepsEnforcingAndARestartAdoptsTheState) {
   Json st = ctl({"status"});
   EXPECT_TRUE(st["adopted"].get<bool>());
   EXPECT_EQ(through("198.18.7.7"), 0u) << "the key's empty bucket survived the restart";
+  EXPECT_EQ(through("198.18.7.9"), 0u) << "the runtime entry and its filter, rebuilt, too";
   auto c = rule_stats("udp9");
   EXPECT_EQ(c["matched_packets"].get<uint64_t>(), 80u) << "counters survived too";
   EXPECT_EQ(c["passed_packets"].get<uint64_t>(), 10u);
