@@ -145,11 +145,11 @@ RL_HASH_INLINE __u32 rl_rtf_half(__u64 sw)
 	return (__u32)(sw >> RL_RTF_HALF_SHIFT) & 1;
 }
 
-/* The runtime filter's bit for an address already masked to its family's min_len, and the map
- * index of its word in half `half`. */
-RL_HASH_INLINE __u32 rl_rtf_bit(const __u32 addr[4], __u8 family)
+/* The runtime filter's bit for an address masked to its family's min_len, from the address's
+ * rl_filter_hash, and the map index of its word in half `half`. */
+RL_HASH_INLINE __u32 rl_rtf_bit(__u32 filter_hash)
 {
-	return rl_filter_hash(addr, family) & ((1u << RL_RUNTIME_FILTER_BITS_LOG2) - 1);
+	return filter_hash & ((1u << RL_RUNTIME_FILTER_BITS_LOG2) - 1);
 }
 
 RL_HASH_INLINE __u32 rl_rtf_index(__u32 half, __u32 fam6, __u32 bit)

@@ -16,15 +16,22 @@
 #include "parse.h"
 #include "rl_hash.h"
 
+/* rl_filter_hash of the packet's source masked to /len: the bit a filter over prefixes of that
+ * length gives the source, the policy's (rl_src_filter) and the runtime lists' alike. */
+static __always_inline __u32 rl_source_prefix_hash(const struct rl_pkt *p, __u32 len)
+{
+	__u32 a[4];
+	__builtin_memcpy(a, p->saddr, sizeof(a));
+	rl_mask_addr(a, p->family, len);
+	return rl_filter_hash(a, p->family);
+}
+
 /* Whether some source entry longer than /0 may cover the address (see RL_FILTER_BITS_LOG2).
  * False positives only cost an LPM lookup; there are no false negatives. */
 static __always_inline int rl_source_filter_hit(__u32 gen, __u32 fam6, __u32 min_len,
 						const struct rl_pkt *p)
 {
-	__u32 a[4];
-	__builtin_memcpy(a, p->saddr, sizeof(a));
-	rl_mask_addr(a, p->family, min_len);
-	__u32 h = rl_filter_hash(a, p->family);
+	__u32 h = rl_source_prefix_hash(p, min_len);
 	__u32 idx = (gen * 2 + fam6) * RL_FILTER_WORDS + (h >> 6);
 	__u64 *w = bpf_map_lookup_elem(&rl_src_filter, &idx);
 	return w && ((*w >> (h & 63)) & 1);
@@ -64,10 +71,7 @@ static __always_inline int rl_runtime_filter_hit(const struct rl_pkt *p)
 	if (!(sw & RL_RTF_BUILT))
 		return 1;
 	__u32 fam6 = p->family == 6;
-	__u32 a[4];
-	__builtin_memcpy(a, p->saddr, sizeof(a));
-	rl_mask_addr(a, p->family, rl_rtf_min_len(sw, fam6));
-	__u32 bit = rl_rtf_bit(a, p->family);
+	__u32 bit = rl_rtf_bit(rl_source_prefix_hash(p, rl_rtf_min_len(sw, fam6)));
 	__u32 idx = rl_rtf_index(rl_rtf_half(sw), fam6, bit);
 	__u64 *w = bpf_map_lookup_elem(&rl_runtime_filter, &idx);
 	return !w || ((*w >> (bit & 63)) & 1);

@@ -4,6 +4,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -244,13 +245,8 @@ Status BpfDatapath::init() {
   auto* ctl = control_.as<rl_control>();
   ctl->hash_seed = hash_seed_;
   ctl->abi_version = RL_ABI_VERSION;
+  if (Status s = load_runtime_lists(); !s) return s;
   // A fresh table starts at its smallest; an adopted one keeps the sets its keys are in.
-  // The runtime lists' counts and filter, from the tries themselves (pinned ones may hold
-  // entries).
-  if (Status s = recount_runtime_acl(); !s) return s;
-  auto runtime = runtime_prefixes();
-  if (!runtime) return runtime.error();
-  if (Status s = runtime_filter_->rebuild(*runtime); !s) return s;
   std::atomic_ref<uint32_t> active(ctl->key_sets_active);
   const uint32_t smallest = 1u << key_low_bits_;
   if (active.load() < smallest || active.load() > key_sets_) active.store(smallest);
@@ -525,7 +521,8 @@ rl_runtime_lpm6_key runtime_key6(const Prefix& p) {
 // by one: counting by listing the trie made every change a pass over it, quadratic in the
 // entries an operator adds (docs/benchmarks.md, "Runtime lists"). The count goes up before an
 // entry goes in and down after one is gone, so a packet never reads fewer than the trie holds
-// (0 would skip an entry); init() recounts, which mends a count a crash left too high.
+// (0 would skip an entry); load_runtime_lists() recounts, which mends a count a crash left too
+// high.
 template <typename K>
 Status runtime_put(const MapRef<K, rl_runtime_entry>& trie, uint32_t& count, const K& key,
                    const rl_runtime_entry& e) {
@@ -755,21 +752,18 @@ std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) cons
   return {used * active / scanned, blocked * active / scanned};
 }
 
-// The counts let packets skip the runtime tries while they are empty (the common case). Once, at
-// load: each change after it moves the count itself (runtime_put, runtime_erase).
-Status BpfDatapath::recount_runtime_acl() {
-  auto k4 = MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v4),
-                                                          "rl_runtime_v4")
-                .keys();
-  if (!k4) return k4.error();
-  auto k6 = MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(bpf_map__fd(skel_->maps.rl_runtime_v6),
-                                                          "rl_runtime_v6")
-                .keys();
-  if (!k6) return k6.error();
+// The runtime lists' counts, which let packets skip a trie while it is empty (the common case),
+// and their filter, from one listing of the tries (pinned ones may hold entries). Once, at load:
+// each change after it moves the count itself (runtime_put, runtime_erase) and tells the filter.
+Status BpfDatapath::load_runtime_lists() {
+  auto runtime = runtime_prefixes();
+  if (!runtime) return runtime.error();
+  const auto v6 = static_cast<uint32_t>(std::count_if(
+      runtime->begin(), runtime->end(), [](const Prefix& p) { return p.addr.family == 6; }));
   auto* ctl = control_.as<rl_control>();
-  std::atomic_ref<uint32_t>(ctl->runtime_acl_v4).store(static_cast<uint32_t>(k4->size()));
-  std::atomic_ref<uint32_t>(ctl->runtime_acl_v6).store(static_cast<uint32_t>(k6->size()));
-  return {};
+  std::atomic_ref<uint32_t>(ctl->runtime_acl_v4).store(static_cast<uint32_t>(runtime->size()) - v6);
+  std::atomic_ref<uint32_t>(ctl->runtime_acl_v6).store(v6);
+  return runtime_filter_->rebuild(*runtime);
 }
 
 Result<GlobalCounters> BpfDatapath::global_counters() const {

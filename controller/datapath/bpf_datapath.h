@@ -154,7 +154,7 @@ class BpfDatapath final : public Datapath {
   Status init();
   Status calibrate_coarse_clock();
   Status clear_generation(uint32_t gen);
-  Status recount_runtime_acl();
+  Status load_runtime_lists();
   // Every runtime entry's prefix, for the runtime filter's rebuilds.
   Result<std::vector<Prefix>> runtime_prefixes() const;
   // The set a key with this hash is in, and the set it was in before the doubling under way

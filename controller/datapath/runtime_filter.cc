@@ -15,7 +15,7 @@ uint32_t bit_of(const Address& a, uint32_t min_len) {
   Prefix at = Prefix::of(a, static_cast<uint8_t>(std::min<uint32_t>(min_len, a.width())));
   uint32_t words[4];
   std::memcpy(words, at.addr.bytes.data(), sizeof(words));
-  return rl_rtf_bit(words, at.addr.family);
+  return rl_rtf_bit(rl_filter_hash(words, at.addr.family));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The runtime lists' filter (controller/datapath/runtime_filter.h) over words the test owns, with
 // packets modelled as the XDP program reads them (bpf/lib/classify.h, rl_runtime_filter_hit: the
-// switch word once, the address masked with rl_mask_addr, rl_rtf_bit) and the tries modelled by
-// a set of prefixes.
+// switch word once, the address masked with rl_mask_addr and hashed, rl_rtf_bit) and the tries
+// modelled by a set of prefixes.
 #include "datapath/runtime_filter.h"
 
 #include <gtest/gtest.h>
@@ -47,7 +47,7 @@ struct Lab {
     uint32_t addr[4];
     std::memcpy(addr, a.bytes.data(), sizeof(addr));
     rl_mask_addr(addr, a.family, rl_rtf_min_len(sw, fam6));
-    const uint32_t bit = rl_rtf_bit(addr, a.family);
+    const uint32_t bit = rl_rtf_bit(rl_filter_hash(addr, a.family));
     return (words[rl_rtf_index(rl_rtf_half(sw), fam6, bit)] >> (bit % 64)) & 1;
   }
 };
