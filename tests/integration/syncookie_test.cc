@@ -12,6 +12,9 @@ namespace {
 
 constexpr uint16_t kPort = 8080;
 constexpr uint64_t kClients = 50;  // connections per family
+// The flood outlasts the clients' connections by seconds, so that they connect while it goes on
+// even on a loaded host (4 s of flood were once too few: the clients took longer).
+constexpr uint64_t kFloodSyns = 40000;
 constexpr char kSpoofed[] = "198.18.";
 
 std::string policy(bool cookies) {
@@ -71,14 +74,14 @@ class SynCookieLabTest : public RldTest {
     return ctl({"stats"})["global"][name]["packets"].get<uint64_t>();
   }
 
-  // A SYN flood from 2,000 spoofed sources, 10 SYNs each, for about 4 s.
+  // A SYN flood from 2,000 spoofed sources, 20 SYNs each, for about 8 s.
   Result<Process> start_syn_flood() {
     SendSpec flood{.src = "198.18.0.0/16",
                    .sources = 2000,
                    .proto = "tcp",
                    .dport = kPort,
                    .syn = true,
-                   .count = 20000,
+                   .count = kFloodSyns,
                    .rate = 5000};
     return lab_->spawn_in(lab_->client_ns(), rlsend_argv(lab_->pair(), flood));
   }
@@ -106,7 +109,7 @@ TEST_F(SynCookieLabTest, RealClientsConnectWhileSpoofedSynsFlood) {
   ASSERT_TRUE(sent.ok()) << sent.describe();
   auto flood_summary = parse_send_summary(sent.out);
   ASSERT_TRUE(flood_summary.ok());
-  EXPECT_EQ(flood_summary->sent, 20000u);
+  EXPECT_EQ(flood_summary->sent, kFloodSyns);
 
   ASSERT_TRUE(v4.ok()) << v4.error().str();
   ASSERT_TRUE(v6.ok()) << v6.error().str();
@@ -127,7 +130,7 @@ TEST_F(SynCookieLabTest, RealClientsConnectWhileSpoofedSynsFlood) {
          "something):\n"
       << ct;
 
-  EXPECT_GE(global("syn_cookies_sent"), 20000u + 2 * kClients);
+  EXPECT_GE(global("syn_cookies_sent"), kFloodSyns + 2 * kClients);
   EXPECT_GE(global("syn_cookies_accepted"), 2 * kClients);
 
   // Spoofed ACKs guessing cookies: all dropped, none leaves a trace.
