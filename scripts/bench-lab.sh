@@ -18,11 +18,12 @@ bench_lab_up() {
   recv_cpu=${RL_BENCH_RECV_CPU:-1}
   [ "$send_cpu" != "$recv_cpu" ] || { echo "$0: sender and receiver need different CPUs" >&2; exit 2; }
   if [ "$build_first" = 1 ]; then
-    cmake --build "$build" -j"$(nproc)" --target rld rlctl rlflood rl_drop_skel_gen rl_src_drop_skel_gen jit_lines \
+    cmake --build "$build" -j"$(nproc)" --target rld rlctl rlflood rl_drop_skel_gen rl_src_drop_skel_gen rl_src_slot_skel_gen jit_lines \
       "$@" >/dev/null
   fi
   for f in "$build/tools/rlflood/rlflood" "$build/controller/rld/rld" "$build/controller/rlctl/rlctl" \
-    "$build/bpf/skel/rl_drop.bpf.o" "$build/bpf/skel/rl_src_drop.bpf.o"; do
+    "$build/bpf/skel/rl_drop.bpf.o" "$build/bpf/skel/rl_src_drop.bpf.o" \
+    "$build/bpf/skel/rl_src_slot.bpf.o"; do
     [ -e "$f" ] || { echo "$0: $f is missing (build first)" >&2; exit 1; }
   done
   # One live benchmark at a time: each finds its NAPI thread by the interface's name and needs
@@ -179,6 +180,17 @@ rl_key_table() {
 k = json.load(sys.stdin)["keys"]
 print(k["tracked"], k.get("capacity_in_use", k["capacity"]))'
 }
+# What rl did with the flood's frames, from rld's counters: "passed P, dropped D, of them K by
+# overflow buckets (a full set), I keys inserted".
+rl_verdicts() {
+  "$build/controller/rlctl/rlctl" -s "$work/rld.sock" -o json stats | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+p = sum(r["counters"]["passed_packets"] for r in d["rules"])
+dr = sum(r["counters"]["dropped_packets"] for r in d["rules"])
+g = d["global"]
+print("passed %d, dropped %d, of them %d by overflow buckets (a full set), %d keys inserted" % (
+    p, dr, g["key_overflow"]["packets"], g["keys_inserted"]["packets"]))'
+}
 json() { sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" <<<"$2"; }
 
 # The contenders in round ROUND's order: rotated ROUND NAME..., one name per line. Each round
@@ -213,6 +225,8 @@ drop_on() { xdp_obj "$build/bpf/skel/rl_drop.bpf.o"; }
 drop_off() { xdp_off; }
 src_on() { xdp_obj "$build/bpf/skel/rl_src_drop.bpf.o"; }
 src_off() { xdp_off; }
+slot_on() { xdp_obj "$build/bpf/skel/rl_src_slot.bpf.o"; }
+slot_off() { xdp_off; }
 rl_on() {
   rld_start "$rld" "${RL_BENCH_KEY_CAPACITY:-1048576}" "${RL_BENCH_SAMPLE_SHIFT:-0}" \
     "${RL_BENCH_RUNTIME_DENY:-0}"

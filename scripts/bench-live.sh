@@ -27,7 +27,7 @@
 # contender's paced figure paid 160 to 260 ns per frame for page frees that a NIC driver's pool
 # never makes.
 #
-# --contenders and --floods take comma-separated names (contenders: none drop src rl nft ipt,
+# --contenders and --floods take comma-separated names (contenders: none drop src slot rl nft ipt,
 # and rlb; floods: as printed) to run only those. RL_BENCH_RLD_B=/path/to/rld adds the contender
 # rlb, rl run from another build of rld (its own embedded XDP program), so that two builds are
 # compared in the same run, round by round; RL_BENCH_KEY_CAPACITY (default 1048576) sets rld's
@@ -71,7 +71,10 @@
 #   iptables  hashlimit in the raw table's PREROUTING (iptables and ip6tables)
 # References: no filter (the kernel stack answers with ICMP errors and resets, rate-limited or
 # unroutable), an XDP program that drops everything, and one that reads the source address and
-# drops (the floor for any limiter: it pays the first touch of the headers).
+# drops (the floor for any limiter: it pays the first touch of the headers), and one that also
+# keeps one slot per source, drops a packet whose source holds its slot and passes the rest (the
+# floor for any limiter with per-source state: from many sources its slot's line comes from
+# memory; bpf/progs/rl_src_slot.bpf.c).
 #
 # Rounds are interleaved (round 1 of everything, then round 2, ...), and within a round each flood
 # and mode is measured for every contender back to back, in an order that rotates. Each contender
@@ -111,7 +114,7 @@ bench_name=bench-live
 source scripts/bench-lab.sh
 bench_lab_up rl-livebench rlbc0 rlbs0
 
-contenders=(none drop src rl) # the report's rows, in this order
+contenders=(none drop src slot rl) # the report's rows, in this order
 if [ -n "${RL_BENCH_RLD_B:-}" ]; then
   [ -x "$RL_BENCH_RLD_B" ] || { echo "$0: RL_BENCH_RLD_B=$RL_BENCH_RLD_B is not an executable" >&2; exit 1; }
   contenders+=(rlb)
@@ -186,6 +189,8 @@ measure() { # contender round flood-spec mode
   fi
   read -r rt1 wt1 < <(sched_ns "$pid")
   rx1=$(rx_packets) dr1=$(ring_drops)
+  # Warm-up included: from rld's start.
+  case $who in rl | rlb) log "$who $name $mode: $(rl_verdicts)" ;; esac
   [ "$(napi_pid)" = "$pid" ] || fail "$who/$name: the NAPI thread changed during the measurement"
   local sent secs
   sent=$(json sent "$out") secs=$(json seconds "$out")
