@@ -130,21 +130,25 @@ Status Daemon::init() {
 
   // The thread that counts the keys also grows the table to suit them: off the event loop,
   // since a doubling waits for a few kernel grace periods. A count can show up to four keys per
-  // set (a full table), so a table filling up grows fourfold a second: from its smallest to the
-  // default capacity in two seconds.
+  // set (a full table), so a table filling up grows fourfold at a time. Between counts it looks
+  // every 100 ms at the keys the data path inserted since the last one (a per-CPU counter, not
+  // the table): a flood of new sources grows the table from its smallest to the default
+  // capacity in a few tenths of a second, where at one count a second its sources met full sets
+  // (and their prefixes' overflow buckets) for two seconds.
   key_usage_ = std::make_unique<KeyUsageSampler>(
       [this] {
+        inserted_at_count_ = keys_inserted();
         auto usage = dp_->key_table_usage(dp_->now_ns());
-        if (auto grown = dp_->grow_key_table(usage.first); !grown)
-          log::warn("key table growth failed", {{"error", grown.error().str()}});
-        else if (*grown)
-          log::info(
-              "key table grew",
-              {{"tracked", std::to_string(usage.first)},
-               {"capacity_in_use", std::to_string(uint64_t{dp_->key_sets_active()} * RL_WAYS)}});
+        grow_key_table(usage.first);
         return usage;
       },
-      std::chrono::seconds(1));
+      std::chrono::seconds(1),
+      [this](const KeyUsageSampler::Usage& last) {
+        // Inserts also reuse idle keys' slots, so this may overstate the keys until the next
+        // count: by at most the inserts of one second.
+        grow_key_table(last.tracked + (keys_inserted() - inserted_at_count_));
+      },
+      std::chrono::milliseconds(100));
 
   if (!cfg_.metrics_listen.empty()) {
     auto ex = metrics::Exporter::start(
@@ -179,6 +183,20 @@ Status Daemon::init() {
       });
   rates_.sample(*dp_, policies_->rules(), std::chrono::steady_clock::now());
   return {};
+}
+
+void Daemon::grow_key_table(uint64_t tracked) {
+  if (auto grown = dp_->grow_key_table(tracked); !grown)
+    log::warn("key table growth failed", {{"error", grown.error().str()}});
+  else if (*grown)
+    log::info("key table grew",
+              {{"tracked", std::to_string(tracked)},
+               {"capacity_in_use", std::to_string(uint64_t{dp_->key_sets_active()} * RL_WAYS)}});
+}
+
+uint64_t Daemon::keys_inserted() const {
+  auto g = dp_->global_counters();
+  return g ? (*g)[RL_GC_KEY_INSERTED].pkts : 0;
 }
 
 Status Daemon::watch_policy_dir() {

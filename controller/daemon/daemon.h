@@ -76,10 +76,15 @@ class Daemon {
   policy::LoadLimits load_limits() const;
   // A rule id's rule in the policy in force: for offender reports and top.
   RuleRef rule_ref(uint32_t id) const;
+  // On key_usage_'s thread: grow the key table for `tracked` keys, logging what happened, and
+  // the keys the data path has inserted since it started (0 if the counters cannot be read).
+  void grow_key_table(uint64_t tracked);
+  uint64_t keys_inserted() const;
 
   Config cfg_;
   std::unique_ptr<BpfDatapath> dp_;
   std::unique_ptr<KeyUsageSampler> key_usage_;  // reads dp_; read by the exporter's threads
+  uint64_t inserted_at_count_ = 0;              // keys_inserted() at key_usage_'s last count
   std::unique_ptr<PolicyManager> policies_;
   SynProxy synproxy_;  // the stack side of syn_cookies rules
   std::unique_ptr<OffenderLog> offenders_;

@@ -2,10 +2,16 @@
 
 #include <pthread.h>
 
+#include <algorithm>
+
 namespace rl::daemon {
 
-KeyUsageSampler::KeyUsageSampler(Count count, std::chrono::milliseconds every)
-    : count_(std::move(count)), every_(every) {
+KeyUsageSampler::KeyUsageSampler(Count count, std::chrono::milliseconds every, Between between,
+                                 std::chrono::milliseconds between_every)
+    : count_(std::move(count)),
+      every_(every),
+      between_(std::move(between)),
+      between_every_(between_ && between_every.count() > 0 ? between_every : every) {
   auto [tracked, blocked] = count_();
   {
     MutexLock lock(mu_);
@@ -30,14 +36,22 @@ KeyUsageSampler::Usage KeyUsageSampler::latest() const {
 }
 
 void KeyUsageSampler::run() {
+  auto next_count = Clock::now() + every_;
   for (;;) {
+    Usage latest;
     {
       MutexLock lock(mu_);
-      if (wake_.wait_until(mu_, Clock::now() + every_, [this]() REQUIRES(mu_) { return stop_; }))
-        return;
+      auto wake = std::min(next_count, Clock::now() + between_every_);
+      if (wake_.wait_until(mu_, wake, [this]() REQUIRES(mu_) { return stop_; })) return;
+      latest = usage_;
+    }
+    if (Clock::now() < next_count) {
+      if (between_) between_(latest);
+      continue;
     }
     // Unlocked: readers get the previous count while this one is taken.
     auto [tracked, blocked] = count_();
+    next_count = Clock::now() + every_;
     MutexLock lock(mu_);
     usage_ = {tracked, blocked, Clock::now()};
   }

@@ -1,7 +1,8 @@
 // How full the key table is, read by a thread of its own once a second. Counting means reading
 // the table (16 MiB by default, a few milliseconds, longer while a flood contends for memory),
 // which neither the event loop nor a metrics scrape should wait for: `rlctl status` and the
-// scrape read the latest count instead.
+// scrape read the latest count instead. Between counts the same thread may take a cheaper look
+// more often (rld: the keys inserted since the count, to grow the table before the next one).
 #pragma once
 
 #include <chrono>
@@ -23,8 +24,13 @@ class KeyUsageSampler {
     Clock::time_point at;
   };
 
-  // Counts once before returning, so the first reading is a real one.
-  KeyUsageSampler(Count count, std::chrono::milliseconds every);
+  // Runs every `between_every` from one count to the next, with the latest count.
+  using Between = std::function<void(const Usage&)>;
+
+  // Counts once before returning, so the first reading is a real one. Without `between` (or
+  // with between_every zero), the thread only counts.
+  KeyUsageSampler(Count count, std::chrono::milliseconds every, Between between = {},
+                  std::chrono::milliseconds between_every = std::chrono::milliseconds(0));
   ~KeyUsageSampler();
   KeyUsageSampler(const KeyUsageSampler&) = delete;
   KeyUsageSampler& operator=(const KeyUsageSampler&) = delete;
@@ -36,6 +42,8 @@ class KeyUsageSampler {
 
   Count count_;
   std::chrono::milliseconds every_;
+  Between between_;
+  std::chrono::milliseconds between_every_;
   mutable Mutex mu_;
   CondVar wake_;
   bool stop_ GUARDED_BY(mu_) = false;
