@@ -137,7 +137,7 @@ Status Daemon::init() {
   // (and their prefixes' overflow buckets) for two seconds.
   key_usage_ = std::make_unique<KeyUsageSampler>(
       [this] {
-        inserted_at_count_ = keys_inserted();
+        inserted_at_count_ = keys_inserted().value_or(0);
         auto usage = dp_->key_table_usage(dp_->now_ns());
         grow_key_table(usage.first);
         return usage;
@@ -146,7 +146,11 @@ Status Daemon::init() {
       [this](const KeyUsageSampler::Usage& last) {
         // Inserts also reuse idle keys' slots, so this may overstate the keys until the next
         // count: by at most the inserts of one second.
-        grow_key_table(last.tracked + (keys_inserted() - inserted_at_count_));
+        // Unreadable counters, or fewer inserts than at the count (counters replaced with the
+        // maps), say nothing: the next count decides.
+        auto inserted = keys_inserted();
+        if (!inserted || *inserted < inserted_at_count_) return;
+        grow_key_table(last.tracked + (*inserted - inserted_at_count_));
       },
       std::chrono::milliseconds(100));
 
@@ -194,9 +198,10 @@ void Daemon::grow_key_table(uint64_t tracked) {
                {"capacity_in_use", std::to_string(uint64_t{dp_->key_sets_active()} * RL_WAYS)}});
 }
 
-uint64_t Daemon::keys_inserted() const {
+std::optional<uint64_t> Daemon::keys_inserted() const {
   auto g = dp_->global_counters();
-  return g ? (*g)[RL_GC_KEY_INSERTED].pkts : 0;
+  if (!g) return std::nullopt;
+  return (*g)[RL_GC_KEY_INSERTED].pkts;
 }
 
 Status Daemon::watch_policy_dir() {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/fd.h"
@@ -77,9 +78,9 @@ class Daemon {
   // A rule id's rule in the policy in force: for offender reports and top.
   RuleRef rule_ref(uint32_t id) const;
   // On key_usage_'s thread: grow the key table for `tracked` keys, logging what happened, and
-  // the keys the data path has inserted since it started (0 if the counters cannot be read).
+  // the keys the data path has inserted since its counters were made (none if unreadable).
   void grow_key_table(uint64_t tracked);
-  uint64_t keys_inserted() const;
+  std::optional<uint64_t> keys_inserted() const;
 
   Config cfg_;
   std::unique_ptr<BpfDatapath> dp_;
