@@ -287,6 +287,14 @@ int main(int argc, char** argv) {
   auto drop = v4("198.18.0.2", 80);
   auto drop6 = v6("2001:db8:1::1", 80);
   auto many6 = v6("2001:db8::", 80);
+  // A source one of the runtime entries covers (the middle one added): `rlctl deny` at work.
+  char denied_v4[32], denied_v6[48];
+  const uint32_t mid = std::min(kRuntime, 1u << 16) / 2;
+  std::snprintf(denied_v4, sizeof(denied_v4), "10.%u.%u.%u", mid >> 16 & 255, mid >> 8 & 255,
+                mid & 255);
+  std::snprintf(denied_v6, sizeof(denied_v6), "2001:db8:ffff:%x::5", mid);
+  auto denied = v4(denied_v4, 80);
+  auto denied6 = v6(denied_v6, 80);
 
   int fd = dp->prog_fd();
   // The key's burst is spent: every later run is the drop path.
@@ -329,6 +337,8 @@ int main(int argc, char** argv) {
       {"token bucket, dropped (IPv4), sampled", sampled->prog_fd(), &drop},
       {"dropped (IPv4), runtime list in use", runtime->prog_fd(), &drop},
       {"dropped (IPv6), runtime list in use", runtime->prog_fd(), &drop6},
+      {"denied by a runtime entry (IPv4)", runtime->prog_fd(), &denied},
+      {"denied by a runtime entry (IPv6)", runtime->prog_fd(), &denied6},
   };
   if (g_lines &&
       !write_lines(g_lines, {fd, spread->prog_fd(), with_fields->prog_fd(), sampled->prog_fd()}))
