@@ -136,7 +136,8 @@ enum rl_action {
 struct rl_control {
 	__u32 active_gen; /* written last, atomically, through the mmapped map */
 	__u32 abi_version;
-	__u32 runtime_acl_v4; /* number of runtime allow/deny entries; 0 skips the lookup */
+	__u32 runtime_acl_v4; /* runtime allow/deny entries, hosts and prefixes; 0 skips the lookups
+			       */
 	__u32 runtime_acl_v6;
 	__u32 next_rule_id;    /* the compiler's next rule id, kept for a restarted controller */
 	__u32 key_sets_active; /* sets of rl_keys in use (rl_set_index); only rld raises it */
@@ -275,7 +276,11 @@ struct rl_lpm6_key {
 #define RL_SRC_F_ALLOW (1u << 0)
 #define RL_SRC_F_DENY  (1u << 1)
 
-/* Runtime allow/deny entries (rlctl allow/deny): not generation-bound, each with an expiry. */
+/* Runtime allow/deny entries (rlctl allow/deny): not generation-bound, each with an expiry. A
+ * family's full-length entries (one host: /32, /128) are in a hash (rl_host_acl_v4/v6), the
+ * others in an LPM trie (rl_runtime_v4/v6); both take the same key, prefixlen the entry's
+ * length. A packet asks the hash first: a host entry is the longest match there can be, and the
+ * hash finds it in one bucket, where the trie walks a node per level to it. */
 struct rl_runtime_lpm4_key {
 	__u32 prefixlen;
 	__u8 addr[4];
@@ -297,7 +302,10 @@ struct rl_runtime_entry {
  * min_len the family's shortest runtime entry: a clear bit proves that no runtime entry covers
  * the address, and the packet skips the trie. rl_runtime_filter[0] is the switch, one word that
  * packets read once: each family's min_len (RL_RTF_NONE while it has no entry), the half of the
- * bitsets in use, and RL_RTF_BUILT (until rld sets it, packets look in the tries). rld builds a
+ * bitsets in use, whether the family may hold host entries (RL_RTF_HOSTS_SHIFT + fam6: packets of
+ * a family without ask the trie alone), and RL_RTF_BUILT (until rld sets it, packets look in both
+ * maps). rld sets a family's hosts bit before a host entry goes in, and clears it only when it
+ * rebuilds the filter from entries that hold none. rld builds a
  * new min_len's bitsets in the other half and then stores the switch. The words of half h,
  * family fam6 are rl_runtime_filter[1 + (h * 2 + fam6) * RL_RUNTIME_FILTER_WORDS + bit / 64]. */
 /* The hash's width, as the source filter's: 10,000 entries set 1% of the bits. */
@@ -307,6 +315,7 @@ struct rl_runtime_entry {
 #define RL_RTF_NONE		    255 /* a family's min_len while it has no entry */
 #define RL_RTF_HALF_SHIFT	    16
 #define RL_RTF_BUILT		    (1ULL << 17)
+#define RL_RTF_HOSTS_SHIFT	    18
 
 struct rl_bitmap {
 	__u64 w[RL_RULE_WORDS];

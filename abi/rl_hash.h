@@ -145,6 +145,12 @@ RL_HASH_INLINE __u32 rl_rtf_half(__u64 sw)
 	return (__u32)(sw >> RL_RTF_HALF_SHIFT) & 1;
 }
 
+/* Whether the switch word says family fam6 may hold runtime host entries (rl_host_acl_v4/v6). */
+RL_HASH_INLINE __u32 rl_rtf_hosts(__u64 sw, __u32 fam6)
+{
+	return (__u32)(sw >> (RL_RTF_HOSTS_SHIFT + (fam6 & 1))) & 1;
+}
+
 /* The runtime filter's bit for an address masked to its family's min_len, from the address's
  * rl_filter_hash, and the map index of its word in half `half`. */
 RL_HASH_INLINE __u32 rl_rtf_bit(__u32 filter_hash)

@@ -57,24 +57,31 @@ rl_lookup_source(__u32 gen, const struct rl_gen_config *gc, const struct rl_pkt 
 	return bpf_map_lookup_elem(&rl_src_v6, &k);
 }
 
-/* Whether some runtime entry may cover the packet's source (rl_abi.h, "Runtime filter"). False
- * positives cost a trie lookup; there are no false negatives. The switch is read once: its half's
- * bitsets are the ones built for its min_len, and rld waits a grace period before it writes a
- * half that a packet may still be reading (runtime_filter.cc). */
+/* Whether some runtime entry may cover the packet's source (rl_abi.h, "Runtime filter"), and
+ * whether a host entry may be the one: 0, or RL_RTF_ASK_TRIE with RL_RTF_ASK_HOSTS when the
+ * family may hold host entries. False positives cost a lookup; there are no false negatives. The
+ * switch is read once: its half's bitsets are the ones built for its min_len, and rld waits a
+ * grace period before it writes a half that a packet may still be reading
+ * (runtime_filter.cc). */
+#define RL_RTF_ASK_TRIE	 1
+#define RL_RTF_ASK_HOSTS 2
+
 static __always_inline int rl_runtime_filter_hit(const struct rl_pkt *p)
 {
 	__u32 zero = 0;
 	__u64 *swp = bpf_map_lookup_elem(&rl_runtime_filter, &zero);
 	if (!swp)
-		return 1;
+		return RL_RTF_ASK_TRIE | RL_RTF_ASK_HOSTS;
 	__u64 sw = *(volatile __u64 *)swp;
 	if (!(sw & RL_RTF_BUILT))
-		return 1;
+		return RL_RTF_ASK_TRIE | RL_RTF_ASK_HOSTS;
 	__u32 fam6 = p->family == 6;
 	__u32 bit = rl_rtf_bit(rl_source_prefix_hash(p, rl_rtf_min_len(sw, fam6)));
 	__u32 idx = rl_rtf_index(rl_rtf_half(sw), fam6, bit);
 	__u64 *w = bpf_map_lookup_elem(&rl_runtime_filter, &idx);
-	return !w || ((*w >> (bit & 63)) & 1);
+	if (w && !((*w >> (bit & 63)) & 1))
+		return 0;
+	return RL_RTF_ASK_TRIE | (rl_rtf_hosts(sw, fam6) ? RL_RTF_ASK_HOSTS : 0);
 }
 
 /* Runtime allow/deny entry for the source, if one exists and has not expired. */
@@ -82,17 +89,26 @@ static __always_inline __u32 rl_lookup_runtime(const struct rl_control *ctl, con
 					       __u64 now)
 {
 	struct rl_runtime_entry *e = 0;
-	if (!(p->family == 4 ? ctl->runtime_acl_v4 : ctl->runtime_acl_v6) ||
-	    !rl_runtime_filter_hit(p))
+	if (!(p->family == 4 ? ctl->runtime_acl_v4 : ctl->runtime_acl_v6))
 		return 0;
+	int ask = rl_runtime_filter_hit(p);
+	if (!ask)
+		return 0;
+	/* The host's own entry is the longest match: the hosts' hash first, then the trie. */
 	if (p->family == 4) {
 		struct rl_runtime_lpm4_key k = {.prefixlen = 32};
 		__builtin_memcpy(k.addr, p->saddr, 4);
-		e = bpf_map_lookup_elem(&rl_runtime_v4, &k);
+		if (ask & RL_RTF_ASK_HOSTS)
+			e = bpf_map_lookup_elem(&rl_host_acl_v4, &k);
+		if (!e)
+			e = bpf_map_lookup_elem(&rl_runtime_v4, &k);
 	} else {
 		struct rl_runtime_lpm6_key k = {.prefixlen = 128};
 		__builtin_memcpy(k.addr, p->saddr, 16);
-		e = bpf_map_lookup_elem(&rl_runtime_v6, &k);
+		if (ask & RL_RTF_ASK_HOSTS)
+			e = bpf_map_lookup_elem(&rl_host_acl_v6, &k);
+		if (!e)
+			e = bpf_map_lookup_elem(&rl_runtime_v6, &k);
 	}
 	if (!e)
 		return 0;

@@ -125,7 +125,23 @@ struct {
 	__type(value, __u64);
 } rl_src_filter SEC(".maps");
 
-/* ---- Runtime allow/deny (not generation-bound) ---- */
+/* ---- Runtime allow/deny (not generation-bound): hosts in a hash, prefixes in a trie ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RL_RUNTIME_ACL_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_runtime_lpm4_key);
+	__type(value, struct rl_runtime_entry);
+} rl_host_acl_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RL_RUNTIME_ACL_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_runtime_lpm6_key);
+	__type(value, struct rl_runtime_entry);
+} rl_host_acl_v6 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);

@@ -516,13 +516,13 @@ rl_runtime_lpm6_key runtime_key6(const Prefix& p) {
   return k;
 }
 
-// rl_control.runtime_acl_v4/v6 count each trie's entries, so that packets skip a trie that is
-// empty. rld's main loop is their only writer, and each add or remove moves its family's count
-// by one: counting by listing the trie made every change a pass over it, quadratic in the
-// entries an operator adds (docs/benchmarks.md, "Runtime lists"). The count goes up before an
-// entry goes in and down after one is gone, so a packet never reads fewer than the trie holds
-// (0 would skip an entry); load_runtime_lists() recounts, which mends a count a crash left too
-// high.
+// rl_control.runtime_acl_v4/v6 count each family's entries (hosts and prefixes), so that packets
+// skip the lookups while a family has none. rld's main loop is their only writer, and each add or
+// remove moves its family's count by one: counting by listing the trie made every change a pass
+// over it, quadratic in the entries an operator adds (docs/benchmarks.md, "Runtime lists"). The
+// count goes up before an entry goes in and down after one is gone, so a packet never reads fewer
+// than the trie holds (0 would skip an entry); load_runtime_lists() recounts, which mends a count a
+// crash left too high.
 template <typename K>
 Status runtime_put(const MapRef<K, rl_runtime_entry>& trie, uint32_t& count, const K& key,
                    const rl_runtime_entry& e) {
@@ -546,6 +546,57 @@ Result<bool> runtime_erase(const MapRef<K, rl_runtime_entry>& trie, uint32_t& co
   return true;
 }
 
+// A family's runtime maps (rl_abi.h): its hosts' hash and its prefixes' trie, one key type.
+template <typename K>
+struct RuntimeMaps {
+  MapRef<K, rl_runtime_entry> hosts, trie;
+  RuntimeMaps(const bpf_map* h, const bpf_map* t)
+      : hosts(bpf_map__fd(h), bpf_map__name(h)), trie(bpf_map__fd(t), bpf_map__name(t)) {}
+  static bool is_host(const K& key) { return key.prefixlen == sizeof(key.addr) * 8; }
+};
+
+template <typename K>
+Status runtime_add(const RuntimeMaps<K>& m, uint32_t& count, const K& key,
+                   const rl_runtime_entry& e) {
+  if (!m.is_host(key)) return runtime_put(m.trie, count, key, e);
+  if (Status s = runtime_put(m.hosts, count, key, e); !s) return s;
+  // A host entry an rld before the hash put in the trie: the hash's, now in place, applies.
+  auto legacy = runtime_erase(m.trie, count, key);
+  return legacy ? Status{} : Status(legacy.error());
+}
+
+template <typename K>
+Result<bool> runtime_remove(const RuntimeMaps<K>& m, uint32_t& count, const K& key) {
+  if (!m.is_host(key)) return runtime_erase(m.trie, count, key);
+  auto gone = runtime_erase(m.hosts, count, key);
+  if (!gone || *gone) return gone;
+  return runtime_erase(m.trie, count, key);  // one an rld before the hash put there
+}
+
+template <typename K>
+Status runtime_list(const RuntimeMaps<K>& m, uint8_t family, std::vector<RuntimeEntry>& out) {
+  for (const auto* map : {&m.hosts, &m.trie}) {
+    auto keys = map->keys();
+    if (!keys) return keys.error();
+    for (const auto& k : *keys) {
+      auto e = map->lookup(k);
+      if (!e) continue;  // removed meanwhile
+      Address a;
+      a.family = family;
+      std::memcpy(a.bytes.data(), k.addr, sizeof(k.addr));
+      out.push_back({Prefix::of(a, static_cast<uint8_t>(k.prefixlen)), e->flags, e->expires_ns});
+    }
+  }
+  return {};
+}
+
+RuntimeMaps<rl_runtime_lpm4_key> runtime_v4(const rl_xdp& skel) {
+  return {skel.maps.rl_host_acl_v4, skel.maps.rl_runtime_v4};
+}
+RuntimeMaps<rl_runtime_lpm6_key> runtime_v6(const rl_xdp& skel) {
+  return {skel.maps.rl_host_acl_v6, skel.maps.rl_runtime_v6};
+}
+
 }  // namespace
 
 Status BpfDatapath::runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64_t expires_ns) {
@@ -554,24 +605,16 @@ Status BpfDatapath::runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64
   // The filter first: a packet must never find an entry whose filter bit is clear.
   if (Status s = runtime_filter_->add(prefix, [this] { return runtime_prefixes(); }); !s) return s;
   if (prefix.addr.family == 4)
-    return runtime_put(MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(
-                           bpf_map__fd(skel_->maps.rl_runtime_v4), "rl_runtime_v4"),
-                       ctl->runtime_acl_v4, runtime_key4(prefix), e);
-  return runtime_put(MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(
-                         bpf_map__fd(skel_->maps.rl_runtime_v6), "rl_runtime_v6"),
-                     ctl->runtime_acl_v6, runtime_key6(prefix), e);
+    return runtime_add(runtime_v4(*skel_), ctl->runtime_acl_v4, runtime_key4(prefix), e);
+  return runtime_add(runtime_v6(*skel_), ctl->runtime_acl_v6, runtime_key6(prefix), e);
 }
 
 Status BpfDatapath::runtime_acl_remove(const Prefix& prefix) {
   auto* ctl = control_.as<rl_control>();
   Result<bool> gone =
       prefix.addr.family == 4
-          ? runtime_erase(MapRef<rl_runtime_lpm4_key, rl_runtime_entry>(
-                              bpf_map__fd(skel_->maps.rl_runtime_v4), "rl_runtime_v4"),
-                          ctl->runtime_acl_v4, runtime_key4(prefix))
-          : runtime_erase(MapRef<rl_runtime_lpm6_key, rl_runtime_entry>(
-                              bpf_map__fd(skel_->maps.rl_runtime_v6), "rl_runtime_v6"),
-                          ctl->runtime_acl_v6, runtime_key6(prefix));
+          ? runtime_remove(runtime_v4(*skel_), ctl->runtime_acl_v4, runtime_key4(prefix))
+          : runtime_remove(runtime_v6(*skel_), ctl->runtime_acl_v6, runtime_key6(prefix));
   if (!gone) return gone.error();
   if (!*gone) return {};
   return runtime_filter_->removed([this] { return runtime_prefixes(); });
@@ -588,30 +631,8 @@ Result<std::vector<Prefix>> BpfDatapath::runtime_prefixes() const {
 
 Result<std::vector<BpfDatapath::RuntimeEntry>> BpfDatapath::runtime_acl_list() const {
   std::vector<RuntimeEntry> out;
-  MapRef<rl_runtime_lpm4_key, rl_runtime_entry> v4(bpf_map__fd(skel_->maps.rl_runtime_v4),
-                                                   "rl_runtime_v4");
-  auto k4 = v4.keys();
-  if (!k4) return k4.error();
-  for (const auto& k : *k4) {
-    auto e = v4.lookup(k);
-    if (!e) continue;  // removed meanwhile
-    Address a;
-    a.family = 4;
-    std::memcpy(a.bytes.data(), k.addr, 4);
-    out.push_back({Prefix::of(a, static_cast<uint8_t>(k.prefixlen)), e->flags, e->expires_ns});
-  }
-  MapRef<rl_runtime_lpm6_key, rl_runtime_entry> v6(bpf_map__fd(skel_->maps.rl_runtime_v6),
-                                                   "rl_runtime_v6");
-  auto k6 = v6.keys();
-  if (!k6) return k6.error();
-  for (const auto& k : *k6) {
-    auto e = v6.lookup(k);
-    if (!e) continue;
-    Address a;
-    a.family = 6;
-    std::memcpy(a.bytes.data(), k.addr, 16);
-    out.push_back({Prefix::of(a, static_cast<uint8_t>(k.prefixlen)), e->flags, e->expires_ns});
-  }
+  if (Status s = runtime_list(runtime_v4(*skel_), 4, out); !s) return s.error();
+  if (Status s = runtime_list(runtime_v6(*skel_), 6, out); !s) return s.error();
   return out;
 }
 

@@ -30,8 +30,11 @@ uint64_t* RuntimeFilter::half_words(uint32_t half, uint32_t fam6) const {
 }
 
 Status RuntimeFilter::add(const Prefix& p, const Entries& entries) {
-  const uint64_t sw = switch_word();
   const uint32_t fam6 = p.addr.family == 6;
+  // Packets of a family without hosts skip their hash: its bit goes up before a host goes in.
+  if (p.len == p.addr.width())
+    std::atomic_ref<uint64_t>(words_[0]).fetch_or(1ULL << (RL_RTF_HOSTS_SHIFT + fam6));
+  const uint64_t sw = switch_word();
   if (!(sw & RL_RTF_BUILT) || p.len < rl_rtf_min_len(sw, fam6)) {
     auto all = entries();
     if (!all) return all.error().wrap("runtime filter");
@@ -55,9 +58,11 @@ Status RuntimeFilter::removed(const Entries& entries) {
 
 Status RuntimeFilter::rebuild(const std::vector<Prefix>& entries) {
   uint32_t min_len[2] = {RL_RTF_NONE, RL_RTF_NONE};
+  uint64_t hosts = 0;
   for (const auto& e : entries) {
     uint32_t& m = min_len[e.addr.family == 6];
     m = std::min<uint32_t>(m, e.len);
+    if (e.len == e.addr.width()) hosts |= 1ULL << (RL_RTF_HOSTS_SHIFT + (e.addr.family == 6));
   }
   const uint64_t sw = switch_word();
   const uint32_t half = (sw & RL_RTF_BUILT) ? rl_rtf_half(sw) ^ 1 : 0;
@@ -74,7 +79,8 @@ Status RuntimeFilter::rebuild(const std::vector<Prefix>& entries) {
     std::atomic_ref<uint64_t>(half_words(half, fam6)[bit / 64]).fetch_or(1ULL << (bit % 64));
   }
   std::atomic_ref<uint64_t>(words_[0]).store(uint64_t{min_len[0]} | uint64_t{min_len[1]} << 8 |
-                                             uint64_t{half} << RL_RTF_HALF_SHIFT | RL_RTF_BUILT);
+                                             uint64_t{half} << RL_RTF_HALF_SHIFT | RL_RTF_BUILT |
+                                             hosts);
   set_ = entries.size();
   removed_ = 0;
   return {};

@@ -18,18 +18,20 @@ class RuntimeFilter {
  public:
   // Returns once no packet that started before the call is still running (rcu_grace_period).
   using GracePeriod = std::function<Status()>;
-  // Every entry of both runtime tries.
+  // Every runtime entry, hosts and prefixes, of both families.
   using Entries = std::function<Result<std::vector<Prefix>>()>;
 
   // `words` is the whole map, RL_RUNTIME_FILTER_ENTRIES words.
   RuntimeFilter(std::span<uint64_t> words, GracePeriod grace_period);
 
-  // Before `p` goes into its trie, so that a packet never finds an entry whose bit is clear:
-  // sets its bit, or rebuilds the filter when p is shorter than its family's min_len.
+  // Before `p` goes into its map, so that a packet never finds an entry whose bit is clear:
+  // sets its bit, or rebuilds the filter when p is shorter than its family's min_len; for a
+  // host entry (/32, /128), also the family's hosts bit, so that packets ask the hosts' hash.
   Status add(const Prefix& p, const Entries& entries);
-  // After an entry has left its trie. Its bit stays (a false positive costs a trie lookup)
-  // until the bits of removed entries could be half of those set; then the filter is rebuilt,
-  // which also raises a min_len that the removed entry held down.
+  // After an entry has left its map. Its bit stays (a false positive costs a lookup) until the
+  // bits of removed entries could be half of those set; then the filter is rebuilt, which also
+  // raises a min_len that the removed entry held down and clears the hosts bit of a family left
+  // without hosts.
   Status removed(const Entries& entries);
   // Builds the filter for `entries` in the half packets do not use and switches to it.
   Status rebuild(const std::vector<Prefix>& entries);

@@ -1,6 +1,14 @@
 // Rule selection: allow/deny lists, priority, conditions, key kinds, generation switches; and
 // crafted packets (odd headers a parser gives up on or skips), which must never get past a deny
 // list or a rule that matches on addresses alone.
+#include <bpf/bpf.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "common/fd.h"
 #include "fixture.h"
 
 namespace rl::testing {
@@ -578,6 +586,94 @@ TEST_F(MatchTest, RuntimeEntriesHoldAsTheFilterIsRebuilt) {
             .ok());
   for (int i = 0; i < 256; i += 17)
     EXPECT_EQ(send(udp4("198.18.20." + std::to_string(i))).reason, RL_REASON_RUNTIME_DENY) << i;
+}
+
+// One of the program's maps by name, from the maps the program uses: the runtime tests look at
+// where rld put an entry, and put one where an rld before the hosts' hash did.
+UniqueFd program_map(int prog_fd, const char* name) {
+  bpf_prog_info info{};
+  uint32_t len = sizeof(info);
+  std::array<uint32_t, 64> ids{};
+  info.nr_map_ids = ids.size();
+  info.map_ids = reinterpret_cast<uintptr_t>(ids.data());
+  if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0) return UniqueFd();
+  for (uint32_t i = 0; i < info.nr_map_ids && i < ids.size(); i++) {
+    UniqueFd fd(bpf_map_get_fd_by_id(ids[i]));
+    bpf_map_info mi{};
+    uint32_t mlen = sizeof(mi);
+    if (fd && bpf_obj_get_info_by_fd(fd.get(), &mi, &mlen) == 0 && std::strcmp(mi.name, name) == 0)
+      return fd;
+  }
+  return UniqueFd();
+}
+
+// The prefix lengths an IPv4 runtime map holds.
+std::vector<uint32_t> prefix_lengths(int map_fd) {
+  std::vector<uint32_t> out;
+  rl_runtime_lpm4_key k{}, next{};
+  const void* prev = nullptr;
+  while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+    out.push_back(next.prefixlen);
+    k = next;
+    prev = &k;
+  }
+  return out;
+}
+
+// A host's entry (/32, /128) is the longest match: it goes to the hosts' hash, which packets ask
+// first, and overrides its prefix's entry either way. A host entry an rld before the hash left in
+// the trie still applies, and moves to the hash when set again.
+TEST_F(MatchTest, RuntimeHostEntriesAreTheLongestMatch) {
+  policy::Policy p;
+  p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
+  apply(p);
+  auto v6 = [](const char* src) { return Builder().ipv6(src, "2001:db8::1").udp(1, 2).build(); };
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.30.0/24"), RL_SRC_F_ALLOW, 0).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.30.7/32"), RL_SRC_F_DENY, 0).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:30::/64"), RL_SRC_F_DENY, 0).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:30::7/128"), RL_SRC_F_ALLOW, 0).ok());
+  EXPECT_EQ(send(udp4("198.18.30.7")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(udp4("198.18.30.8")).reason, RL_REASON_RUNTIME_ALLOW);
+  EXPECT_EQ(send(v6("2001:db8:30::7")).reason, RL_REASON_RUNTIME_ALLOW);
+  EXPECT_EQ(send(v6("2001:db8:30::8")).reason, RL_REASON_RUNTIME_DENY);
+
+  UniqueFd trie = program_map(dp_->prog_fd(), "rl_runtime_v4");
+  UniqueFd hosts = program_map(dp_->prog_fd(), "rl_host_acl_v4");
+  ASSERT_TRUE(trie && hosts);
+  EXPECT_EQ(prefix_lengths(trie.get()), std::vector<uint32_t>{24});
+  EXPECT_EQ(prefix_lengths(hosts.get()), std::vector<uint32_t>{32});
+
+  // An entry for 198.18.30.9/32 in the trie, as an rld before the hash put it there, and
+  // counted, as rld counts the entries it finds when it loads.
+  rl_runtime_lpm4_key legacy{32, {198, 18, 30, 9}};
+  rl_runtime_entry deny{RL_SRC_F_DENY, 0, 0};
+  ASSERT_EQ(bpf_map_update_elem(trie.get(), &legacy, &deny, BPF_NOEXIST), 0);
+  UniqueFd control = program_map(dp_->prog_fd(), "rl_control");
+  ASSERT_TRUE(control);
+  uint32_t zero = 0;
+  rl_control ctl{};
+  ASSERT_EQ(bpf_map_lookup_elem(control.get(), &zero, &ctl), 0);
+  ctl.runtime_acl_v4++;
+  ASSERT_EQ(bpf_map_update_elem(control.get(), &zero, &ctl, BPF_ANY), 0);
+  EXPECT_EQ(send(udp4("198.18.30.9")).reason, RL_REASON_RUNTIME_DENY) << "the trie's host entry";
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.30.9/32"), RL_SRC_F_DENY, 0).ok());
+  EXPECT_EQ(prefix_lengths(trie.get()), std::vector<uint32_t>{24}) << "it moved to the hash";
+  EXPECT_EQ(send(udp4("198.18.30.9")).reason, RL_REASON_RUNTIME_DENY);
+  auto listed = dp_->runtime_acl_list();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(std::count_if(listed->begin(), listed->end(),
+                          [](const auto& e) { return e.prefix == P("198.18.30.9/32"); }),
+            1);
+  EXPECT_EQ(listed->size(), 5u);
+
+  // Removed, the hosts fall back to their prefixes' entries.
+  ASSERT_TRUE(dp_->runtime_acl_remove(P("198.18.30.9/32")).ok());
+  ASSERT_TRUE(dp_->runtime_acl_remove(P("198.18.30.7/32")).ok());
+  ASSERT_TRUE(dp_->runtime_acl_remove(P("2001:db8:30::7/128")).ok());
+  EXPECT_EQ(send(udp4("198.18.30.7")).reason, RL_REASON_RUNTIME_ALLOW);
+  EXPECT_EQ(send(udp4("198.18.30.9")).reason, RL_REASON_RUNTIME_ALLOW);
+  EXPECT_EQ(send(v6("2001:db8:30::7")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_TRUE(prefix_lengths(hosts.get()).empty());
 }
 
 TEST_F(MatchTest, CountersAgreeWithDecisions) {

@@ -50,6 +50,11 @@ struct Lab {
     const uint32_t bit = rl_rtf_bit(rl_filter_hash(addr, a.family));
     return (words[rl_rtf_index(rl_rtf_half(sw), fam6, bit)] >> (bit % 64)) & 1;
   }
+  // Whether that packet asks its family's hosts' hash too.
+  bool packet_asks_hosts(const Address& a) const {
+    const uint64_t sw = words[0];
+    return !(sw & RL_RTF_BUILT) || rl_rtf_hosts(sw, a.family == 6);
+  }
 };
 
 Address random_in(const Prefix& p, std::mt19937_64& rng) {
@@ -86,6 +91,9 @@ TEST(RuntimeFilter, NoSourceAnEntryCoversIsEverSkipped) {
     for (const auto& p : lab.tries) {
       ASSERT_TRUE(lab.packet_hit(p.addr)) << p.str() << " at step " << step;
       ASSERT_TRUE(lab.packet_hit(random_in(p, rng))) << p.str() << " at step " << step;
+      if (p.len == p.addr.width()) {
+        ASSERT_TRUE(lab.packet_asks_hosts(p.addr)) << p.str() << " at step " << step;
+      }
     }
   }
   EXPECT_GT(lab.grace_periods, 2) << "the test reached rebuilds after the first";
@@ -131,7 +139,7 @@ TEST(RuntimeFilter, AHalfIsRewrittenOnlyAfterAGracePeriod) {
   EXPECT_EQ(rl_rtf_min_len(first, 1), uint32_t{RL_RTF_NONE});
   // Same length or longer: a bit in the half in use, no rebuild.
   ASSERT_NO_FATAL_FAILURE(lab.add(*Prefix::parse("198.18.9.9/32")));
-  EXPECT_EQ(lab.words[0], first);
+  EXPECT_EQ(lab.words[0], first | 1ULL << RL_RTF_HOSTS_SHIFT) << "and IPv4's hosts bit";
   EXPECT_EQ(lab.grace_periods, 0);
   // Shorter: a rebuild into the other half, after a grace period.
   std::vector<uint64_t> before = lab.words;
@@ -165,6 +173,13 @@ TEST(RuntimeFilter, RemovalsRebuildOnceHalfTheBitsMayBeStale) {
                lab.packet_hit(hosts[2].addr))
       << "removed entries' bits are gone (one may share a live entry's bit)";
   for (size_t i = 49; i < hosts.size(); i++) EXPECT_TRUE(lab.packet_hit(hosts[i].addr));
+  EXPECT_TRUE(lab.packet_asks_hosts(hosts[49].addr));
+  // The last hosts go; the next rebuild leaves IPv4's hosts bit clear.
+  ASSERT_NO_FATAL_FAILURE(lab.add(*Prefix::parse("198.18.0.0/24")));
+  for (size_t i = 49; i < hosts.size(); i++) ASSERT_NO_FATAL_FAILURE(lab.remove(hosts[i]));
+  EXPECT_EQ(rl_rtf_min_len(lab.words[0], 0), 24u);
+  EXPECT_FALSE(lab.packet_asks_hosts(hosts[0].addr)) << "packets skip an empty hosts' hash";
+  EXPECT_TRUE(lab.packet_hit(*Address::parse("198.18.0.1")));
 }
 
 }  // namespace
