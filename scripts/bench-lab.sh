@@ -266,6 +266,7 @@ YAML
   for _ in $(seq 300); do
     if $srv ip link show dev "$sif" | grep -q "xdp" && [ -S "$work/rld.sock" ]; then
       runtime_deny "$runtime_deny"
+      deny_flood_hosts "${RL_BENCH_DENY_HOSTS:-0}"
       return
     fi
     kill -0 "$rld_pid" 2>/dev/null || break
@@ -308,6 +309,26 @@ while len(v6) <= n:
     if a not in v6:
         v6.add(a)
         add(f"{ipaddress.ip_address(a << 64)}/64")
+PY
+}
+# Runtime deny entries for the first N sources of the IPv4 floods (198.18.0.1 on, as rlflood
+# numbers them), as an operator denies a flood's hosts with `rlctl deny`: every packet of
+# udp4-1 and, with N = 16384, of udp4-16k is then denied by a host entry.
+deny_flood_hosts() {
+  [ "$1" = 0 ] && return
+  python3 - "$work/rld.sock" "$1" <<'PY' || fail "runtime deny entries for the flood's hosts"
+import ipaddress, json, socket, sys
+path, n = sys.argv[1], int(sys.argv[2])
+base = int(ipaddress.ip_address("198.18.0.0"))
+for i in range(1, n + 1):  # one request per connection, as rld answers
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    cidr = f"{ipaddress.ip_address(base + i)}/32"
+    s.sendall(json.dumps({"v": 1, "cmd": "acl.add", "args": {"list": "deny", "cidr": cidr}}).encode() + b"\n")
+    resp = json.loads(s.makefile().readline())
+    s.close()
+    if not resp.get("ok"):
+        sys.exit(f"acl.add {cidr}: {resp.get('error')}")
 PY
 }
 rld_stop() {
