@@ -521,26 +521,26 @@ rl_runtime_lpm6_key runtime_key6(const Prefix& p) {
 // remove moves its family's count by one: counting by listing the trie made every change a pass
 // over it, quadratic in the entries an operator adds (docs/benchmarks.md, "Runtime lists"). The
 // count goes up before an entry goes in and down after one is gone, so a packet never reads fewer
-// than the trie holds (0 would skip an entry); load_runtime_lists() recounts, which mends a count a
+// than the maps hold (0 would skip an entry); load_runtime_lists() recounts, which mends a count a
 // crash left too high.
 template <typename K>
-Status runtime_put(const MapRef<K, rl_runtime_entry>& trie, uint32_t& count, const K& key,
+Status runtime_put(const MapRef<K, rl_runtime_entry>& map, uint32_t& count, const K& key,
                    const rl_runtime_entry& e) {
   std::atomic_ref<uint32_t> n(count);
   n.fetch_add(1);
-  Status s = trie.update(key, e, BPF_NOEXIST);
+  Status s = map.update(key, e, BPF_NOEXIST);
   if (s) return s;
   n.fetch_sub(1);
   if (s.error().err != EEXIST) return s;
-  return trie.update(key, e, BPF_EXIST);  // a new expiry or list for the same prefix
+  return map.update(key, e, BPF_EXIST);  // a new expiry or list for the same prefix
 }
 
 // Whether the entry was there.
 template <typename K>
-Result<bool> runtime_erase(const MapRef<K, rl_runtime_entry>& trie, uint32_t& count, const K& key) {
-  if (bpf_map_delete_elem(trie.fd(), &key) != 0) {
+Result<bool> runtime_erase(const MapRef<K, rl_runtime_entry>& map, uint32_t& count, const K& key) {
+  if (bpf_map_delete_elem(map.fd(), &key) != 0) {
     if (errno == ENOENT) return false;
-    return errno_error("delete " + trie.name());
+    return errno_error("delete " + map.name());
   }
   std::atomic_ref<uint32_t>(count).fetch_sub(1);
   return true;
@@ -773,9 +773,10 @@ std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) cons
   return {used * active / scanned, blocked * active / scanned};
 }
 
-// The runtime lists' counts, which let packets skip a trie while it is empty (the common case),
-// and their filter, from one listing of the tries (pinned ones may hold entries). Once, at load:
-// each change after it moves the count itself (runtime_put, runtime_erase) and tells the filter.
+// The runtime lists' counts, which let packets skip the lookups while a family has no entry (the
+// common case), and their filter, from one listing of the hashes and tries (pinned ones may hold
+// entries). Once, at load: each change after it moves the count itself (runtime_put,
+// runtime_erase) and tells the filter.
 Status BpfDatapath::load_runtime_lists() {
   auto runtime = runtime_prefixes();
   if (!runtime) return runtime.error();
