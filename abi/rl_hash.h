@@ -145,10 +145,15 @@ RL_HASH_INLINE __u32 rl_rtf_half(__u64 sw)
 	return (__u32)(sw >> RL_RTF_HALF_SHIFT) & 1;
 }
 
-/* Whether the switch word says family fam6 may hold runtime host entries (rl_host_acl_v4/v6). */
+/* The switch word's bit saying family fam6 may hold runtime host entries (rl_host_acl_v4/v6). */
+RL_HASH_INLINE __u64 rl_rtf_hosts_bit(__u32 fam6)
+{
+	return 1ULL << (RL_RTF_HOSTS_SHIFT + (fam6 & 1));
+}
+
 RL_HASH_INLINE __u32 rl_rtf_hosts(__u64 sw, __u32 fam6)
 {
-	return (__u32)(sw >> (RL_RTF_HOSTS_SHIFT + (fam6 & 1))) & 1;
+	return (sw & rl_rtf_hosts_bit(fam6)) != 0;
 }
 
 /* The runtime filter's bit for an address masked to its family's min_len, from the address's
