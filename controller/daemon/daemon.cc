@@ -137,7 +137,7 @@ Status Daemon::init() {
   // (and their prefixes' overflow buckets) for two seconds.
   key_usage_ = std::make_unique<KeyUsageSampler>(
       [this] {
-        inserted_at_count_ = keys_inserted().value_or(0);
+        inserted_at_count_ = keys_inserted();
         auto usage = dp_->key_table_usage(dp_->now_ns());
         grow_key_table(usage.first);
         return usage;
@@ -145,12 +145,12 @@ Status Daemon::init() {
       std::chrono::seconds(1),
       [this](const KeyUsageSampler::Usage& last) {
         // Inserts also reuse idle keys' slots, so this may overstate the keys until the next
-        // count: by at most the inserts of one second.
-        // Unreadable counters, or fewer inserts than at the count (counters replaced with the
-        // maps), say nothing: the next count decides.
+        // count: by at most the inserts of one second. Counters unreadable now or at the count,
+        // or fewer inserts than then (counters replaced with the maps), say nothing: the next
+        // count decides.
         auto inserted = keys_inserted();
-        if (!inserted || *inserted < inserted_at_count_) return;
-        grow_key_table(last.tracked + (*inserted - inserted_at_count_));
+        if (!inserted || !inserted_at_count_ || *inserted < *inserted_at_count_) return;
+        grow_key_table(last.tracked + (*inserted - *inserted_at_count_));
       },
       std::chrono::milliseconds(100));
 

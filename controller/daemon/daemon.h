@@ -85,7 +85,7 @@ class Daemon {
   Config cfg_;
   std::unique_ptr<BpfDatapath> dp_;
   std::unique_ptr<KeyUsageSampler> key_usage_;  // reads dp_; read by the exporter's threads
-  uint64_t inserted_at_count_ = 0;              // keys_inserted() at key_usage_'s last count
+  std::optional<uint64_t> inserted_at_count_;   // keys_inserted() at key_usage_'s last count
   std::unique_ptr<PolicyManager> policies_;
   SynProxy synproxy_;  // the stack side of syn_cookies rules
   std::unique_ptr<OffenderLog> offenders_;
