@@ -283,32 +283,23 @@ YAML
 # and the flood's warm-up would wait for them in vain.
 runtime_deny() {
   [ "$1" = 0 ] && return
-  python3 - "$work/rld.sock" "$1" <<'PY' || fail "runtime deny entries"
-import ipaddress, json, random, socket, sys
-path, n = sys.argv[1], int(sys.argv[2])
+  python3 - "$1" <<'PY' | deny_cidrs || fail "runtime deny entries"
+import ipaddress, random, sys
+n = int(sys.argv[1])
 rng = random.Random(1)
 v4 = {int(ipaddress.ip_address("198.18.7.7"))}
 v6 = {int(ipaddress.ip_address("2001:db8:7::")) >> 64}
-def add(cidr):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(path)
-    req = {"v": 1, "cmd": "acl.add", "args": {"list": "deny", "cidr": cidr}}
-    s.sendall(json.dumps(req).encode() + b"\n")
-    resp = json.loads(s.makefile().readline())
-    s.close()
-    if not resp.get("ok"):
-        sys.exit(f"acl.add {cidr}: {resp.get('error')}")
 base4, base6 = int(ipaddress.ip_address("198.18.0.0")), int(ipaddress.ip_address("2001:db8::")) >> 64
 while len(v4) <= n:
     a = base4 + rng.randrange(1 << 17)
     if a not in v4:
         v4.add(a)
-        add(f"{ipaddress.ip_address(a)}/32")
+        print(f"{ipaddress.ip_address(a)}/32")
 while len(v6) <= n:
     a = base6 + rng.randrange(1 << 32)
     if a not in v6:
         v6.add(a)
-        add(f"{ipaddress.ip_address(a << 64)}/64")
+        print(f"{ipaddress.ip_address(a << 64)}/64")
 PY
 }
 # Runtime deny entries for the first N sources of the IPv4 floods (198.18.0.1 on, as rlflood
@@ -316,20 +307,25 @@ PY
 # udp4-1 and, with N = 16384, of udp4-16k is then denied by a host entry.
 deny_flood_hosts() {
   [ "$1" = 0 ] && return
-  python3 - "$work/rld.sock" "$1" <<'PY' || fail "runtime deny entries for the flood's hosts"
-import ipaddress, json, socket, sys
-path, n = sys.argv[1], int(sys.argv[2])
+  python3 -c 'import ipaddress, sys
 base = int(ipaddress.ip_address("198.18.0.0"))
-for i in range(1, n + 1):  # one request per connection, as rld answers
+for i in range(1, int(sys.argv[1]) + 1):
+    print(f"{ipaddress.ip_address(base + i)}/32")' "$1" | deny_cidrs ||
+    fail "runtime deny entries for the flood's hosts"
+}
+# A runtime deny entry for each CIDR on stdin, through rld's control socket as `rlctl deny add`
+# sends it, one request per connection as rld answers.
+deny_cidrs() {
+  python3 -c 'import json, socket, sys
+for cidr in sys.stdin.read().split():
     s = socket.socket(socket.AF_UNIX)
-    s.connect(path)
-    cidr = f"{ipaddress.ip_address(base + i)}/32"
-    s.sendall(json.dumps({"v": 1, "cmd": "acl.add", "args": {"list": "deny", "cidr": cidr}}).encode() + b"\n")
+    s.connect(sys.argv[1])
+    req = {"v": 1, "cmd": "acl.add", "args": {"list": "deny", "cidr": cidr}}
+    s.sendall(json.dumps(req).encode() + b"\n")
     resp = json.loads(s.makefile().readline())
     s.close()
     if not resp.get("ok"):
-        sys.exit(f"acl.add {cidr}: {resp.get('error')}")
-PY
+        sys.exit("acl.add " + cidr + ": " + str(resp.get("error")))' "$work/rld.sock"
 }
 rld_stop() {
   kill "$rld_pid"
