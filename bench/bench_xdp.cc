@@ -180,7 +180,22 @@ policy::Policy fields_policy() {
   return p;
 }
 
-std::unique_ptr<BpfDatapath> load(uint32_t spread, bool fields = false, uint32_t sample_shift = 0) {
+// The same, with a new-source budget on the rule the dropped frames hit (1,000 new sources a
+// second, per rule): a stream of sources the table does not hold is then judged, after the budget
+// refuses them, on the rule's one shared bucket, as under a spoofed flood.
+policy::Policy budget_policy() {
+  policy::Policy p = realistic_policy();
+  policy::NewSources budget;
+  budget.rate = {1000, 1'000'000'000ULL, policy::Unit::kPackets};
+  budget.burst = 1000;
+  p.rules.back().new_sources = budget;
+  return p;
+}
+
+enum class Shape { kRealistic, kFields, kBudget };
+
+std::unique_ptr<BpfDatapath> load(uint32_t spread, Shape shape = Shape::kRealistic,
+                                  uint32_t sample_shift = 0) {
   LoadOptions o;
   o.bench_src_spread = spread;
   o.traffic_sample_shift = sample_shift;
@@ -191,7 +206,9 @@ std::unique_ptr<BpfDatapath> load(uint32_t spread, bool fields = false, uint32_t
     std::fprintf(stderr, "load: %s\n", dp.error().str().c_str());
     std::exit(1);
   }
-  auto c = compiler::compile(fields ? fields_policy() : realistic_policy());
+  auto c = compiler::compile(shape == Shape::kFields   ? fields_policy()
+                             : shape == Shape::kBudget ? budget_policy()
+                                                       : realistic_policy());
   if (!c) {
     std::fprintf(stderr, "compile: %s\n", c.error().str().c_str());
     std::exit(1);
@@ -233,12 +250,13 @@ int main(int argc, char** argv) {
   const char* env = std::getenv("RL_BENCH_SOURCES");
   const uint32_t kSources = env ? std::strtoul(env, nullptr, 10) : 1'000'000;
   auto spread = load(kSources);
-  auto with_fields = load(0, true);
+  auto with_fields = load(0, Shape::kFields);
+  auto budgeted = load(kSources, Shape::kBudget);
   // The same program with traffic sampling on (RL_BENCH_SAMPLE_SHIFT, default 10: 1 in 1,024),
   // its samples read by a thread as rld reads them, so the ring does not fill and shed.
   const char* shift_env = std::getenv("RL_BENCH_SAMPLE_SHIFT");
   const uint32_t kShift = shift_env ? std::strtoul(shift_env, nullptr, 10) : 10;
-  auto sampled = load(0, false, kShift);
+  auto sampled = load(0, Shape::kRealistic, kShift);
   // The same policy with runtime deny entries (RL_BENCH_RUNTIME_ENTRIES per family, default 1)
   // that cover neither frame, as after `rlctl deny` during an attack: every packet then meets the
   // runtime lists. IPv4 /32s in 10.0.0.0/8, IPv6 /64s in 2001:db8:ffff::/48.
@@ -331,6 +349,7 @@ int main(int argc, char** argv) {
       {"token bucket, dropped (IPv4)", fd, &drop},
       {"token bucket, dropped (IPv6)", fd, &drop6},
       {"N-source stream, dropped (IPv6)", spread->prog_fd(), &many6},
+      {"N-source stream, budget (IPv6)", budgeted->prog_fd(), &many6},
       {"dropped (IPv4), every field in use", with_fields->prog_fd(), &drop},
       {"dropped (IPv6), every field in use", with_fields->prog_fd(), &drop6},
       {"token bucket, admitted, sampled", sampled->prog_fd(), &pass},
@@ -340,8 +359,8 @@ int main(int argc, char** argv) {
       {"denied by a runtime entry (IPv4)", runtime->prog_fd(), &denied},
       {"denied by a runtime entry (IPv6)", runtime->prog_fd(), &denied6},
   };
-  if (g_lines &&
-      !write_lines(g_lines, {fd, spread->prog_fd(), with_fields->prog_fd(), sampled->prog_fd()}))
+  if (g_lines && !write_lines(g_lines, {fd, spread->prog_fd(), with_fields->prog_fd(),
+                                        sampled->prog_fd(), budgeted->prog_fd()}))
     return 1;
   for (auto& p : paths)
     if (!g_only || std::strstr(p.name, g_only)) p.ns = measure(p.fd, *p.frame);
@@ -386,6 +405,10 @@ int main(int argc, char** argv) {
         (unsigned long)(*sc)[RL_GC_KEY_INSERTED].pkts,
         (unsigned long)(*sc)[RL_GC_KEY_OVERFLOW].pkts, (unsigned long)spread->key_sets_active(),
         (unsigned long)spread->key_sets());
+  if (auto bc = budgeted->global_counters())
+    std::printf("budget run: %lu keys inserted, %lu packets judged on the shared bucket\n",
+                (unsigned long)(*bc)[RL_GC_KEY_INSERTED].pkts,
+                (unsigned long)(*bc)[RL_GC_NEW_UNADMITTED].pkts);
   uint64_t mem = memlock(dp->keys_fd());
   uint64_t keys = static_cast<uint64_t>(dp->key_sets()) * RL_WAYS;
   std::printf("key table: %lu keys in %lu bytes (kernel memlock): %.1f bytes per key\n",
