@@ -481,9 +481,10 @@ __attribute__((noinline)) int rl_judge(struct rl_slot *s, const struct rl_rule *
 	return rl_judge_slot(s, r, now, bytes);
 }
 
-/* rl_judge_slot for a packet rl_limit_known judges inline: GCRA's first attempt, which decides
- * nearly every packet, without a call; the windows, and a CAS lost to another CPU, call rl_judge
- * (whose loop judges again from a fresh read of the word). */
+/* rl_judge_slot for a packet rl_limit_known judges inline, and for a new-source budget's token:
+ * GCRA's first attempt, which decides nearly every packet, without a call; the windows, and a
+ * CAS lost to another CPU, call rl_judge (whose loop judges again from a fresh read of the
+ * word). */
 static __always_inline int rl_judge_known(struct rl_slot *s, const struct rl_rule *r, __u64 now,
 					  __u64 bytes)
 {
@@ -583,7 +584,10 @@ static __always_inline struct rl_slot *rl_overflow_slot(const struct rl_rule *r,
 /* One token from the new-source budget nb for the packet's source: the budget is the key
  * (rule, RL_KEY_NEW_BUDGET, source masked to the budget's prefix) judged by nb's token bucket.
  * Returns the budget's slot when it gave a token, so that a token the key could not use goes
- * back (rl_refund); NULL when it gave none. A budget whose set is full gives no token (strict). */
+ * back (rl_refund); NULL when it gave none. A budget whose set is full gives no token (strict).
+ * Every packet of a spoofed flood asks the budget, so it is judged as a known key is, GCRA's
+ * first attempt without a call (rl_judge_known): the call's return was about 6 ns of that
+ * packet's path on a CPU whose returns go through a return thunk (docs/benchmarks.md). */
 static __always_inline struct rl_slot *rl_new_source_token(const struct rl_rule *nb,
 							   const struct rl_pkt *p, __u64 now)
 {
@@ -592,7 +596,7 @@ static __always_inline struct rl_slot *rl_new_source_token(const struct rl_rule 
 	bk.kind = RL_KEY_NEW_BUDGET;
 	int found;
 	struct rl_slot *s = rl_key_slot(rl_key_hash(&bk, rl_hash_seed), now, 1, &found);
-	return s && rl_judge(s, nb, now, 0) == RL_LIMIT_ADMIT ? s : 0;
+	return s && rl_judge_known(s, nb, now, 0) == RL_LIMIT_ADMIT ? s : 0;
 }
 
 /* Judge one packet against rule r's own limit; info holds the packet's key (rl_key_build), its
