@@ -2,11 +2,10 @@
 // must already carry what every shorter prefix covering it contributes. Prefixes sorted by
 // (address, length) come in pre-order (a prefix before everything it contains), and a stack
 // of the current ancestors gives each entry its inherited rules and list decision.
-#include <cstring>
 #include <map>
 
 #include "compiler/passes.h"
-#include "rl_hash.h"
+#include "compiler/source_filter.h"
 
 namespace rl::compiler {
 namespace {
@@ -41,10 +40,7 @@ void build_filter(CompiledRuleSet& out) {
   for (const auto& e : out.sources) {
     if (e.prefix.len == 0) continue;
     size_t fam6 = e.prefix.addr.family == 6;
-    Prefix at = Prefix::of(e.prefix.addr, min_len[fam6]);
-    uint32_t words[4];
-    std::memcpy(words, at.addr.bytes.data(), sizeof(words));
-    uint32_t h = rl_filter_hash(words, at.addr.family);
+    const uint32_t h = source_filter_hash(e.prefix.addr, min_len[fam6]);
     out.source_filter[fam6][h >> 6] |= 1ULL << (h & 63);
   }
 }

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 
+#include "compiler/source_filter.h"
 #include "rl_abi.h"
 #include "rl_hash.h"
 
@@ -12,10 +12,7 @@ namespace {
 
 // The bit of address a in the filter of a family whose min_len is min_len.
 uint32_t bit_of(const Address& a, uint32_t min_len) {
-  Prefix at = Prefix::of(a, static_cast<uint8_t>(std::min<uint32_t>(min_len, a.width())));
-  uint32_t words[4];
-  std::memcpy(words, at.addr.bytes.data(), sizeof(words));
-  return rl_rtf_bit(rl_filter_hash(words, at.addr.family));
+  return rl_rtf_bit(compiler::source_filter_hash(a, min_len));
 }
 
 }  // namespace
