@@ -31,6 +31,7 @@ struct Prefix {
   static Prefix of(const Address& a, uint8_t len);  // masks host bits
   std::string str() const;
   bool contains(const Address& a) const;
+  bool is_host() const { return len == addr.width(); }  // a /32 or /128
   bool contains(const Prefix& p) const {
     return p.addr.family == addr.family && p.len >= len && contains(p.addr);
   }

@@ -552,13 +552,12 @@ struct RuntimeMaps {
   MapRef<K, rl_runtime_entry> hosts, trie;
   RuntimeMaps(const bpf_map* h, const bpf_map* t)
       : hosts(bpf_map__fd(h), bpf_map__name(h)), trie(bpf_map__fd(t), bpf_map__name(t)) {}
-  static bool is_host(const K& key) { return key.prefixlen == sizeof(key.addr) * 8; }
 };
 
 template <typename K>
-Status runtime_add(const RuntimeMaps<K>& m, uint32_t& count, const K& key,
+Status runtime_add(const RuntimeMaps<K>& m, uint32_t& count, const K& key, bool host,
                    const rl_runtime_entry& e) {
-  if (!m.is_host(key)) return runtime_put(m.trie, count, key, e);
+  if (!host) return runtime_put(m.trie, count, key, e);
   if (Status s = runtime_put(m.hosts, count, key, e); !s) return s;
   // A host entry an rld before the hash put in the trie: the hash's, now in place, applies.
   auto legacy = runtime_erase(m.trie, count, key);
@@ -566,8 +565,8 @@ Status runtime_add(const RuntimeMaps<K>& m, uint32_t& count, const K& key,
 }
 
 template <typename K>
-Result<bool> runtime_remove(const RuntimeMaps<K>& m, uint32_t& count, const K& key) {
-  if (!m.is_host(key)) return runtime_erase(m.trie, count, key);
+Result<bool> runtime_remove(const RuntimeMaps<K>& m, uint32_t& count, const K& key, bool host) {
+  if (!host) return runtime_erase(m.trie, count, key);
   auto gone = runtime_erase(m.hosts, count, key);
   if (!gone || *gone) return gone;
   return runtime_erase(m.trie, count, key);  // one an rld before the hash put there
@@ -605,16 +604,19 @@ Status BpfDatapath::runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64
   // The filter first: a packet must never find an entry whose filter bit is clear.
   if (Status s = runtime_filter_->add(prefix, [this] { return runtime_prefixes(); }); !s) return s;
   if (prefix.addr.family == 4)
-    return runtime_add(runtime_v4(*skel_), ctl->runtime_acl_v4, runtime_key4(prefix), e);
-  return runtime_add(runtime_v6(*skel_), ctl->runtime_acl_v6, runtime_key6(prefix), e);
+    return runtime_add(runtime_v4(*skel_), ctl->runtime_acl_v4, runtime_key4(prefix),
+                       prefix.is_host(), e);
+  return runtime_add(runtime_v6(*skel_), ctl->runtime_acl_v6, runtime_key6(prefix),
+                     prefix.is_host(), e);
 }
 
 Status BpfDatapath::runtime_acl_remove(const Prefix& prefix) {
   auto* ctl = control_.as<rl_control>();
-  Result<bool> gone =
-      prefix.addr.family == 4
-          ? runtime_remove(runtime_v4(*skel_), ctl->runtime_acl_v4, runtime_key4(prefix))
-          : runtime_remove(runtime_v6(*skel_), ctl->runtime_acl_v6, runtime_key6(prefix));
+  Result<bool> gone = prefix.addr.family == 4
+                          ? runtime_remove(runtime_v4(*skel_), ctl->runtime_acl_v4,
+                                           runtime_key4(prefix), prefix.is_host())
+                          : runtime_remove(runtime_v6(*skel_), ctl->runtime_acl_v6,
+                                           runtime_key6(prefix), prefix.is_host());
   if (!gone) return gone.error();
   if (!*gone) return {};
   return runtime_filter_->removed([this] { return runtime_prefixes(); });

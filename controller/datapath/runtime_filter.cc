@@ -29,8 +29,7 @@ uint64_t* RuntimeFilter::half_words(uint32_t half, uint32_t fam6) const {
 Status RuntimeFilter::add(const Prefix& p, const Entries& entries) {
   const uint32_t fam6 = p.addr.family == 6;
   // Packets of a family without hosts skip their hash: its bit goes up before a host goes in.
-  if (p.len == p.addr.width())
-    std::atomic_ref<uint64_t>(words_[0]).fetch_or(rl_rtf_hosts_bit(fam6));
+  if (p.is_host()) std::atomic_ref<uint64_t>(words_[0]).fetch_or(rl_rtf_hosts_bit(fam6));
   const uint64_t sw = switch_word();
   if (!(sw & RL_RTF_BUILT) || p.len < rl_rtf_min_len(sw, fam6)) {
     auto all = entries();
@@ -59,7 +58,7 @@ Status RuntimeFilter::rebuild(const std::vector<Prefix>& entries) {
   for (const auto& e : entries) {
     uint32_t& m = min_len[e.addr.family == 6];
     m = std::min<uint32_t>(m, e.len);
-    if (e.len == e.addr.width()) hosts |= rl_rtf_hosts_bit(e.addr.family == 6);
+    if (e.is_host()) hosts |= rl_rtf_hosts_bit(e.addr.family == 6);
   }
   const uint64_t sw = switch_word();
   const uint32_t half = (sw & RL_RTF_BUILT) ? rl_rtf_half(sw) ^ 1 : 0;
