@@ -121,6 +121,7 @@ bench_floods=(
   "udp4-1|4|--src 198.18.7.7 --dst $bench_v4|1000"
   "udp6-1|6|--src 2001:db8:7::7 --dst $bench_v6|1000"
   "udp4-16k|4|--src 198.18.0.0/15 --sources 16384 --order random --dst $bench_v4|16384"
+  "udp6-16k|6|--src 2001:db8:1::/48 --sources 16384 --order random --dst $bench_v6|16384"
   "udp4-131k|4|--src 198.18.0.0/15 --sources 131071 --order random --dst $bench_v4|131071"
   "udp6-131k|6|--src 2001:db8:1::/48 --sources 131072 --order random --dst $bench_v6|131072"
   "udp6-1M-new|6|NEW|0"
@@ -303,14 +304,16 @@ while len(v6) <= n:
 PY
 }
 # Runtime deny entries for the first N sources of the IPv4 floods (198.18.0.1 on, as rlflood
-# numbers them), as an operator denies a flood's hosts with `rlctl deny`: every packet of
-# udp4-1 and, with N = 16384, of udp4-16k is then denied by a host entry.
+# numbers them) and of the IPv6 floods from 2001:db8:1::/48 (2001:db8:1::1 on), as an operator
+# denies a flood's hosts with `rlctl deny`: every packet of udp4-1 (N >= 1799) and, with
+# N = 16384, of udp4-16k and udp6-16k is then denied by a host entry.
 deny_flood_hosts() {
   [ "$1" = 0 ] && return
   python3 -c 'import ipaddress, sys
-base = int(ipaddress.ip_address("198.18.0.0"))
-for i in range(1, int(sys.argv[1]) + 1):
-    print(f"{ipaddress.ip_address(base + i)}/32")' "$1" | deny_cidrs ||
+for base, host in (("198.18.0.0", 32), ("2001:db8:1::", 128)):
+    b = int(ipaddress.ip_address(base))
+    for i in range(1, int(sys.argv[1]) + 1):
+        print(f"{ipaddress.ip_address(b + i)}/{host}")' "$1" | deny_cidrs ||
     fail "runtime deny entries for the flood's hosts"
 }
 # A runtime deny entry for each CIDR on stdin, through rld's control socket as `rlctl deny add`

@@ -36,10 +36,11 @@
 # (default 0, off; rlb's defaults to rl's) set rld's traffic_sample_shift the same way, for
 # `rlctl top --by traffic`'s cost on live frames; RL_BENCH_RUNTIME_DENY and _B (default 0) add
 # that many runtime deny entries per family (`rlctl deny`) that cover no flood source, for the
-# runtime lists' cost; RL_BENCH_DENY_HOSTS=N denies the first N sources of the IPv4 floods
-# (host entries), for the cost of a packet a runtime entry denies. RL_BENCH_PERF_DIR=DIR records a CPU-clock profile
-# of the receiving CPU (or RL_BENCH_PERF_CPUS) during every measurement, the JIT's symbols
-# included, one file per contender, flood and round; sampling adds a few % to the figures. For rl
+# runtime lists' cost; RL_BENCH_DENY_HOSTS=N denies the first N sources of the IPv4 floods and
+# of the IPv6 ones from 2001:db8:1::/48 (host entries), for the cost of a packet a runtime entry
+# denies. RL_BENCH_PERF_DIR=DIR records a CPU-clock profile of the receiving CPU (or
+# RL_BENCH_PERF_CPUS) during every measurement, the JIT's symbols included, one file per
+# contender, flood and round; sampling adds a few % to the figures. For rl
 # a .lines file beside each says where its program's source lines are, so that
 #   perf script -G -F ip -i DIR/rl-udp4-131k-paced-1.data | scripts/profile-lines.py DIR/rl-udp4-131k-paced-1.lines
 # charges the samples to source lines, as scripts/profile-xdp.sh does for bench_xdp (-G: without
