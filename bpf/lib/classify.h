@@ -84,38 +84,44 @@ static __always_inline int rl_runtime_filter_hit(const struct rl_pkt *p)
 	return RL_RTF_ASK_TRIE | (rl_rtf_hosts(sw, fam6) ? RL_RTF_ASK_HOSTS : 0);
 }
 
-/* Runtime allow/deny entry for the source, if one exists and has not expired. */
+/* An entry's flags, or 0 for none or one that has expired: expired entries stay until rld removes
+ * them (its housekeeping, every second); they simply stop applying. */
+static __always_inline __u32 rl_runtime_flags(const struct rl_runtime_entry *e, __u64 now)
+{
+	if (!e || (e->expires_ns && e->expires_ns <= now))
+		return 0;
+	return e->flags;
+}
+
+/* The runtime allow/deny flags for the source: its host's entry, else the longest prefix entry
+ * that covers it, of those that have not expired; 0 for none. A host entry that has expired
+ * leaves the source to its prefix's entry. The trie answers only its longest match, so within
+ * it an expired prefix still hides a shorter one until rld removes it. */
 static __always_inline __u32 rl_lookup_runtime(const struct rl_control *ctl, const struct rl_pkt *p,
 					       __u64 now)
 {
-	struct rl_runtime_entry *e = 0;
 	if (!(p->family == 4 ? ctl->runtime_acl_v4 : ctl->runtime_acl_v6))
 		return 0;
 	int ask = rl_runtime_filter_hit(p);
 	if (!ask)
 		return 0;
-	/* The host's own entry is the longest match: the hosts' hash first, then the trie. */
+	__u32 f = 0;
 	if (p->family == 4) {
 		struct rl_runtime_lpm4_key k = {.prefixlen = 32};
 		__builtin_memcpy(k.addr, p->saddr, 4);
 		if (ask & RL_RTF_ASK_HOSTS)
-			e = bpf_map_lookup_elem(&rl_host_acl_v4, &k);
-		if (!e)
-			e = bpf_map_lookup_elem(&rl_runtime_v4, &k);
+			f = rl_runtime_flags(bpf_map_lookup_elem(&rl_host_acl_v4, &k), now);
+		if (!f)
+			f = rl_runtime_flags(bpf_map_lookup_elem(&rl_runtime_v4, &k), now);
 	} else {
 		struct rl_runtime_lpm6_key k = {.prefixlen = 128};
 		__builtin_memcpy(k.addr, p->saddr, 16);
 		if (ask & RL_RTF_ASK_HOSTS)
-			e = bpf_map_lookup_elem(&rl_host_acl_v6, &k);
-		if (!e)
-			e = bpf_map_lookup_elem(&rl_runtime_v6, &k);
+			f = rl_runtime_flags(bpf_map_lookup_elem(&rl_host_acl_v6, &k), now);
+		if (!f)
+			f = rl_runtime_flags(bpf_map_lookup_elem(&rl_runtime_v6, &k), now);
 	}
-	if (!e)
-		return 0;
-	/* Expired entries stay until rld removes them; they simply stop applying. */
-	if (e->expires_ns && e->expires_ns <= now)
-		return 0;
-	return e->flags;
+	return f;
 }
 
 /* The class of the packet's destination. A family without destination entries (no rule names a

@@ -522,6 +522,28 @@ TEST_F(MatchTest, RuntimeAllowAndDenyWithExpiry) {
             RL_REASON_ADMITTED);
 }
 
+// A host's entry that has expired stops applying, and its prefix's entry applies again at once,
+// before rld removes the expired one: the host's hash answers first, but an expired answer does
+// not end the search.
+TEST_F(MatchTest, AnExpiredHostEntryLeavesTheSourceToItsPrefix) {
+  policy::Policy p;
+  p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
+  apply(p);
+  auto v6 = [](const char* src) { return Builder().ipv6(src, "2001:db8::1").udp(1, 2).build(); };
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.40.0/24"), RL_SRC_F_DENY, 0).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.40.7/32"), RL_SRC_F_ALLOW, kT0 + 10 * kSec).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:40::/64"), RL_SRC_F_ALLOW, 0).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:40::7/128"), RL_SRC_F_DENY, kT0 + 10 * kSec).ok());
+  EXPECT_EQ(send(udp4("198.18.40.7")).reason, RL_REASON_RUNTIME_ALLOW);
+  EXPECT_EQ(send(v6("2001:db8:40::7")).reason, RL_REASON_RUNTIME_DENY);
+  dp_->set_clock(kT0 + 11 * kSec);
+  EXPECT_EQ(send(udp4("198.18.40.7")).reason, RL_REASON_RUNTIME_DENY) << "the /24's entry";
+  EXPECT_EQ(send(v6("2001:db8:40::7")).reason, RL_REASON_RUNTIME_ALLOW) << "the /64's entry";
+  auto listed = dp_->runtime_acl_list();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 4u) << "the expired ones stay until rld removes them";
+}
+
 // Packets skip a runtime trie while its family's count is 0, and each change moves the count by
 // one: a prefix set again (a new expiry) is not a second entry, and one removed twice is not two
 // fewer, so the entries left stay in force.
