@@ -109,6 +109,8 @@ rl::policy::LoadResult load_for_validation(const std::vector<std::string>& args)
   return rl::policy::load_files(paths);
 }
 
+// Whole seconds, a fraction rounded up. Under a second is refused: 0 seconds is how an entry
+// that never expires is sent, so "--ttl 500ms" must not become one.
 uint64_t parse_ttl(const std::string& ttl) {
   if (ttl.empty()) return 0;
   auto d = rl::policy::parse_duration_ns(ttl);
@@ -116,7 +118,14 @@ uint64_t parse_ttl(const std::string& ttl) {
     std::cerr << "rlctl: --ttl: " << d.error().message << "\n";
     std::exit(rl::kExitUsage);
   }
-  return *d / 1'000'000'000ULL;
+  constexpr uint64_t kSec = 1'000'000'000ULL;
+  if (*d < kSec) {
+    std::cerr << "rlctl: --ttl " << ttl
+              << " is under a second; runtime entries last whole seconds (leave --ttl out for "
+                 "one that does not expire)\n";
+    std::exit(rl::kExitUsage);
+  }
+  return *d / kSec + (*d % kSec != 0);
 }
 
 }  // namespace

@@ -48,6 +48,25 @@ TEST_F(RldTest, RlctlTakesGlobalOptionsAfterTheSubcommandAndKeepsItsExitCodes) {
   EXPECT_NE(help.out.find("Exit status: 0 ok"), std::string::npos);
 }
 
+// A runtime entry's --ttl is whole seconds, a fraction rounded up; one under a second is refused
+// and adds nothing, rather than going out as 0, which means an entry that never expires.
+TEST_F(RldTest, RlctlTtlIsWholeSecondsAndNeverBecomesForever) {
+  write_policy("p.yaml", kPolicy);
+  start_rld();
+  for (const char* ttl : {"500ms", "0s"}) {
+    auto r = run({RL_RLCTL_PATH, "deny", "add", "198.18.6.7", "--ttl", ttl, "-s", socket_path()});
+    EXPECT_EQ(r.code, 2) << r.describe();
+    EXPECT_NE(r.err.find("is under a second"), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(ctl({"deny", "list"})["entries"].empty()) << "a refused --ttl adds nothing";
+  EXPECT_EQ(ctl({"deny", "add", "198.18.6.7", "--ttl", "1500ms"})["ttl_seconds"], 2)
+      << "1.5 s rounded up";
+  Json listed = ctl({"deny", "list"})["entries"];
+  ASSERT_EQ(listed.size(), 1u) << listed.dump();
+  EXPECT_EQ(listed[0]["cidr"], "198.18.6.7/32");
+  EXPECT_FALSE(listed[0]["expires_in_seconds"].is_null()) << "it expires";
+}
+
 TEST_F(RldTest, CheckConfigTouchesNoKernelState) {
   write_policy("p.yaml", kPolicy);
   std::string pins = "/sys/fs/bpf/rl-check-" + lab_->tag();

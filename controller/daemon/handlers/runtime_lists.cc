@@ -3,12 +3,22 @@
 
 namespace rl::daemon::handlers {
 
+namespace {
+constexpr uint64_t kMaxTtlSeconds = 3650ULL * 24 * 3600;
+}  // namespace
+
 Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args) {
   std::string list = args.at("list");
   auto p = Prefix::parse(args.at("cidr").get<std::string>());
   if (!p) return control::fail(p.error().message);
   if (list != "allow" && list != "deny") return control::fail("list must be allow or deny");
   uint64_t ttl = args.value("ttl_seconds", 0ULL);
+  // A longer one (or a negative one, which JSON hands over as a huge number) would wrap the
+  // expiry around to a time already past, and the entry would never apply.
+  if (ttl > kMaxTtlSeconds)
+    return control::fail("ttl_seconds " + std::to_string(ttl) +
+                         " is longer than the maximum of 3650 days; leave it out for an entry "
+                         "that does not expire");
   uint64_t expires = ttl ? clock.now_ns() + ttl * 1'000'000'000ULL : 0;
   if (auto s = lists.runtime_acl_set(*p, list == "allow" ? RL_SRC_F_ALLOW : RL_SRC_F_DENY, expires);
       !s)

@@ -57,6 +57,14 @@ TEST(Handlers, RuntimeEntriesAddListExpireAndDelete) {
       handlers::acl_add(dp, dp, args({{"list", "maybe"}, {"cidr", "198.18.1.0/24"}}))["ok"]);
   EXPECT_FALSE(
       handlers::acl_add(dp, dp, args({{"list", "deny"}, {"cidr", "198.18.1.0/33"}}))["ok"]);
+  // An expiry past what the clock holds would wrap around to one already past.
+  auto endless = handlers::acl_add(
+      dp, dp,
+      args({{"list", "deny"}, {"cidr", "198.18.1.0/24"}, {"ttl_seconds", 18'446'744'073'709ULL}}));
+  EXPECT_FALSE(endless["ok"]);
+  EXPECT_NE(endless["error"].get<std::string>().find("maximum of 3650 days"), std::string::npos);
+  EXPECT_FALSE(handlers::acl_add(
+      dp, dp, args({{"list", "deny"}, {"cidr", "198.18.1.0/24"}, {"ttl_seconds", -1}}))["ok"]);
   EXPECT_EQ(dp.runtime.size(), 2u) << "a refused request changes nothing";
 
   auto wrong = handlers::acl_del(dp, args({{"cidr", "198.18.0.0/24"}, {"list", "allow"}}));
