@@ -336,8 +336,9 @@ void Daemon::on_inotify() {
 
 void Daemon::housekeeping() {
   last_housekeeping_ = std::chrono::steady_clock::now();
-  // Expired runtime entries no longer apply in the kernel; remove them from the maps.
-  handlers::expire_runtime_entries(*dp_, *dp_);
+  // Expired runtime entries no longer apply in the kernel; remove them from the maps, listing
+  // them only once one may have expired.
+  runtime_expiry_.sweep(*dp_, *dp_);
   if (last_housekeeping_ - rates_.last() >= std::chrono::seconds(5))
     rates_.sample(*dp_, policies_->rules(), last_housekeeping_);
 }
@@ -354,7 +355,8 @@ void Daemon::register_handlers() {
   h.add("policy.list", [this](const Json&) { return handlers::policy_list(policies_->rules()); });
   h.add("policy.show",
         [this](const Json& a) { return handlers::policy_show(*dp_, policies_->rules(), a); });
-  h.add("acl.add", [this](const Json& a) { return handlers::acl_add(*dp_, *dp_, a); });
+  h.add("acl.add",
+        [this](const Json& a) { return handlers::acl_add(*dp_, *dp_, a, &runtime_expiry_); });
   h.add("acl.del", [this](const Json& a) { return handlers::acl_del(*dp_, a); });
   h.add("acl.list", [this](const Json&) { return handlers::acl_list(*dp_, *dp_); });
   h.add("unblock",

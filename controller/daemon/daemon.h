@@ -110,8 +110,9 @@ class Daemon {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_housekeeping_{};
   bool stop_ = false;
-  handlers::RuleRates rates_;       // per-rule counters one interval apart, for rlctl stats
-  control::HandlerTable handlers_;  // every command answered on the spot
+  handlers::RuleRates rates_;               // per-rule counters one interval apart, for rlctl stats
+  handlers::RuntimeExpiry runtime_expiry_;  // when housekeeping next lists the runtime entries
+  control::HandlerTable handlers_;          // every command answered on the spot
 };
 
 }  // namespace rl::daemon

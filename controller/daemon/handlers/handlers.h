@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,13 +21,34 @@ namespace rl::daemon::handlers {
 
 using control::Json;
 
-// acl.add / acl.del / acl.list: runtime allow and deny entries (runtime_lists.cc).
-Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args);
+// When the next runtime entry expires, so that rld lists the entries to remove expired ones only
+// once one may have, not every second: listing tens of thousands of entries takes a fifth of a
+// second of rld's loop (every request waits behind it). Until a sweep has listed them (at start,
+// over entries an earlier rld left), the next expiry is unknown and the sweep lists.
+class RuntimeExpiry {
+ public:
+  // An entry was set to expire at expires_ns (0: never).
+  void added(uint64_t expires_ns);
+  // The entries whose time is up, removed from the maps (the data path already ignores them),
+  // if one may be; returns how many.
+  size_t sweep(RuntimeLists& lists, const Clock& clock);
+
+ private:
+  bool known_ = false;
+  uint64_t next_ns_ = 0;  // the earliest expiry of an entry in the maps, 0: none expires
+};
+
+// acl.add / acl.del / acl.list: runtime allow and deny entries (runtime_lists.cc). acl_add tells
+// `expiry` (when given) the entry's expiry.
+Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args,
+             RuntimeExpiry* expiry = nullptr);
 Json acl_del(RuntimeLists& lists, const Json& args);
 Json acl_list(const RuntimeLists& lists, const Clock& clock);
 // Runtime entries whose time is up, removed from the maps (the data path already ignores them).
-// Returns how many.
-size_t expire_runtime_entries(RuntimeLists& lists, const Clock& clock);
+// Returns how many; *next_ns (when given) gets the earliest expiry of those left, 0 for none.
+// nullopt when the entries could not be listed.
+std::optional<size_t> expire_runtime_entries(RuntimeLists& lists, const Clock& clock,
+                                             uint64_t* next_ns = nullptr);
 
 // unblock: every key of the address, under every rule keyed by source (keys.cc).
 Json unblock(KeyTable& keys, const std::vector<RuleView>& rules, const Json& args);

@@ -7,7 +7,7 @@ namespace {
 constexpr uint64_t kMaxTtlSeconds = 3650ULL * 24 * 3600;
 }  // namespace
 
-Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args) {
+Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args, RuntimeExpiry* expiry) {
   std::string list = args.at("list");
   auto p = Prefix::parse(args.at("cidr").get<std::string>());
   if (!p) return control::fail(p.error().message);
@@ -23,6 +23,7 @@ Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args) {
   if (auto s = lists.runtime_acl_set(*p, list == "allow" ? RL_SRC_F_ALLOW : RL_SRC_F_DENY, expires);
       !s)
     return control::fail(s.error().str());
+  if (expiry) expiry->added(expires);
   log::info("runtime entry added",
             {{"list", list}, {"prefix", p->str()}, {"ttl_seconds", std::to_string(ttl)}});
   return control::ok({{"list", list}, {"cidr", p->str()}, {"ttl_seconds", ttl}});
@@ -61,18 +62,43 @@ Json acl_list(const RuntimeLists& lists, const Clock& clock) {
   return control::ok({{"entries", out}});
 }
 
-size_t expire_runtime_entries(RuntimeLists& lists, const Clock& clock) {
+std::optional<size_t> expire_runtime_entries(RuntimeLists& lists, const Clock& clock,
+                                             uint64_t* next_ns) {
   auto entries = lists.runtime_acl_list();
-  if (!entries) return 0;
+  if (!entries) return std::nullopt;
   uint64_t now = clock.now_ns();
   size_t removed = 0;
-  for (const auto& e : *entries)
-    if (e.expires_ns && e.expires_ns <= now && lists.runtime_acl_remove(e.prefix)) {
+  uint64_t next = 0;
+  for (const auto& e : *entries) {
+    if (!e.expires_ns) continue;
+    if (e.expires_ns > now) {
+      if (!next || e.expires_ns < next) next = e.expires_ns;
+      continue;
+    }
+    if (lists.runtime_acl_remove(e.prefix)) {
       removed++;
       log::info("runtime entry expired", {{"prefix", e.prefix.str()},
                                           {"list", e.flags & RL_SRC_F_ALLOW ? "allow" : "deny"}});
+    } else if (!next || e.expires_ns < next) {
+      next = e.expires_ns;  // still there: the next sweep tries again
     }
+  }
+  if (next_ns) *next_ns = next;
   return removed;
+}
+
+void RuntimeExpiry::added(uint64_t expires_ns) {
+  if (expires_ns && (!next_ns_ || expires_ns < next_ns_)) next_ns_ = expires_ns;
+}
+
+size_t RuntimeExpiry::sweep(RuntimeLists& lists, const Clock& clock) {
+  if (known_ && (!next_ns_ || clock.now_ns() < next_ns_)) return 0;
+  uint64_t next = 0;
+  auto removed = expire_runtime_entries(lists, clock, &next);
+  if (!removed) return 0;  // not listed: unknown still, the next sweep lists again
+  known_ = true;
+  next_ns_ = next;
+  return *removed;
 }
 
 }  // namespace rl::daemon::handlers

@@ -80,6 +80,57 @@ TEST(Handlers, RuntimeEntriesAddListExpireAndDelete) {
   EXPECT_TRUE(dp.runtime.empty());
 }
 
+// Counts the lists a sweep asks for: what costs with tens of thousands of entries.
+struct CountingLists : RuntimeLists {
+  explicit CountingLists(FakeDatapath& d) : dp(d) {}
+  Status runtime_acl_set(const Prefix& p, uint32_t flags, uint64_t expires_ns) override {
+    return dp.runtime_acl_set(p, flags, expires_ns);
+  }
+  Status runtime_acl_remove(const Prefix& p) override { return dp.runtime_acl_remove(p); }
+  Result<std::vector<RuntimeEntry>> runtime_acl_list() const override {
+    lists++;
+    return dp.runtime_acl_list();
+  }
+  FakeDatapath& dp;
+  mutable int lists = 0;
+};
+
+// Housekeeping lists the runtime entries only when one may have expired: once at start (entries
+// an earlier rld left), then at the earliest expiry it knows of, lowered by every add with a TTL.
+TEST(Handlers, RuntimeExpiryListsOnlyWhenAnEntryMayHaveExpired) {
+  FakeDatapath dp;
+  CountingLists lists(dp);
+  handlers::RuntimeExpiry expiry;
+  ASSERT_TRUE(dp.runtime_acl_set(*Prefix::parse("198.18.0.0/24"), RL_SRC_F_DENY, 0).ok());
+  ASSERT_TRUE(
+      dp.runtime_acl_set(*Prefix::parse("198.18.1.0/24"), RL_SRC_F_DENY, dp.now + 100 * kSec).ok());
+  EXPECT_EQ(expiry.sweep(lists, dp), 0u);
+  EXPECT_EQ(lists.lists, 1) << "the first sweep lists: entries from before";
+  dp.now += 50 * kSec;
+  EXPECT_EQ(expiry.sweep(lists, dp), 0u);
+  EXPECT_EQ(lists.lists, 1) << "nothing can have expired yet";
+
+  // An add with a TTL shorter than any known brings the next sweep forward.
+  ASSERT_TRUE(handlers::acl_add(
+      lists, dp, args({{"list", "allow"}, {"cidr", "198.18.2.7"}, {"ttl_seconds", 10}}),
+      &expiry)["ok"]);
+  dp.now += 9 * kSec;
+  EXPECT_EQ(expiry.sweep(lists, dp), 0u);
+  EXPECT_EQ(lists.lists, 1);
+  dp.now += 1 * kSec;
+  EXPECT_EQ(expiry.sweep(lists, dp), 1u) << "198.18.2.7's time is up";
+  EXPECT_EQ(lists.lists, 2);
+  EXPECT_EQ(expiry.sweep(lists, dp), 0u);
+  EXPECT_EQ(lists.lists, 2) << "the next expiry is the /24's, 40 s away";
+  dp.now += 40 * kSec;
+  EXPECT_EQ(expiry.sweep(lists, dp), 1u);
+  ASSERT_EQ(dp.runtime.size(), 1u);
+  EXPECT_EQ(dp.runtime[0].expires_ns, 0u) << "the entry without a TTL stays";
+  dp.now += 3600 * kSec;
+  EXPECT_EQ(expiry.sweep(lists, dp), 0u);
+  EXPECT_EQ(lists.lists, 3) << "no entry expires: no more lists";
+}
+
 TEST(Handlers, UnblockResetsEveryKeyOfTheAddress) {
   FakeDatapath dp;
   std::vector<RuleView> rules = {rule("per-source", 1, RL_KEY_SRC_ADDR),
