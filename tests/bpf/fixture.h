@@ -72,6 +72,9 @@ class BpfTest : public ::testing::Test {
   static std::vector<uint8_t> udp4(const std::string& src, uint16_t dport = 53) {
     return packet::Builder().ipv4(src, "192.0.2.1").udp(40000, dport).build();
   }
+  static std::vector<uint8_t> udp6(const std::string& src, uint16_t dport = 53) {
+    return packet::Builder().ipv6(src, "2001:db8::1").udp(40000, dport).build();
+  }
   static std::vector<uint8_t> tcp4(const std::string& src, uint16_t dport, uint8_t flags) {
     return packet::Builder().ipv4(src, "192.0.2.1").tcp(40000, dport, flags).build();
   }

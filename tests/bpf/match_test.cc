@@ -513,13 +513,11 @@ TEST_F(MatchTest, RuntimeAllowAndDenyWithExpiry) {
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.1.0/24"), RL_SRC_F_ALLOW, kT0 + 10 * kSec).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8::/32"), RL_SRC_F_DENY, 0).ok());
   EXPECT_EQ(send(udp4("198.18.1.5")).reason, RL_REASON_RUNTIME_ALLOW);
-  EXPECT_EQ(send(Builder().ipv6("2001:db8::5", "2001:db8::1").udp(1, 2).build()).reason,
-            RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(udp6("2001:db8::5")).reason, RL_REASON_RUNTIME_DENY);
   dp_->set_clock(kT0 + 11 * kSec);
   EXPECT_EQ(send(udp4("198.18.1.5")).reason, RL_REASON_ADMITTED) << "expired entries stop applying";
   ASSERT_TRUE(dp_->runtime_acl_remove(P("2001:db8::/32")).ok());
-  EXPECT_EQ(send(Builder().ipv6("2001:db8::5", "2001:db8::1").udp(1, 2).build()).reason,
-            RL_REASON_ADMITTED);
+  EXPECT_EQ(send(udp6("2001:db8::5")).reason, RL_REASON_ADMITTED);
 }
 
 // A host's entry that has expired stops applying, and its prefix's entry applies again at once,
@@ -529,16 +527,15 @@ TEST_F(MatchTest, AnExpiredHostEntryLeavesTheSourceToItsPrefix) {
   policy::Policy p;
   p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
   apply(p);
-  auto v6 = [](const char* src) { return Builder().ipv6(src, "2001:db8::1").udp(1, 2).build(); };
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.40.0/24"), RL_SRC_F_DENY, 0).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.40.7/32"), RL_SRC_F_ALLOW, kT0 + 10 * kSec).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:40::/64"), RL_SRC_F_ALLOW, 0).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:40::7/128"), RL_SRC_F_DENY, kT0 + 10 * kSec).ok());
   EXPECT_EQ(send(udp4("198.18.40.7")).reason, RL_REASON_RUNTIME_ALLOW);
-  EXPECT_EQ(send(v6("2001:db8:40::7")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(udp6("2001:db8:40::7")).reason, RL_REASON_RUNTIME_DENY);
   dp_->set_clock(kT0 + 11 * kSec);
   EXPECT_EQ(send(udp4("198.18.40.7")).reason, RL_REASON_RUNTIME_DENY) << "the /24's entry";
-  EXPECT_EQ(send(v6("2001:db8:40::7")).reason, RL_REASON_RUNTIME_ALLOW) << "the /64's entry";
+  EXPECT_EQ(send(udp6("2001:db8:40::7")).reason, RL_REASON_RUNTIME_ALLOW) << "the /64's entry";
   auto listed = dp_->runtime_acl_list();
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(listed->size(), 4u) << "the expired ones stay until rld removes them";
@@ -551,7 +548,6 @@ TEST_F(MatchTest, RuntimeEntriesStayInForceThroughReplacesAndRepeatedRemoves) {
   policy::Policy p;
   p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
   apply(p);
-  auto v6 = [](const char* src) { return Builder().ipv6(src, "2001:db8::1").udp(1, 2).build(); };
   for (const char* cidr : {"198.18.1.0/24", "2001:db8:1::/48"}) {
     ASSERT_TRUE(dp_->runtime_acl_set(P(cidr), RL_SRC_F_DENY, 0).ok());
     ASSERT_TRUE(dp_->runtime_acl_set(P(cidr), RL_SRC_F_ALLOW, kT0 + 60 * kSec).ok());
@@ -559,15 +555,15 @@ TEST_F(MatchTest, RuntimeEntriesStayInForceThroughReplacesAndRepeatedRemoves) {
   for (const char* cidr : {"198.18.2.0/24", "2001:db8:2::/48"})
     ASSERT_TRUE(dp_->runtime_acl_set(P(cidr), RL_SRC_F_DENY, 0).ok());
   EXPECT_EQ(send(udp4("198.18.1.5")).reason, RL_REASON_RUNTIME_ALLOW) << "the later setting";
-  EXPECT_EQ(send(v6("2001:db8:1::5")).reason, RL_REASON_RUNTIME_ALLOW);
+  EXPECT_EQ(send(udp6("2001:db8:1::5")).reason, RL_REASON_RUNTIME_ALLOW);
   for (const char* cidr : {"198.18.1.0/24", "2001:db8:1::/48"}) {
     ASSERT_TRUE(dp_->runtime_acl_remove(P(cidr)).ok());
     ASSERT_TRUE(dp_->runtime_acl_remove(P(cidr)).ok()) << "gone already: not an error";
   }
   EXPECT_EQ(send(udp4("198.18.2.5")).reason, RL_REASON_RUNTIME_DENY);
-  EXPECT_EQ(send(v6("2001:db8:2::5")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(udp6("2001:db8:2::5")).reason, RL_REASON_RUNTIME_DENY);
   EXPECT_EQ(send(udp4("198.18.1.5")).reason, RL_REASON_ADMITTED);
-  EXPECT_EQ(send(v6("2001:db8:1::5")).reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(send(udp6("2001:db8:1::5")).reason, RL_REASON_ADMITTED);
   auto listed = dp_->runtime_acl_list();
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(listed->size(), 2u);
@@ -581,26 +577,25 @@ TEST_F(MatchTest, RuntimeEntriesHoldAsTheFilterIsRebuilt) {
   policy::Policy p;
   p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
   apply(p);
-  auto v6 = [](const char* src) { return Builder().ipv6(src, "2001:db8::1").udp(1, 2).build(); };
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.9.9/32"), RL_SRC_F_DENY, 0).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:9::9/128"), RL_SRC_F_DENY, 0).ok());
   EXPECT_EQ(send(udp4("198.18.9.9")).reason, RL_REASON_RUNTIME_DENY);
   EXPECT_EQ(send(udp4("198.18.9.10")).reason, RL_REASON_ADMITTED);
-  EXPECT_EQ(send(v6("2001:db8:9::9")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(udp6("2001:db8:9::9")).reason, RL_REASON_RUNTIME_DENY);
   // Shorter prefixes: a rebuild per family, into the other half.
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.19.0.0/16"), RL_SRC_F_ALLOW, 0).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:5::/48"), RL_SRC_F_ALLOW, 0).ok());
   EXPECT_EQ(send(udp4("198.19.200.1")).reason, RL_REASON_RUNTIME_ALLOW);
-  EXPECT_EQ(send(v6("2001:db8:5:ffff::1")).reason, RL_REASON_RUNTIME_ALLOW);
+  EXPECT_EQ(send(udp6("2001:db8:5:ffff::1")).reason, RL_REASON_RUNTIME_ALLOW);
   EXPECT_EQ(send(udp4("198.18.9.9")).reason, RL_REASON_RUNTIME_DENY) << "kept across the switch";
-  EXPECT_EQ(send(v6("2001:db8:9::9")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(udp6("2001:db8:9::9")).reason, RL_REASON_RUNTIME_DENY);
   // Removals: the short ones go, the filter is rebuilt for the /32 and /128 again.
   ASSERT_TRUE(dp_->runtime_acl_remove(P("198.19.0.0/16")).ok());
   ASSERT_TRUE(dp_->runtime_acl_remove(P("2001:db8:5::/48")).ok());
   EXPECT_EQ(send(udp4("198.19.200.1")).reason, RL_REASON_ADMITTED);
-  EXPECT_EQ(send(v6("2001:db8:5:ffff::1")).reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(send(udp6("2001:db8:5:ffff::1")).reason, RL_REASON_ADMITTED);
   EXPECT_EQ(send(udp4("198.18.9.9")).reason, RL_REASON_RUNTIME_DENY);
-  EXPECT_EQ(send(v6("2001:db8:9::9")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(udp6("2001:db8:9::9")).reason, RL_REASON_RUNTIME_DENY);
   // Many entries: every one applies.
   for (int i = 0; i < 300; i++)
     ASSERT_TRUE(
@@ -649,15 +644,14 @@ TEST_F(MatchTest, RuntimeHostEntriesAreTheLongestMatch) {
   policy::Policy p;
   p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
   apply(p);
-  auto v6 = [](const char* src) { return Builder().ipv6(src, "2001:db8::1").udp(1, 2).build(); };
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.30.0/24"), RL_SRC_F_ALLOW, 0).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.30.7/32"), RL_SRC_F_DENY, 0).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:30::/64"), RL_SRC_F_DENY, 0).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:30::7/128"), RL_SRC_F_ALLOW, 0).ok());
   EXPECT_EQ(send(udp4("198.18.30.7")).reason, RL_REASON_RUNTIME_DENY);
   EXPECT_EQ(send(udp4("198.18.30.8")).reason, RL_REASON_RUNTIME_ALLOW);
-  EXPECT_EQ(send(v6("2001:db8:30::7")).reason, RL_REASON_RUNTIME_ALLOW);
-  EXPECT_EQ(send(v6("2001:db8:30::8")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(udp6("2001:db8:30::7")).reason, RL_REASON_RUNTIME_ALLOW);
+  EXPECT_EQ(send(udp6("2001:db8:30::8")).reason, RL_REASON_RUNTIME_DENY);
 
   UniqueFd trie = program_map(dp_->prog_fd(), "rl_runtime_v4");
   UniqueFd hosts = program_map(dp_->prog_fd(), "rl_host_acl_v4");
@@ -694,7 +688,7 @@ TEST_F(MatchTest, RuntimeHostEntriesAreTheLongestMatch) {
   ASSERT_TRUE(dp_->runtime_acl_remove(P("2001:db8:30::7/128")).ok());
   EXPECT_EQ(send(udp4("198.18.30.7")).reason, RL_REASON_RUNTIME_ALLOW);
   EXPECT_EQ(send(udp4("198.18.30.9")).reason, RL_REASON_RUNTIME_ALLOW);
-  EXPECT_EQ(send(v6("2001:db8:30::7")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(udp6("2001:db8:30::7")).reason, RL_REASON_RUNTIME_DENY);
   EXPECT_TRUE(prefix_lengths(hosts.get()).empty());
 }
 
