@@ -5,6 +5,9 @@ namespace rl::daemon::handlers {
 
 namespace {
 constexpr uint64_t kMaxTtlSeconds = 3650ULL * 24 * 3600;
+
+// The earlier of two expiries, 0 standing for none.
+uint64_t earliest(uint64_t a, uint64_t b) { return !a || (b && b < a) ? b : a; }
 }  // namespace
 
 Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args, RuntimeExpiry* expiry) {
@@ -70,26 +73,19 @@ std::optional<size_t> expire_runtime_entries(RuntimeLists& lists, const Clock& c
   size_t removed = 0;
   uint64_t next = 0;
   for (const auto& e : *entries) {
-    if (!e.expires_ns) continue;
-    if (e.expires_ns > now) {
-      if (!next || e.expires_ns < next) next = e.expires_ns;
-      continue;
-    }
-    if (lists.runtime_acl_remove(e.prefix)) {
+    if (e.expires_ns && e.expires_ns <= now && lists.runtime_acl_remove(e.prefix)) {
       removed++;
       log::info("runtime entry expired", {{"prefix", e.prefix.str()},
                                           {"list", e.flags & RL_SRC_F_ALLOW ? "allow" : "deny"}});
-    } else if (!next || e.expires_ns < next) {
-      next = e.expires_ns;  // still there: the next sweep tries again
+    } else {
+      next = earliest(next, e.expires_ns);  // one that failed to go: the next sweep tries again
     }
   }
   if (next_ns) *next_ns = next;
   return removed;
 }
 
-void RuntimeExpiry::added(uint64_t expires_ns) {
-  if (expires_ns && (!next_ns_ || expires_ns < next_ns_)) next_ns_ = expires_ns;
-}
+void RuntimeExpiry::added(uint64_t expires_ns) { next_ns_ = earliest(next_ns_, expires_ns); }
 
 size_t RuntimeExpiry::sweep(RuntimeLists& lists, const Clock& clock) {
   if (known_ && (!next_ns_ || clock.now_ns() < next_ns_)) return 0;
