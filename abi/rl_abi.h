@@ -291,9 +291,13 @@ struct rl_runtime_lpm6_key {
 	__u8 addr[16];
 };
 
+/* prefixlen repeats the key's: a trie lookup answers the longest match, and the entry's length is
+ * what tells a packet where to look past an expired one, and rld whether the entry it found is the
+ * one it asked for. Entries an rld before the field left hold 0 there; rld stamps them at start
+ * (load_runtime_lists), and until then a packet stops at such an entry as it did before. */
 struct rl_runtime_entry {
 	__u32 flags; /* RL_SRC_F_ALLOW or RL_SRC_F_DENY */
-	__u32 pad;
+	__u32 prefixlen;
 	__u64 expires_ns; /* 0 = never */
 };
 

@@ -93,10 +93,34 @@ static __always_inline __u32 rl_runtime_flags(const struct rl_runtime_entry *e, 
 	return e->flags;
 }
 
+/* Expired trie entries a packet looks past before it gives up. rld removes expired entries within
+ * a second of their expiry, so more than this many nested ones, all expired and not yet removed,
+ * means a packet sees none of the shorter entries until rld's next sweep. */
+#define RL_RUNTIME_EXPIRED_SKIPS 3
+
+/* The flags of the longest entry in a runtime trie that covers the key's address and has not
+ * expired; 0 for none. The trie answers only its longest match, so past an expired entry the
+ * packet asks again one bit shorter than that entry (its prefixlen, rl_abi.h). */
+static __always_inline __u32 rl_runtime_trie_flags(void *trie, void *key, __u32 *prefixlen,
+						   __u64 now)
+{
+	for (int i = 0; i <= RL_RUNTIME_EXPIRED_SKIPS; i++) {
+		const struct rl_runtime_entry *e = bpf_map_lookup_elem(trie, key);
+		__u32 f = rl_runtime_flags(e, now);
+		if (f || !e)
+			return f;
+		/* 0: a /0, or an entry from an rld before the field, whose length is unknown */
+		__u32 len = e->prefixlen;
+		if (!len || len > *prefixlen)
+			return 0;
+		*prefixlen = len - 1;
+	}
+	return 0;
+}
+
 /* The runtime allow/deny flags for the source: its host's entry, else the longest prefix entry
  * that covers it, of those that have not expired; 0 for none. A host entry that has expired
- * leaves the source to its prefix's entry. The trie answers only its longest match, so within
- * it an expired prefix still hides a shorter one until rld removes it. */
+ * leaves the source to its prefix's entry, and an expired prefix to a shorter one. */
 static __always_inline __u32 rl_lookup_runtime(const struct rl_control *ctl, const struct rl_pkt *p,
 					       __u64 now)
 {
@@ -112,14 +136,14 @@ static __always_inline __u32 rl_lookup_runtime(const struct rl_control *ctl, con
 		if (ask & RL_RTF_ASK_HOSTS)
 			f = rl_runtime_flags(bpf_map_lookup_elem(&rl_host_acl_v4, &k), now);
 		if (!f)
-			f = rl_runtime_flags(bpf_map_lookup_elem(&rl_runtime_v4, &k), now);
+			f = rl_runtime_trie_flags(&rl_runtime_v4, &k, &k.prefixlen, now);
 	} else {
 		struct rl_runtime_lpm6_key k = {.prefixlen = 128};
 		__builtin_memcpy(k.addr, p->saddr, 16);
 		if (ask & RL_RTF_ASK_HOSTS)
 			f = rl_runtime_flags(bpf_map_lookup_elem(&rl_host_acl_v6, &k), now);
 		if (!f)
-			f = rl_runtime_flags(bpf_map_lookup_elem(&rl_runtime_v6, &k), now);
+			f = rl_runtime_trie_flags(&rl_runtime_v6, &k, &k.prefixlen, now);
 	}
 	return f;
 }

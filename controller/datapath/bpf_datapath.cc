@@ -572,20 +572,71 @@ Result<bool> runtime_remove(const RuntimeMaps<K>& m, uint32_t& count, const K& k
   return runtime_erase(m.trie, count, key);  // one an rld before the hash put there
 }
 
+// Every entry of a family, with the map holding it: the hosts' hash in batches of thousands per
+// syscall, the trie (which has no batch operations) a key at a time.
+template <typename K, typename Fn>
+Status runtime_each(const RuntimeMaps<K>& m, Fn&& fn) {
+  auto hosts = m.hosts.entries();
+  if (!hosts) return hosts.error();
+  for (const auto& [k, e] : *hosts) fn(m.hosts, k, e);
+  auto keys = m.trie.keys();
+  if (!keys) return keys.error();
+  for (const auto& k : *keys) {
+    auto e = m.trie.find(k);
+    if (!e) return e.error();
+    if (*e) fn(m.trie, k, **e);  // else removed meanwhile
+  }
+  return {};
+}
+
+template <typename K>
+Prefix runtime_prefix(const K& k, uint8_t family) {
+  Address a;
+  a.family = family;
+  std::memcpy(a.bytes.data(), k.addr, sizeof(k.addr));
+  return Prefix::of(a, static_cast<uint8_t>(k.prefixlen));
+}
+
 template <typename K>
 Status runtime_list(const RuntimeMaps<K>& m, uint8_t family, std::vector<RuntimeEntry>& out) {
-  for (const auto* map : {&m.hosts, &m.trie}) {
-    auto keys = map->keys();
-    if (!keys) return keys.error();
-    for (const auto& k : *keys) {
-      auto e = map->lookup(k);
-      if (!e) continue;  // removed meanwhile
-      Address a;
-      a.family = family;
-      std::memcpy(a.bytes.data(), k.addr, sizeof(k.addr));
-      out.push_back({Prefix::of(a, static_cast<uint8_t>(k.prefixlen)), e->flags, e->expires_ns});
-    }
+  return runtime_each(m, [&](const auto&, const K& k, const rl_runtime_entry& e) {
+    out.push_back({runtime_prefix(k, family), e.flags, e.expires_ns});
+  });
+}
+
+// The hash holds only exact keys. A trie lookup answers the longest match at most the key's
+// length: the entry it finds is the key's own only if its length is the key's.
+template <typename K>
+Result<std::optional<RuntimeEntry>> runtime_find(const RuntimeMaps<K>& m, uint8_t family,
+                                                 const K& key, bool host) {
+  auto entry = [&](const rl_runtime_entry& e) {
+    return std::optional<RuntimeEntry>(
+        RuntimeEntry{runtime_prefix(key, family), e.flags, e.expires_ns});
+  };
+  if (host) {
+    auto e = m.hosts.find(key);
+    if (!e) return e.error();
+    if (*e) return entry(**e);
   }
+  auto e = m.trie.find(key);
+  if (!e) return e.error();
+  if (*e && (*e)->prefixlen == key.prefixlen) return entry(**e);
+  return std::optional<RuntimeEntry>();
+}
+
+// Writes the entry's length into entries an rld before rl_runtime_entry.prefixlen left at 0,
+// so that packets can look past them once expired and runtime_find can tell them apart.
+template <typename K>
+Status runtime_stamp_lengths(const RuntimeMaps<K>& m) {
+  std::vector<std::tuple<const MapRef<K, rl_runtime_entry>*, K, rl_runtime_entry>> stale;
+  Status s = runtime_each(m, [&](const auto& map, const K& k, rl_runtime_entry e) {
+    if (e.prefixlen == k.prefixlen) return;
+    e.prefixlen = k.prefixlen;
+    stale.emplace_back(&map, k, e);
+  });
+  if (!s) return s;
+  for (const auto& [map, k, e] : stale)
+    if (Status u = map->update(k, e, BPF_EXIST); !u && u.error().err != ENOENT) return u;
   return {};
 }
 
@@ -599,7 +650,7 @@ RuntimeMaps<rl_runtime_lpm6_key> runtime_v6(const rl_xdp& skel) {
 }  // namespace
 
 Status BpfDatapath::runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64_t expires_ns) {
-  rl_runtime_entry e{flags, 0, expires_ns};
+  rl_runtime_entry e{flags, prefix.len, expires_ns};
   auto* ctl = control_.as<rl_control>();
   // The filter first: a packet must never find an entry whose filter bit is clear.
   if (Status s = runtime_filter_->add(prefix, [this] { return runtime_prefixes(); }); !s) return s;
@@ -636,6 +687,13 @@ Result<std::vector<BpfDatapath::RuntimeEntry>> BpfDatapath::runtime_acl_list() c
   if (Status s = runtime_list(runtime_v4(*skel_), 4, out); !s) return s.error();
   if (Status s = runtime_list(runtime_v6(*skel_), 6, out); !s) return s.error();
   return out;
+}
+
+Result<std::optional<BpfDatapath::RuntimeEntry>> BpfDatapath::runtime_acl_find(
+    const Prefix& prefix) const {
+  if (prefix.addr.family == 4)
+    return runtime_find(runtime_v4(*skel_), 4, runtime_key4(prefix), prefix.is_host());
+  return runtime_find(runtime_v6(*skel_), 6, runtime_key6(prefix), prefix.is_host());
 }
 
 Result<std::vector<BpfDatapath::ClusterCount>> BpfDatapath::cluster_admitted() const {
@@ -780,6 +838,8 @@ std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) cons
 // entries). Once, at load: each change after it moves the count itself (runtime_put,
 // runtime_erase) and tells the filter.
 Status BpfDatapath::load_runtime_lists() {
+  if (Status s = runtime_stamp_lengths(runtime_v4(*skel_)); !s) return s;
+  if (Status s = runtime_stamp_lengths(runtime_v6(*skel_)); !s) return s;
   auto runtime = runtime_prefixes();
   if (!runtime) return runtime.error();
   const auto v6 = static_cast<uint32_t>(std::count_if(

@@ -62,6 +62,7 @@ class BpfDatapath final : public Datapath {
   Status runtime_acl_remove(const Prefix& prefix) override;
   using RuntimeEntry = ::rl::RuntimeEntry;
   Result<std::vector<RuntimeEntry>> runtime_acl_list() const override;
+  Result<std::optional<RuntimeEntry>> runtime_acl_find(const Prefix& prefix) const override;
 
   using ClusterCount = ::rl::ClusterCount;
   Result<std::vector<ClusterCount>> cluster_admitted() const;

@@ -61,6 +61,9 @@ class RuntimeLists {
   virtual Status runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64_t expires_ns) = 0;
   virtual Status runtime_acl_remove(const Prefix& prefix) = 0;
   virtual Result<std::vector<RuntimeEntry>> runtime_acl_list() const = 0;
+  // The entry of exactly this prefix, expired or not, if there is one: a lookup or two, where
+  // the list is a pass over every entry.
+  virtual Result<std::optional<RuntimeEntry>> runtime_acl_find(const Prefix& prefix) const = 0;
 };
 
 class KeyTable {

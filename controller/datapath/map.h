@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +59,13 @@ class MapRef {
     V v{};
     if (bpf_map_lookup_elem(fd_, &key, &v) != 0) return errno_error("lookup " + name_);
     return v;
+  }
+  // The key's value, or nullopt when the map does not hold the key.
+  Result<std::optional<V>> find(const K& key) const {
+    V v{};
+    if (bpf_map_lookup_elem(fd_, &key, &v) == 0) return std::optional<V>(v);
+    if (errno == ENOENT) return std::optional<V>();
+    return errno_error("lookup " + name_);
   }
   Status remove(const K& key) const {
     if (bpf_map_delete_elem(fd_, &key) != 0 && errno != ENOENT)

@@ -3,12 +3,16 @@
 // list or a rule that matches on addresses alone.
 #include <bpf/bpf.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "common/fd.h"
+#include "datapath/pins.h"
 #include "fixture.h"
 
 namespace rl::testing {
@@ -541,6 +545,35 @@ TEST_F(MatchTest, AnExpiredHostEntryLeavesTheSourceToItsPrefix) {
   EXPECT_EQ(listed->size(), 4u) << "the expired ones stay until rld removes them";
 }
 
+// Inside a trie, an expired prefix leaves the source to the next shorter entry that covers it,
+// past as many as RL_RUNTIME_EXPIRED_SKIPS expired ones, without waiting for rld to remove them.
+TEST_F(MatchTest, AnExpiredPrefixLeavesTheSourceToAShorterOne) {
+  policy::Policy p;
+  p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
+  apply(p);
+  const uint64_t soon = kT0 + 10 * kSec;
+  for (const auto& [cidr, flags, expires] :
+       std::vector<std::tuple<const char*, uint32_t, uint64_t>>{
+           {"198.18.0.0/16", RL_SRC_F_DENY, 0},
+           {"198.18.41.0/24", RL_SRC_F_ALLOW, soon},
+           {"198.18.41.0/26", RL_SRC_F_DENY, soon},
+           {"198.18.41.0/28", RL_SRC_F_ALLOW, soon},
+           {"2001:db8::/32", RL_SRC_F_ALLOW, 0},
+           {"2001:db8:41::/48", RL_SRC_F_DENY, soon},
+       })
+    ASSERT_TRUE(dp_->runtime_acl_set(P(cidr), flags, expires).ok()) << cidr;
+  EXPECT_EQ(send(udp4("198.18.41.5")).reason, RL_REASON_RUNTIME_ALLOW) << "the /28's entry";
+  EXPECT_EQ(send(udp4("198.18.41.200")).reason, RL_REASON_RUNTIME_ALLOW) << "the /24's entry";
+  EXPECT_EQ(send(udp6("2001:db8:41::5")).reason, RL_REASON_RUNTIME_DENY) << "the /48's entry";
+  dp_->set_clock(soon + kSec);
+  EXPECT_EQ(send(udp4("198.18.41.5")).reason, RL_REASON_RUNTIME_DENY) << "past three, the /16";
+  EXPECT_EQ(send(udp4("198.18.41.200")).reason, RL_REASON_RUNTIME_DENY) << "past one, the /16";
+  EXPECT_EQ(send(udp6("2001:db8:41::5")).reason, RL_REASON_RUNTIME_ALLOW) << "the /32's entry";
+  auto listed = dp_->runtime_acl_list();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 6u) << "the expired ones stay until rld removes them";
+}
+
 // Packets skip a runtime trie while its family's count is 0, and each change moves the count by
 // one: a prefix set again (a new expiry) is not a second entry, and one removed twice is not two
 // fewer, so the entries left stay in force.
@@ -690,6 +723,92 @@ TEST_F(MatchTest, RuntimeHostEntriesAreTheLongestMatch) {
   EXPECT_EQ(send(udp4("198.18.30.9")).reason, RL_REASON_RUNTIME_ALLOW);
   EXPECT_EQ(send(udp6("2001:db8:30::7")).reason, RL_REASON_RUNTIME_DENY);
   EXPECT_TRUE(prefix_lengths(hosts.get()).empty());
+}
+
+// Pinned maps, as rld keeps them, so that a second load adopts the first one's entries.
+class PinnedRuntimeTest : public MatchTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(prepare_pin_root(root_).ok());
+    MatchTest::SetUp();
+  }
+  void options(LoadOptions& o) override { load_options(o); }
+  void load_options(LoadOptions& o) const {
+    o.pin_root = root_;
+    o.cluster_keys = RL_CLUSTER_KEYS;  // as rld sizes it, which an adopting load checks
+  }
+  void TearDown() override {
+    dp_.reset();
+    EXPECT_TRUE(remove_pins(root_).ok());
+  }
+  const std::string root_ = "/sys/fs/bpf/rl-bpf-test-" + std::to_string(getpid());
+};
+
+// An rld before rl_runtime_entry.prefixlen left 0 there. Packets stop at such an entry once it
+// has expired, as they did, until a load stamps each entry with its length; then they look past
+// it, and rld finds it by its prefix.
+TEST_F(PinnedRuntimeTest, EntriesOfAnEarlierRldAreStampedWithTheirLengthAtLoad) {
+  policy::Policy p;
+  p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
+  apply(p);
+  const uint64_t soon = kT0 + 10 * kSec;
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.0.0/16"), RL_SRC_F_DENY, 0).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.42.0/24"), RL_SRC_F_ALLOW, soon).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.42.7/32"), RL_SRC_F_ALLOW, soon).ok());
+  UniqueFd trie = program_map(dp_->prog_fd(), "rl_runtime_v4");
+  UniqueFd hosts = program_map(dp_->prog_fd(), "rl_host_acl_v4");
+  ASSERT_TRUE(trie && hosts);
+  rl_runtime_lpm4_key k24{24, {198, 18, 42, 0}}, k16{16, {198, 18, 0, 0}},
+      k32{32, {198, 18, 42, 7}};
+  rl_runtime_entry legacy{RL_SRC_F_ALLOW, 0, soon};
+  ASSERT_EQ(bpf_map_update_elem(trie.get(), &k24, &legacy, BPF_EXIST), 0);
+  ASSERT_EQ(bpf_map_update_elem(hosts.get(), &k32, &legacy, BPF_EXIST), 0);
+  legacy = {RL_SRC_F_DENY, 0, 0};
+  ASSERT_EQ(bpf_map_update_elem(trie.get(), &k16, &legacy, BPF_EXIST), 0);
+  dp_->set_clock(soon + kSec);
+  EXPECT_EQ(send(udp4("198.18.42.5")).reason, RL_REASON_ADMITTED) << "stops at the /24";
+
+  LoadOptions o;
+  o.key_capacity = 1 << 16;
+  o.trace_decisions = true;
+  load_options(o);
+  auto second = BpfDatapath::load(o);
+  ASSERT_TRUE(second.ok()) << second.error().str();
+  dp_ = std::move(*second);
+  ASSERT_TRUE(dp_->adopted()) << "replaced ABI " << dp_->replaced_abi();
+  dp_->set_clock(soon + kSec);
+  EXPECT_EQ(send(udp4("198.18.42.5")).reason, RL_REASON_RUNTIME_DENY) << "past the /24";
+  EXPECT_EQ(send(udp4("198.18.42.7")).reason, RL_REASON_RUNTIME_DENY) << "past the /32";
+  rl_runtime_entry e{};
+  ASSERT_EQ(bpf_map_lookup_elem(trie.get(), &k16, &e), 0);
+  EXPECT_EQ(e.prefixlen, 16u);
+  ASSERT_EQ(bpf_map_lookup_elem(hosts.get(), &k32, &e), 0);
+  EXPECT_EQ(e.prefixlen, 32u);
+  auto found = dp_->runtime_acl_find(P("198.18.42.0/24"));
+  ASSERT_TRUE(found.ok());
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->flags, RL_SRC_F_ALLOW);
+  EXPECT_EQ((*found)->expires_ns, soon);
+}
+
+// rld finds an entry by its exact prefix, not the longest match that covers it.
+TEST_F(MatchTest, RuntimeEntriesAreFoundByTheirExactPrefix) {
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.0.0/16"), RL_SRC_F_DENY, 0).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.43.7/32"), RL_SRC_F_ALLOW, kT0 + kSec).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:43::/48"), RL_SRC_F_ALLOW, 0).ok());
+  for (const char* cidr : {"198.18.0.0/16", "198.18.43.7/32", "2001:db8:43::/48"}) {
+    auto found = dp_->runtime_acl_find(P(cidr));
+    ASSERT_TRUE(found.ok()) << cidr;
+    ASSERT_TRUE(found->has_value()) << cidr;
+    EXPECT_EQ((*found)->prefix, P(cidr));
+  }
+  EXPECT_EQ((*dp_->runtime_acl_find(P("198.18.43.7/32")))->flags, RL_SRC_F_ALLOW);
+  for (const char* cidr : {"198.18.43.0/24", "198.18.43.8/32", "198.0.0.0/8", "2001:db8:43::/64",
+                           "2001:db8:43::1/128"}) {
+    auto found = dp_->runtime_acl_find(P(cidr));
+    ASSERT_TRUE(found.ok()) << cidr;
+    EXPECT_FALSE(found->has_value()) << cidr << " is only covered by an entry";
+  }
 }
 
 TEST_F(MatchTest, CountersAgreeWithDecisions) {

@@ -68,6 +68,11 @@ class FakeDatapath : public Datapath {
     return Error{ENOENT, "no runtime entry " + p.str()};
   }
   Result<std::vector<RuntimeEntry>> runtime_acl_list() const override { return runtime; }
+  Result<std::optional<RuntimeEntry>> runtime_acl_find(const Prefix& p) const override {
+    for (const auto& e : runtime)
+      if (e.prefix == p) return std::optional<RuntimeEntry>(e);
+    return std::optional<RuntimeEntry>();
+  }
 
   // KeyTable: keys compared byte for byte (the data path compares set and tag).
   size_t reset_key(const rl_key& k) override {

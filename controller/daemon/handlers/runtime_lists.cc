@@ -35,14 +35,10 @@ Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args, RuntimeE
 Json acl_del(RuntimeLists& lists, const Json& args) {
   auto p = Prefix::parse(args.at("cidr").get<std::string>());
   if (!p) return control::fail(p.error().message);
-  auto entries = lists.runtime_acl_list();
-  if (!entries) return control::fail(entries.error().str());
+  auto found = lists.runtime_acl_find(*p);
+  if (!found) return control::fail(found.error().str());
   std::string list = args.value("list", "");
-  bool found = false;
-  for (const auto& e : *entries)
-    if (e.prefix == *p && (list.empty() || (list == "allow") == bool(e.flags & RL_SRC_F_ALLOW)))
-      found = true;
-  if (!found)
+  if (!*found || (!list.empty() && (list == "allow") != bool((*found)->flags & RL_SRC_F_ALLOW)))
     return control::fail("no runtime " + (list.empty() ? std::string("") : list + " ") + "entry " +
                          p->str());
   if (auto s = lists.runtime_acl_remove(*p); !s) return control::fail(s.error().str());

@@ -91,6 +91,9 @@ struct CountingLists : RuntimeLists {
     lists++;
     return dp.runtime_acl_list();
   }
+  Result<std::optional<RuntimeEntry>> runtime_acl_find(const Prefix& p) const override {
+    return dp.runtime_acl_find(p);
+  }
   FakeDatapath& dp;
   mutable int lists = 0;
 };
@@ -129,6 +132,27 @@ TEST(Handlers, RuntimeExpiryListsOnlyWhenAnEntryMayHaveExpired) {
   dp.now += 3600 * kSec;
   EXPECT_EQ(expiry.sweep(lists, dp), 0u);
   EXPECT_EQ(lists.lists, 3) << "no entry expires: no more lists";
+}
+
+// A delete finds its entry by prefix: listing every entry to find one made each delete cost a
+// pass over all of them (0.27 s with 120,000). The list it names must be the entry's.
+TEST(Handlers, RuntimeDeleteFindsItsEntryWithoutListing) {
+  FakeDatapath dp;
+  CountingLists lists(dp);
+  ASSERT_TRUE(dp.runtime_acl_set(*Prefix::parse("198.18.0.0/24"), RL_SRC_F_DENY, 0).ok());
+  ASSERT_TRUE(dp.runtime_acl_set(*Prefix::parse("198.18.0.7/32"), RL_SRC_F_ALLOW, 0).ok());
+  auto r = handlers::acl_del(lists, args({{"list", "allow"}, {"cidr", "198.18.0.0/24"}}));
+  EXPECT_FALSE(r["ok"]) << "the /24 is a deny entry";
+  EXPECT_EQ(r["error"], "no runtime allow entry 198.18.0.0/24");
+  r = handlers::acl_del(lists, args({{"cidr", "198.18.0.0/25"}}));
+  EXPECT_EQ(r["error"], "no runtime entry 198.18.0.0/25") << "inside the /24 is not the /24";
+  EXPECT_EQ(dp.runtime.size(), 2u);
+  r = handlers::acl_del(lists, args({{"list", "deny"}, {"cidr", "198.18.0.0/24"}}));
+  EXPECT_TRUE(r["ok"]) << r.dump();
+  r = handlers::acl_del(lists, args({{"cidr", "198.18.0.7"}}));
+  EXPECT_TRUE(r["ok"]) << r.dump();
+  EXPECT_TRUE(dp.runtime.empty());
+  EXPECT_EQ(lists.lists, 0);
 }
 
 TEST(Handlers, UnblockResetsEveryKeyOfTheAddress) {
