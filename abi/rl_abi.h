@@ -277,10 +277,13 @@ struct rl_lpm6_key {
 #define RL_SRC_F_DENY  (1u << 1)
 
 /* Runtime allow/deny entries (rlctl allow/deny): not generation-bound, each with an expiry. A
- * family's full-length entries (one host: /32, /128) are in a hash (rl_host_acl_v4/v6), the
- * others in an LPM trie (rl_runtime_v4/v6); both take the same key, prefixlen the entry's
- * length. A packet asks the hash first: a host entry is the longest match there can be, and the
- * hash finds it in one bucket, where the trie walks a node per level to it. */
+ * family's full-length entries (one host: /32, /128) are in its host table (rl_hosts_v4/v6,
+ * below), the others in an LPM trie (rl_runtime_v4/v6). A host whose set of the table has no way
+ * free goes to a hash (rl_host_acl_v4/v6), where an rld before the table also put its hosts; the
+ * hash and the trie take the same key, prefixlen the entry's length. A packet asks the table
+ * first: a host entry is the longest match there can be, and the table holds it in the one line
+ * the packet reads, where the hash reads a bucket and then its element, and the trie a node per
+ * level. */
 struct rl_runtime_lpm4_key {
 	__u32 prefixlen;
 	__u8 addr[4];
@@ -301,15 +304,56 @@ struct rl_runtime_entry {
 	__u64 expires_ns; /* 0 = never */
 };
 
+/* Host table: per family, sets of one cache line, each holding a few hosts' addresses with their
+ * entries, so that a denied host's packet reads one line. A host's set is rl_host_set_index
+ * (rl_hash.h) of its address. A way's word says all of its entry at once: RL_HOST_LIVE while it
+ * holds one, the list (RL_HOST_ALLOW, else deny), the expiry in units of 2^RL_HOST_EXPIRY_SHIFT ns
+ * rounded up (0 never), and a version that every write of the word raises. rld is the only writer
+ * (host_table.cc): it fills a free way's address before it stores the word that makes it live,
+ * and clears the word before the way can take another address. A packet reads the word, then the
+ * address, then the word again, and trusts the way only if the word did not change. */
+#define RL_HOST_SETS_V4	      (RL_RUNTIME_ACL_MAX / 2) /* 4 ways: 2 MiB */
+#define RL_HOST_SETS_V6	      RL_RUNTIME_ACL_MAX       /* 2 ways: 4 MiB */
+#define RL_HOST_WAYS_V4	      4
+#define RL_HOST_WAYS_V6	      2
+#define RL_HOST_LIVE	      (1ULL << 63)
+#define RL_HOST_ALLOW	      (1ULL << 62)
+#define RL_HOST_VERSION_SHIFT 40
+#define RL_HOST_VERSION_MASK  ((1ULL << 22) - 1)
+#define RL_HOST_EXPIRY_SHIFT  20 /* about a millisecond */
+#define RL_HOST_EXPIRY_MASK   ((1ULL << RL_HOST_VERSION_SHIFT) - 1)
+
+struct rl_host_way4 {
+	__u32 addr; /* network order, as in the packet */
+	__u32 pad;
+	__u64 word;
+};
+
+struct rl_host_set4 {
+	struct rl_host_way4 way[RL_HOST_WAYS_V4];
+};
+
+struct rl_host_way6 {
+	__u64 addr[2]; /* the address's bytes as two words */
+	__u64 word;
+	__u64 pad;
+};
+
+struct rl_host_set6 {
+	struct rl_host_way6 way[RL_HOST_WAYS_V6];
+};
+
 /* Runtime filter: the source filter's idea for the runtime lists, which change at any time rather
  * than with generations. Per family, a bitset over rl_filter_hash of a source's /min_len prefix,
  * min_len the family's shortest runtime entry: a clear bit proves that no runtime entry covers
  * the address, and the packet skips the trie. rl_runtime_filter[0] is the switch, one word that
  * packets read once: each family's min_len (RL_RTF_NONE while it has no entry), the half of the
  * bitsets in use, whether the family may hold host entries (RL_RTF_HOSTS_SHIFT + fam6: packets of
- * a family without ask the trie alone), and RL_RTF_BUILT (until rld sets it, packets look in both
- * maps). rld sets a family's hosts bit before a host entry goes in, and clears it only when it
- * rebuilds the filter from entries that hold none. rld builds a
+ * a family without skip its host table), whether its hosts' hash may hold some (RL_RTF_HASH_SHIFT
+ * + fam6: without, packets skip the hash), and RL_RTF_BUILT (until rld sets it, packets look in
+ * every map). rld sets a family's hosts bit before a host entry goes in, and its hash bit before
+ * one goes into the hash, and clears them only when the filter is rebuilt from entries that hold
+ * none (the hash bit also when the hash empties). rld builds a
  * new min_len's bitsets in the other half and then stores the switch. The words of half h,
  * family fam6 are rl_runtime_filter[1 + (h * 2 + fam6) * RL_RUNTIME_FILTER_WORDS + bit / 64]. */
 /* The hash's width, as the source filter's: 10,000 entries set 1% of the bits. */
@@ -320,6 +364,7 @@ struct rl_runtime_entry {
 #define RL_RTF_HALF_SHIFT	    16
 #define RL_RTF_BUILT		    (1ULL << 17)
 #define RL_RTF_HOSTS_SHIFT	    18
+#define RL_RTF_HASH_SHIFT	    20
 
 struct rl_bitmap {
 	__u64 w[RL_RULE_WORDS];
@@ -501,6 +546,8 @@ RL_STATIC_ASSERT(sizeof(struct rl_src_entry) == 8, "rl_src_entry layout");
 RL_STATIC_ASSERT(sizeof(struct rl_runtime_lpm4_key) == 8, "rl_runtime_lpm4_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_runtime_lpm6_key) == 20, "rl_runtime_lpm6_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_runtime_entry) == 16, "rl_runtime_entry layout");
+RL_STATIC_ASSERT(sizeof(struct rl_host_set4) == 64, "rl_host_set4 layout: one cache line");
+RL_STATIC_ASSERT(sizeof(struct rl_host_set6) == 64, "rl_host_set6 layout: one cache line");
 RL_STATIC_ASSERT(sizeof(struct rl_bitmap) == RL_MAX_RULES / 8, "rl_bitmap layout");
 RL_STATIC_ASSERT(sizeof(struct rl_port_classes) == 8, "rl_port_classes layout");
 RL_STATIC_ASSERT(sizeof(struct rl_key) == 24, "rl_key layout");

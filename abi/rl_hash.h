@@ -145,15 +145,42 @@ RL_HASH_INLINE __u32 rl_rtf_half(__u64 sw)
 	return (__u32)(sw >> RL_RTF_HALF_SHIFT) & 1;
 }
 
-/* The switch word's bit saying family fam6 may hold runtime host entries (rl_host_acl_v4/v6). */
+/* The switch word's bit saying family fam6 may hold runtime host entries (rl_hosts_v4/v6), and
+ * the one saying its hosts' hash (rl_host_acl_v4/v6) may hold some. */
 RL_HASH_INLINE __u64 rl_rtf_hosts_bit(__u32 fam6)
 {
 	return 1ULL << (RL_RTF_HOSTS_SHIFT + (fam6 & 1));
 }
 
+RL_HASH_INLINE __u64 rl_rtf_hash_bit(__u32 fam6)
+{
+	return 1ULL << (RL_RTF_HASH_SHIFT + (fam6 & 1));
+}
+
 RL_HASH_INLINE __u32 rl_rtf_hosts(__u64 sw, __u32 fam6)
 {
 	return (sw & rl_rtf_hosts_bit(fam6)) != 0;
+}
+
+/* ---- The host table (rl_abi.h, "Host table") ---- */
+
+/* The set of a host's address (its bytes as four words, as the packet holds them). */
+RL_HASH_INLINE __u32 rl_host_set_index(const __u32 addr[4], __u8 family, __u64 seed)
+{
+	if (family == 4)
+		return (__u32)rl_mix64(addr[0] ^ seed) & (RL_HOST_SETS_V4 - 1);
+	__u64 h = rl_mix64(((__u64)addr[0] | ((__u64)addr[1] << 32)) ^ seed);
+	h = rl_mix64(h ^ ((__u64)addr[2] | ((__u64)addr[3] << 32)));
+	return (__u32)h & (RL_HOST_SETS_V6 - 1);
+}
+
+/* The entry's flags (RL_SRC_F_*) from a live way's word, or 0 once it has expired. */
+RL_HASH_INLINE __u32 rl_host_word_flags(__u64 word, __u64 now_ns)
+{
+	__u64 expiry = word & RL_HOST_EXPIRY_MASK;
+	if (expiry && expiry <= (now_ns >> RL_HOST_EXPIRY_SHIFT))
+		return 0;
+	return (word & RL_HOST_ALLOW) ? RL_SRC_F_ALLOW : RL_SRC_F_DENY;
 }
 
 /* The runtime filter's bit for an address masked to its family's min_len, from the address's

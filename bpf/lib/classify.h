@@ -15,6 +15,7 @@
 #include "maps.h"
 #include "parse.h"
 #include "rl_hash.h"
+#include "host_table.h"
 
 /* rl_filter_hash of the packet's source masked to /len: the bit a filter over prefixes of that
  * length gives the source, the policy's (rl_src_filter) and the runtime lists' alike. */
@@ -58,30 +59,33 @@ rl_lookup_source(__u32 gen, const struct rl_gen_config *gc, const struct rl_pkt 
 }
 
 /* Whether some runtime entry may cover the packet's source (rl_abi.h, "Runtime filter"), and
- * whether a host entry may be the one: 0, or RL_RTF_ASK_TRIE with RL_RTF_ASK_HOSTS when the
- * family may hold host entries. False positives cost a lookup; there are no false negatives. The
- * switch is read once: its half's bitsets are the ones built for its min_len, and rld waits a
- * grace period before it writes a half that a packet may still be reading
- * (runtime_filter.cc). */
+ * where a host's entry may be: 0, or RL_RTF_ASK_TRIE with RL_RTF_ASK_HOSTS when the family may
+ * hold host entries and RL_RTF_ASK_HASH when its hosts' hash may hold some. False positives cost
+ * a lookup; there are no false negatives. The switch is read once: its half's bitsets are the
+ * ones built for its min_len, and rld waits a grace period before it writes a half that a packet
+ * may still be reading (runtime_filter.cc). */
 #define RL_RTF_ASK_TRIE	 1
 #define RL_RTF_ASK_HOSTS 2
+#define RL_RTF_ASK_HASH	 4
+#define RL_RTF_ASK_ALL	 (RL_RTF_ASK_TRIE | RL_RTF_ASK_HOSTS | RL_RTF_ASK_HASH)
 
 static __always_inline int rl_runtime_filter_hit(const struct rl_pkt *p)
 {
 	__u32 zero = 0;
 	__u64 *swp = bpf_map_lookup_elem(&rl_runtime_filter, &zero);
 	if (!swp)
-		return RL_RTF_ASK_TRIE | RL_RTF_ASK_HOSTS;
+		return RL_RTF_ASK_ALL;
 	__u64 sw = *(volatile __u64 *)swp;
 	if (!(sw & RL_RTF_BUILT))
-		return RL_RTF_ASK_TRIE | RL_RTF_ASK_HOSTS;
+		return RL_RTF_ASK_ALL;
 	__u32 fam6 = p->family == 6;
 	__u32 bit = rl_rtf_bit(rl_source_prefix_hash(p, rl_rtf_min_len(sw, fam6)));
 	__u32 idx = rl_rtf_index(rl_rtf_half(sw), fam6, bit);
 	__u64 *w = bpf_map_lookup_elem(&rl_runtime_filter, &idx);
 	if (w && !((*w >> (bit & 63)) & 1))
 		return 0;
-	return RL_RTF_ASK_TRIE | (rl_rtf_hosts(sw, fam6) ? RL_RTF_ASK_HOSTS : 0);
+	return RL_RTF_ASK_TRIE | (rl_rtf_hosts(sw, fam6) ? RL_RTF_ASK_HOSTS : 0) |
+	       ((sw & rl_rtf_hash_bit(fam6)) ? RL_RTF_ASK_HASH : 0);
 }
 
 /* An entry's flags, or 0 for none or one that has expired: expired entries stay until rld removes
@@ -119,8 +123,9 @@ static __always_inline __u32 rl_runtime_trie_flags(void *trie, void *key, __u32 
 }
 
 /* The runtime allow/deny flags for the source: its host's entry, else the longest prefix entry
- * that covers it, of those that have not expired; 0 for none. A host entry that has expired
- * leaves the source to its prefix's entry, and an expired prefix to a shorter one. */
+ * that covers it, of those that have not expired; 0 for none. A host's entry is in its family's
+ * host table, or in the hash when its set had no way free; one that has expired leaves the source
+ * to its prefix's entry, and an expired prefix to a shorter one. */
 static __always_inline __u32 rl_lookup_runtime(const struct rl_control *ctl, const struct rl_pkt *p,
 					       __u64 now)
 {
@@ -134,6 +139,8 @@ static __always_inline __u32 rl_lookup_runtime(const struct rl_control *ctl, con
 		struct rl_runtime_lpm4_key k = {.prefixlen = 32};
 		__builtin_memcpy(k.addr, p->saddr, 4);
 		if (ask & RL_RTF_ASK_HOSTS)
+			f = rl_host_flags_v4(p->saddr[0], ctl->hash_seed, now);
+		if (!f && (ask & RL_RTF_ASK_HASH))
 			f = rl_runtime_flags(bpf_map_lookup_elem(&rl_host_acl_v4, &k), now);
 		if (!f)
 			f = rl_runtime_trie_flags(&rl_runtime_v4, &k, &k.prefixlen, now);
@@ -141,6 +148,8 @@ static __always_inline __u32 rl_lookup_runtime(const struct rl_control *ctl, con
 		struct rl_runtime_lpm6_key k = {.prefixlen = 128};
 		__builtin_memcpy(k.addr, p->saddr, 16);
 		if (ask & RL_RTF_ASK_HOSTS)
+			f = rl_host_flags_v6(p->saddr, ctl->hash_seed, now);
+		if (!f && (ask & RL_RTF_ASK_HASH))
 			f = rl_runtime_flags(bpf_map_lookup_elem(&rl_host_acl_v6, &k), now);
 		if (!f)
 			f = rl_runtime_trie_flags(&rl_runtime_v6, &k, &k.prefixlen, now);

@@ -41,6 +41,7 @@
 #include "parse.h"
 #include "rl_hash.h"
 #include "rl_limiter_state.h"
+#include "once.h"
 
 /* rl_set_low_bits of the key table's capacity; the loader sets it with the map size. */
 const volatile __u32 rl_key_low_bits = RL_KEY_SETS_MIN_LOG2;
@@ -53,9 +54,6 @@ enum rl_limit_result {
 	RL_LIMIT_BLOCKED = 2,
 	RL_LIMIT_EXHAUSTED = 3,
 };
-
-#define RL_READ_ONCE(x)	    (*(volatile typeof(x) *)&(x))
-#define RL_WRITE_ONCE(x, v) (*(volatile typeof(x) *)&(x) = (v))
 
 /* ---- Keys ---- */
 

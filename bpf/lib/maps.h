@@ -125,7 +125,24 @@ struct {
 	__type(value, __u64);
 } rl_src_filter SEC(".maps");
 
-/* ---- Runtime allow/deny (not generation-bound): hosts in a hash, prefixes in a trie ---- */
+/* ---- Runtime allow/deny (not generation-bound): hosts in a table of sets (overflow in a hash),
+ * prefixes in a trie ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_HOST_SETS_V4);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct rl_host_set4);
+} rl_hosts_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_HOST_SETS_V6);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct rl_host_set6);
+} rl_hosts_v6 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -242,6 +242,15 @@ Status BpfDatapath::init() {
   runtime_filter_ = std::make_unique<RuntimeFilter>(
       std::span<uint64_t>(runtime_filter_map_.as<uint64_t>(), RL_RUNTIME_FILTER_ENTRIES),
       rcu_grace_period);
+  auto hosts_v4 = mmap_array(skel_->maps.rl_hosts_v4);
+  if (!hosts_v4) return hosts_v4.error();
+  hosts_v4_ = std::move(*hosts_v4);
+  auto hosts_v6 = mmap_array(skel_->maps.rl_hosts_v6);
+  if (!hosts_v6) return hosts_v6.error();
+  hosts_v6_ = std::move(*hosts_v6);
+  hosts_ = std::make_unique<HostTable>(
+      std::span<rl_host_set4>(hosts_v4_.as<rl_host_set4>(), RL_HOST_SETS_V4),
+      std::span<rl_host_set6>(hosts_v6_.as<rl_host_set6>(), RL_HOST_SETS_V6), hash_seed_);
   auto* ctl = control_.as<rl_control>();
   ctl->hash_seed = hash_seed_;
   ctl->abi_version = RL_ABI_VERSION;
@@ -554,22 +563,60 @@ struct RuntimeMaps {
       : hosts(bpf_map__fd(h), bpf_map__name(h)), trie(bpf_map__fd(t), bpf_map__name(t)) {}
 };
 
+// Whether a map holds no entry at all.
 template <typename K>
-Status runtime_add(const RuntimeMaps<K>& m, uint32_t& count, const K& key, bool host,
-                   const rl_runtime_entry& e) {
-  if (!host) return runtime_put(m.trie, count, key, e);
-  if (Status s = runtime_put(m.hosts, count, key, e); !s) return s;
-  // A host entry an rld before the hash put in the trie: the hash's, now in place, applies.
+Result<bool> map_empty(const MapRef<K, rl_runtime_entry>& map) {
+  K next{};
+  if (bpf_map_get_next_key(map.fd(), nullptr, &next) == 0) return false;
+  if (errno == ENOENT) return true;
+  return errno_error("iterate " + map.name());
+}
+
+// Erases a host's entry from the family's hosts' hash, if the hash may hold any; packets stop
+// asking a hash once it is empty.
+template <typename K>
+Result<bool> runtime_hash_erase(const RuntimeMaps<K>& m, RuntimeFilter& filter, uint32_t fam6,
+                                uint32_t& count, const K& key) {
+  if (!filter.hash_may_hold(fam6)) return false;
+  auto gone = runtime_erase(m.hosts, count, key);
+  if (!gone || !*gone) return gone;
+  auto empty = map_empty(m.hosts);
+  if (!empty) return empty.error();
+  if (*empty) filter.hash_emptied(fam6);
+  return true;
+}
+
+// A host's entry goes to its set of the host table, or to the hosts' hash when the set has no
+// way free. Once the table holds it, a copy elsewhere goes: in the hash (its set was full
+// before), or in the trie, where an rld before the hash put hosts.
+template <typename K>
+Status runtime_host_put(HostTable& table, RuntimeFilter& filter, const RuntimeMaps<K>& m,
+                        uint32_t& count, const Prefix& host, const K& key,
+                        const rl_runtime_entry& e) {
+  const uint32_t fam6 = host.addr.family == 6;
+  std::atomic_ref<uint32_t> n(count);
+  n.fetch_add(1);  // up before the entry is in, as runtime_put counts
+  auto put = table.put(host.addr, e.flags, e.expires_ns);
+  if (put != HostTable::Put::kAdded) n.fetch_sub(1);
+  if (put == HostTable::Put::kFull) {
+    filter.hash_in_use(fam6);
+    return runtime_put(m.hosts, count, key, e);
+  }
+  if (auto moved = runtime_hash_erase(m, filter, fam6, count, key); !moved) return moved.error();
   auto legacy = runtime_erase(m.trie, count, key);
   return legacy ? Status{} : Status(legacy.error());
 }
 
 template <typename K>
-Result<bool> runtime_remove(const RuntimeMaps<K>& m, uint32_t& count, const K& key, bool host) {
-  if (!host) return runtime_erase(m.trie, count, key);
-  auto gone = runtime_erase(m.hosts, count, key);
+Result<bool> runtime_host_erase(HostTable& table, RuntimeFilter& filter, const RuntimeMaps<K>& m,
+                                uint32_t& count, const Prefix& host, const K& key) {
+  if (table.erase(host.addr)) {
+    std::atomic_ref<uint32_t>(count).fetch_sub(1);
+    return true;
+  }
+  auto gone = runtime_hash_erase(m, filter, host.addr.family == 6, count, key);
   if (!gone || *gone) return gone;
-  return runtime_erase(m.trie, count, key);  // one an rld before the hash put there
+  return runtime_erase(m.trie, count, key);
 }
 
 // Every entry of a family, with the map holding it: the hosts' hash in batches of thousands per
@@ -604,16 +651,16 @@ Status runtime_list(const RuntimeMaps<K>& m, uint8_t family, std::vector<Runtime
   });
 }
 
-// The hash holds only exact keys. A trie lookup answers the longest match at most the key's
-// length: the entry it finds is the key's own only if its length is the key's.
+// The hash holds only exact keys (`host_hash`: ask it). A trie lookup answers the longest match at
+// most the key's length: the entry it finds is the key's own only if its length is the key's.
 template <typename K>
 Result<std::optional<RuntimeEntry>> runtime_find(const RuntimeMaps<K>& m, uint8_t family,
-                                                 const K& key, bool host) {
+                                                 const K& key, bool host_hash) {
   auto entry = [&](const rl_runtime_entry& e) {
     return std::optional<RuntimeEntry>(
         RuntimeEntry{runtime_prefix(key, family), e.flags, e.expires_ns});
   };
-  if (host) {
+  if (host_hash) {
     auto e = m.hosts.find(key);
     if (!e) return e.error();
     if (*e) return entry(**e);
@@ -654,20 +701,31 @@ Status BpfDatapath::runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64
   auto* ctl = control_.as<rl_control>();
   // The filter first: a packet must never find an entry whose filter bit is clear.
   if (Status s = runtime_filter_->add(prefix, [this] { return runtime_prefixes(); }); !s) return s;
-  if (prefix.addr.family == 4)
-    return runtime_add(runtime_v4(*skel_), ctl->runtime_acl_v4, runtime_key4(prefix),
-                       prefix.is_host(), e);
-  return runtime_add(runtime_v6(*skel_), ctl->runtime_acl_v6, runtime_key6(prefix),
-                     prefix.is_host(), e);
+  if (prefix.addr.family == 4) {
+    if (prefix.is_host())
+      return runtime_host_put(*hosts_, *runtime_filter_, runtime_v4(*skel_), ctl->runtime_acl_v4,
+                              prefix, runtime_key4(prefix), e);
+    return runtime_put(runtime_v4(*skel_).trie, ctl->runtime_acl_v4, runtime_key4(prefix), e);
+  }
+  if (prefix.is_host())
+    return runtime_host_put(*hosts_, *runtime_filter_, runtime_v6(*skel_), ctl->runtime_acl_v6,
+                            prefix, runtime_key6(prefix), e);
+  return runtime_put(runtime_v6(*skel_).trie, ctl->runtime_acl_v6, runtime_key6(prefix), e);
 }
 
 Status BpfDatapath::runtime_acl_remove(const Prefix& prefix) {
   auto* ctl = control_.as<rl_control>();
-  Result<bool> gone = prefix.addr.family == 4
-                          ? runtime_remove(runtime_v4(*skel_), ctl->runtime_acl_v4,
-                                           runtime_key4(prefix), prefix.is_host())
-                          : runtime_remove(runtime_v6(*skel_), ctl->runtime_acl_v6,
-                                           runtime_key6(prefix), prefix.is_host());
+  Result<bool> gone = false;
+  if (prefix.addr.family == 4)
+    gone = prefix.is_host()
+               ? runtime_host_erase(*hosts_, *runtime_filter_, runtime_v4(*skel_),
+                                    ctl->runtime_acl_v4, prefix, runtime_key4(prefix))
+               : runtime_erase(runtime_v4(*skel_).trie, ctl->runtime_acl_v4, runtime_key4(prefix));
+  else
+    gone = prefix.is_host()
+               ? runtime_host_erase(*hosts_, *runtime_filter_, runtime_v6(*skel_),
+                                    ctl->runtime_acl_v6, prefix, runtime_key6(prefix))
+               : runtime_erase(runtime_v6(*skel_).trie, ctl->runtime_acl_v6, runtime_key6(prefix));
   if (!gone) return gone.error();
   if (!*gone) return {};
   return runtime_filter_->removed([this] { return runtime_prefixes(); });
@@ -684,6 +742,7 @@ Result<std::vector<Prefix>> BpfDatapath::runtime_prefixes() const {
 
 Result<std::vector<BpfDatapath::RuntimeEntry>> BpfDatapath::runtime_acl_list() const {
   std::vector<RuntimeEntry> out;
+  hosts_->each([&](const RuntimeEntry& e) { out.push_back(e); });
   if (Status s = runtime_list(runtime_v4(*skel_), 4, out); !s) return s.error();
   if (Status s = runtime_list(runtime_v6(*skel_), 6, out); !s) return s.error();
   return out;
@@ -691,9 +750,12 @@ Result<std::vector<BpfDatapath::RuntimeEntry>> BpfDatapath::runtime_acl_list() c
 
 Result<std::optional<BpfDatapath::RuntimeEntry>> BpfDatapath::runtime_acl_find(
     const Prefix& prefix) const {
+  if (prefix.is_host())
+    if (auto e = hosts_->find(prefix.addr)) return e;
+  const bool hash = prefix.is_host() && runtime_filter_->hash_may_hold(prefix.addr.family == 6);
   if (prefix.addr.family == 4)
-    return runtime_find(runtime_v4(*skel_), 4, runtime_key4(prefix), prefix.is_host());
-  return runtime_find(runtime_v6(*skel_), 6, runtime_key6(prefix), prefix.is_host());
+    return runtime_find(runtime_v4(*skel_), 4, runtime_key4(prefix), hash);
+  return runtime_find(runtime_v6(*skel_), 6, runtime_key6(prefix), hash);
 }
 
 Result<std::vector<BpfDatapath::ClusterCount>> BpfDatapath::cluster_admitted() const {
@@ -840,6 +902,12 @@ std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) cons
 Status BpfDatapath::load_runtime_lists() {
   if (Status s = runtime_stamp_lengths(runtime_v4(*skel_)); !s) return s;
   if (Status s = runtime_stamp_lengths(runtime_v6(*skel_)); !s) return s;
+  // Hosts in a hash: ones whose set was full, or an rld's before the host table.
+  for (uint32_t fam6 = 0; fam6 < 2; fam6++) {
+    auto empty = fam6 ? map_empty(runtime_v6(*skel_).hosts) : map_empty(runtime_v4(*skel_).hosts);
+    if (!empty) return empty.error();
+    if (!*empty) runtime_filter_->hash_in_use(fam6);
+  }
   auto runtime = runtime_prefixes();
   if (!runtime) return runtime.error();
   const auto v6 = static_cast<uint32_t>(std::count_if(

@@ -14,6 +14,7 @@
 
 #include "common/fd.h"
 #include "datapath/datapath.h"
+#include "datapath/host_table.h"
 #include "datapath/key_sets.h"
 #include "datapath/map.h"
 #include "datapath/runtime_filter.h"
@@ -173,6 +174,8 @@ class BpfDatapath final : public Datapath {
   MmapRegion offenders_;
   MmapRegion runtime_filter_map_;  // rl_runtime_filter
   std::unique_ptr<RuntimeFilter> runtime_filter_;
+  MmapRegion hosts_v4_, hosts_v6_;  // rl_hosts_v4/v6
+  std::unique_ptr<HostTable> hosts_;
   uint32_t key_sets_ = 0;
   uint32_t key_low_bits_ = RL_KEY_SETS_MIN_LOG2;  // rl_set_low_bits(key_sets_)
   std::unique_ptr<KeySetGrowth> growth_;

@@ -76,10 +76,20 @@ Status RuntimeFilter::rebuild(const std::vector<Prefix>& entries) {
   }
   std::atomic_ref<uint64_t>(words_[0]).store(uint64_t{min_len[0]} | uint64_t{min_len[1]} << 8 |
                                              uint64_t{half} << RL_RTF_HALF_SHIFT | RL_RTF_BUILT |
-                                             hosts);
+                                             hosts | hashed_);
   set_ = entries.size();
   removed_ = 0;
   return {};
+}
+
+void RuntimeFilter::hash_in_use(uint32_t fam6) {
+  hashed_ |= rl_rtf_hash_bit(fam6);
+  std::atomic_ref<uint64_t>(words_[0]).fetch_or(rl_rtf_hash_bit(fam6));
+}
+
+void RuntimeFilter::hash_emptied(uint32_t fam6) {
+  hashed_ &= ~rl_rtf_hash_bit(fam6);
+  std::atomic_ref<uint64_t>(words_[0]).fetch_and(~rl_rtf_hash_bit(fam6));
 }
 
 }  // namespace rl

@@ -11,6 +11,7 @@
 
 #include "common/prefix.h"
 #include "common/result.h"
+#include "rl_hash.h"
 
 namespace rl {
 
@@ -35,6 +36,12 @@ class RuntimeFilter {
   Status removed(const Entries& entries);
   // Builds the filter for `entries` in the half packets do not use and switches to it.
   Status rebuild(const std::vector<Prefix>& entries);
+  // Before a host entry goes into the family's hosts' hash (its set of the host table had no way
+  // free): packets of the family ask the hash until hash_emptied.
+  void hash_in_use(uint32_t fam6);
+  // After the family's hosts' hash has lost its last entry.
+  void hash_emptied(uint32_t fam6);
+  bool hash_may_hold(uint32_t fam6) const { return hashed_ & rl_rtf_hash_bit(fam6); }
 
  private:
   uint64_t switch_word() const;
@@ -42,6 +49,7 @@ class RuntimeFilter {
 
   std::span<uint64_t> words_;
   GracePeriod grace_period_;
+  uint64_t hashed_ = 0;   // the hash bits (rl_rtf_hash_bit) of the families whose hash is in use
   uint64_t set_ = 0;      // entries whose bits were set since the last rebuild
   uint64_t removed_ = 0;  // of those, removed since
 };

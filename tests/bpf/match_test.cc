@@ -1,6 +1,7 @@
 // Rule selection: allow/deny lists, priority, conditions, key kinds, generation switches; and
 // crafted packets (odd headers a parser gives up on or skips), which must never get past a deny
 // list or a rule that matches on addresses alone.
+#include <arpa/inet.h>
 #include <bpf/bpf.h>
 
 #include <unistd.h>
@@ -8,19 +9,35 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
 #include <tuple>
 #include <vector>
 
 #include "common/fd.h"
 #include "datapath/pins.h"
 #include "fixture.h"
+#include "rl_hash.h"
 
 namespace rl::testing {
 namespace {
 
 using packet::Builder;
 
-class MatchTest : public BpfTest {};
+class MatchTest : public BpfTest {
+ protected:
+  // One rule that admits everything: a packet's reason is then the runtime lists' or ADMITTED.
+  void admit_all() {
+    policy::Policy p;
+    p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
+    apply(p);
+  }
+  // The runtime entries rld lists, expired ones included.
+  size_t runtime_entries() const {
+    auto listed = dp_->runtime_acl_list();
+    EXPECT_TRUE(listed.ok());
+    return listed.ok() ? listed->size() : 0;
+  }
+};
 
 TEST_F(MatchTest, AllowAndDenyMostSpecificWins) {
   policy::Policy p;
@@ -528,9 +545,7 @@ TEST_F(MatchTest, RuntimeAllowAndDenyWithExpiry) {
 // before rld removes the expired one: the host's hash answers first, but an expired answer does
 // not end the search.
 TEST_F(MatchTest, AnExpiredHostEntryLeavesTheSourceToItsPrefix) {
-  policy::Policy p;
-  p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
-  apply(p);
+  admit_all();
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.40.0/24"), RL_SRC_F_DENY, 0).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.40.7/32"), RL_SRC_F_ALLOW, kT0 + 10 * kSec).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:40::/64"), RL_SRC_F_ALLOW, 0).ok());
@@ -540,17 +555,13 @@ TEST_F(MatchTest, AnExpiredHostEntryLeavesTheSourceToItsPrefix) {
   dp_->set_clock(kT0 + 11 * kSec);
   EXPECT_EQ(send(udp4("198.18.40.7")).reason, RL_REASON_RUNTIME_DENY) << "the /24's entry";
   EXPECT_EQ(send(udp6("2001:db8:40::7")).reason, RL_REASON_RUNTIME_ALLOW) << "the /64's entry";
-  auto listed = dp_->runtime_acl_list();
-  ASSERT_TRUE(listed.ok());
-  EXPECT_EQ(listed->size(), 4u) << "the expired ones stay until rld removes them";
+  EXPECT_EQ(runtime_entries(), 4u) << "the expired ones stay until rld removes them";
 }
 
 // Inside a trie, an expired prefix leaves the source to the next shorter entry that covers it,
 // past as many as RL_RUNTIME_EXPIRED_SKIPS expired ones, without waiting for rld to remove them.
 TEST_F(MatchTest, AnExpiredPrefixLeavesTheSourceToAShorterOne) {
-  policy::Policy p;
-  p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
-  apply(p);
+  admit_all();
   const uint64_t soon = kT0 + 10 * kSec;
   for (const auto& [cidr, flags, expires] :
        std::vector<std::tuple<const char*, uint32_t, uint64_t>>{
@@ -569,18 +580,14 @@ TEST_F(MatchTest, AnExpiredPrefixLeavesTheSourceToAShorterOne) {
   EXPECT_EQ(send(udp4("198.18.41.5")).reason, RL_REASON_RUNTIME_DENY) << "past three, the /16";
   EXPECT_EQ(send(udp4("198.18.41.200")).reason, RL_REASON_RUNTIME_DENY) << "past one, the /16";
   EXPECT_EQ(send(udp6("2001:db8:41::5")).reason, RL_REASON_RUNTIME_ALLOW) << "the /32's entry";
-  auto listed = dp_->runtime_acl_list();
-  ASSERT_TRUE(listed.ok());
-  EXPECT_EQ(listed->size(), 6u) << "the expired ones stay until rld removes them";
+  EXPECT_EQ(runtime_entries(), 6u) << "the expired ones stay until rld removes them";
 }
 
 // Packets skip a runtime trie while its family's count is 0, and each change moves the count by
 // one: a prefix set again (a new expiry) is not a second entry, and one removed twice is not two
 // fewer, so the entries left stay in force.
 TEST_F(MatchTest, RuntimeEntriesStayInForceThroughReplacesAndRepeatedRemoves) {
-  policy::Policy p;
-  p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
-  apply(p);
+  admit_all();
   for (const char* cidr : {"198.18.1.0/24", "2001:db8:1::/48"}) {
     ASSERT_TRUE(dp_->runtime_acl_set(P(cidr), RL_SRC_F_DENY, 0).ok());
     ASSERT_TRUE(dp_->runtime_acl_set(P(cidr), RL_SRC_F_ALLOW, kT0 + 60 * kSec).ok());
@@ -597,9 +604,7 @@ TEST_F(MatchTest, RuntimeEntriesStayInForceThroughReplacesAndRepeatedRemoves) {
   EXPECT_EQ(send(udp6("2001:db8:2::5")).reason, RL_REASON_RUNTIME_DENY);
   EXPECT_EQ(send(udp4("198.18.1.5")).reason, RL_REASON_ADMITTED);
   EXPECT_EQ(send(udp6("2001:db8:1::5")).reason, RL_REASON_ADMITTED);
-  auto listed = dp_->runtime_acl_list();
-  ASSERT_TRUE(listed.ok());
-  EXPECT_EQ(listed->size(), 2u);
+  EXPECT_EQ(runtime_entries(), 2u);
 }
 
 // Packets look in a runtime trie only when the runtime filter says an entry may cover their
@@ -607,9 +612,7 @@ TEST_F(MatchTest, RuntimeEntriesStayInForceThroughReplacesAndRepeatedRemoves) {
 // anew in its other half and switch; removing entries rebuilds it too. Entries stay in force
 // through both, and sources no entry covers are never caught by a stale bit's trie lookup.
 TEST_F(MatchTest, RuntimeEntriesHoldAsTheFilterIsRebuilt) {
-  policy::Policy p;
-  p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
-  apply(p);
+  admit_all();
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.9.9/32"), RL_SRC_F_DENY, 0).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:9::9/128"), RL_SRC_F_DENY, 0).ok());
   EXPECT_EQ(send(udp4("198.18.9.9")).reason, RL_REASON_RUNTIME_DENY);
@@ -670,13 +673,11 @@ std::vector<uint32_t> prefix_lengths(int map_fd) {
   return out;
 }
 
-// A host's entry (/32, /128) is the longest match: it goes to the hosts' hash, which packets ask
+// A host's entry (/32, /128) is the longest match: it goes to the host table, which packets ask
 // first, and overrides its prefix's entry either way. A host entry an rld before the hash left in
-// the trie still applies, and moves to the hash when set again.
+// the trie still applies, and moves to the table when set again.
 TEST_F(MatchTest, RuntimeHostEntriesAreTheLongestMatch) {
-  policy::Policy p;
-  p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
-  apply(p);
+  admit_all();
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.30.0/24"), RL_SRC_F_ALLOW, 0).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.30.7/32"), RL_SRC_F_DENY, 0).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:30::/64"), RL_SRC_F_DENY, 0).ok());
@@ -690,7 +691,7 @@ TEST_F(MatchTest, RuntimeHostEntriesAreTheLongestMatch) {
   UniqueFd hosts = program_map(dp_->prog_fd(), "rl_host_acl_v4");
   ASSERT_TRUE(trie && hosts);
   EXPECT_EQ(prefix_lengths(trie.get()), std::vector<uint32_t>{24});
-  EXPECT_EQ(prefix_lengths(hosts.get()), std::vector<uint32_t>{32});
+  EXPECT_TRUE(prefix_lengths(hosts.get()).empty()) << "the host is in the table, not the hash";
 
   // An entry for 198.18.30.9/32 in the trie, as an rld before the hash put it there, and
   // counted, as rld counts the entries it finds when it loads.
@@ -706,7 +707,7 @@ TEST_F(MatchTest, RuntimeHostEntriesAreTheLongestMatch) {
   ASSERT_EQ(bpf_map_update_elem(control.get(), &zero, &ctl, BPF_ANY), 0);
   EXPECT_EQ(send(udp4("198.18.30.9")).reason, RL_REASON_RUNTIME_DENY) << "the trie's host entry";
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.30.9/32"), RL_SRC_F_DENY, 0).ok());
-  EXPECT_EQ(prefix_lengths(trie.get()), std::vector<uint32_t>{24}) << "it moved to the hash";
+  EXPECT_EQ(prefix_lengths(trie.get()), std::vector<uint32_t>{24}) << "it moved to the table";
   EXPECT_EQ(send(udp4("198.18.30.9")).reason, RL_REASON_RUNTIME_DENY);
   auto listed = dp_->runtime_acl_list();
   ASSERT_TRUE(listed.ok());
@@ -744,27 +745,34 @@ class PinnedRuntimeTest : public MatchTest {
   const std::string root_ = "/sys/fs/bpf/rl-bpf-test-" + std::to_string(getpid());
 };
 
-// An rld before rl_runtime_entry.prefixlen left 0 there. Packets stop at such an entry once it
-// has expired, as they did, until a load stamps each entry with its length; then they look past
-// it, and rld finds it by its prefix.
+// An rld before rl_runtime_entry.prefixlen left 0 there, and an rld before the host table put
+// hosts in the hash. Packets stop at such an entry once it has expired, as they did, until a load
+// stamps each entry with its length; then they look past it, and rld finds it by its prefix. A
+// load also finds the hash's hosts, and packets ask the hash for them until they move to the
+// table.
 TEST_F(PinnedRuntimeTest, EntriesOfAnEarlierRldAreStampedWithTheirLengthAtLoad) {
-  policy::Policy p;
-  p.rules = {token_bucket("all", 1'000'000, 1'000'000)};
-  apply(p);
+  admit_all();
   const uint64_t soon = kT0 + 10 * kSec;
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.0.0/16"), RL_SRC_F_DENY, 0).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.42.0/24"), RL_SRC_F_ALLOW, soon).ok());
-  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.42.7/32"), RL_SRC_F_ALLOW, soon).ok());
   UniqueFd trie = program_map(dp_->prog_fd(), "rl_runtime_v4");
   UniqueFd hosts = program_map(dp_->prog_fd(), "rl_host_acl_v4");
-  ASSERT_TRUE(trie && hosts);
-  rl_runtime_lpm4_key k24{24, {198, 18, 42, 0}}, k16{16, {198, 18, 0, 0}},
-      k32{32, {198, 18, 42, 7}};
+  UniqueFd control = program_map(dp_->prog_fd(), "rl_control");
+  ASSERT_TRUE(trie && hosts && control);
+  rl_runtime_lpm4_key k24{24, {198, 18, 42, 0}}, k16{16, {198, 18, 0, 0}};
+  rl_runtime_lpm4_key k7{32, {198, 18, 42, 7}}, k9{32, {198, 18, 42, 9}};
   rl_runtime_entry legacy{RL_SRC_F_ALLOW, 0, soon};
   ASSERT_EQ(bpf_map_update_elem(trie.get(), &k24, &legacy, BPF_EXIST), 0);
-  ASSERT_EQ(bpf_map_update_elem(hosts.get(), &k32, &legacy, BPF_EXIST), 0);
+  ASSERT_EQ(bpf_map_update_elem(hosts.get(), &k7, &legacy, BPF_NOEXIST), 0);
+  legacy = {RL_SRC_F_ALLOW, 0, 0};
+  ASSERT_EQ(bpf_map_update_elem(hosts.get(), &k9, &legacy, BPF_NOEXIST), 0);
   legacy = {RL_SRC_F_DENY, 0, 0};
   ASSERT_EQ(bpf_map_update_elem(trie.get(), &k16, &legacy, BPF_EXIST), 0);
+  uint32_t zero = 0;
+  rl_control ctl{};
+  ASSERT_EQ(bpf_map_lookup_elem(control.get(), &zero, &ctl), 0);
+  ctl.runtime_acl_v4 += 2;  // the hash's two, as that rld counted them
+  ASSERT_EQ(bpf_map_update_elem(control.get(), &zero, &ctl, BPF_ANY), 0);
   dp_->set_clock(soon + kSec);
   EXPECT_EQ(send(udp4("198.18.42.5")).reason, RL_REASON_ADMITTED) << "stops at the /24";
 
@@ -775,20 +783,70 @@ TEST_F(PinnedRuntimeTest, EntriesOfAnEarlierRldAreStampedWithTheirLengthAtLoad) 
   auto second = BpfDatapath::load(o);
   ASSERT_TRUE(second.ok()) << second.error().str();
   dp_ = std::move(*second);
-  ASSERT_TRUE(dp_->adopted()) << "replaced ABI " << dp_->replaced_abi();
+  ASSERT_TRUE(dp_->adopted());
   dp_->set_clock(soon + kSec);
   EXPECT_EQ(send(udp4("198.18.42.5")).reason, RL_REASON_RUNTIME_DENY) << "past the /24";
-  EXPECT_EQ(send(udp4("198.18.42.7")).reason, RL_REASON_RUNTIME_DENY) << "past the /32";
+  EXPECT_EQ(send(udp4("198.18.42.7")).reason, RL_REASON_RUNTIME_DENY) << "past the hash's /32";
+  EXPECT_EQ(send(udp4("198.18.42.9")).reason, RL_REASON_RUNTIME_ALLOW) << "the hash's /32";
   rl_runtime_entry e{};
   ASSERT_EQ(bpf_map_lookup_elem(trie.get(), &k16, &e), 0);
   EXPECT_EQ(e.prefixlen, 16u);
-  ASSERT_EQ(bpf_map_lookup_elem(hosts.get(), &k32, &e), 0);
+  ASSERT_EQ(bpf_map_lookup_elem(hosts.get(), &k7, &e), 0);
   EXPECT_EQ(e.prefixlen, 32u);
   auto found = dp_->runtime_acl_find(P("198.18.42.0/24"));
   ASSERT_TRUE(found.ok());
   ASSERT_TRUE(found->has_value());
   EXPECT_EQ((*found)->flags, RL_SRC_F_ALLOW);
   EXPECT_EQ((*found)->expires_ns, soon);
+  found = dp_->runtime_acl_find(P("198.18.42.9/32"));
+  ASSERT_TRUE(found.ok() && found->has_value()) << "found in the hash";
+
+  // Set again, the hash's hosts move to the table; removed, they are gone from both.
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.42.9/32"), RL_SRC_F_ALLOW, 0).ok());
+  EXPECT_EQ(prefix_lengths(hosts.get()), std::vector<uint32_t>{32}) << "198.18.42.7's is left";
+  EXPECT_EQ(send(udp4("198.18.42.9")).reason, RL_REASON_RUNTIME_ALLOW) << "the table's /32";
+  ASSERT_TRUE(dp_->runtime_acl_remove(P("198.18.42.7/32")).ok());
+  EXPECT_TRUE(prefix_lengths(hosts.get()).empty());
+  EXPECT_EQ(runtime_entries(), 3u) << "the /16, the /24 and 198.18.42.9";
+}
+
+// A host whose set of the table has no way free goes to the hosts' hash, which packets then ask;
+// once a way is free, setting it again moves it to the table, and packets stop asking the hash
+// when it is empty.
+TEST_F(MatchTest, AHostWhoseSetIsFullGoesToTheHash) {
+  admit_all();
+  UniqueFd control = program_map(dp_->prog_fd(), "rl_control");
+  UniqueFd hash = program_map(dp_->prog_fd(), "rl_host_acl_v4");
+  ASSERT_TRUE(control && hash);
+  uint32_t zero = 0;
+  rl_control ctl{};
+  ASSERT_EQ(bpf_map_lookup_elem(control.get(), &zero, &ctl), 0);
+  // RL_HOST_WAYS_V4 + 1 addresses of 198.18.0.0/15 in one set: 2^17 addresses over the sets
+  // put about 4 in each, and over a third of the sets get 5 or more.
+  std::map<uint32_t, std::vector<std::string>> by_set;
+  std::vector<std::string> same_set;
+  for (uint32_t i = 0; i < (1u << 17) && same_set.empty(); i++) {
+    uint32_t host = (198u << 24 | 18u << 16) + i;
+    uint32_t a[4] = {htonl(host), 0, 0, 0};
+    auto& set = by_set[rl_host_set_index(a, 4, ctl.hash_seed)];
+    set.push_back(std::to_string(host >> 24) + "." + std::to_string(host >> 16 & 255) + "." +
+                  std::to_string(host >> 8 & 255) + "." + std::to_string(host & 255));
+    if (set.size() == RL_HOST_WAYS_V4 + 1) same_set = set;
+  }
+  ASSERT_EQ(same_set.size(), RL_HOST_WAYS_V4 + 1u);
+  for (const auto& h : same_set) ASSERT_TRUE(dp_->runtime_acl_set(P(h), RL_SRC_F_DENY, 0).ok());
+  EXPECT_EQ(prefix_lengths(hash.get()), std::vector<uint32_t>{32}) << "one in the hash";
+  for (const auto& h : same_set) EXPECT_EQ(send(udp4(h)).reason, RL_REASON_RUNTIME_DENY) << h;
+  EXPECT_EQ(send(udp4("198.18.255.255")).reason, RL_REASON_ADMITTED);
+
+  ASSERT_TRUE(dp_->runtime_acl_remove(P(same_set[0])).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P(same_set.back()), RL_SRC_F_ALLOW, 0).ok());
+  EXPECT_TRUE(prefix_lengths(hash.get()).empty()) << "it moved to the freed way";
+  EXPECT_EQ(send(udp4(same_set[0])).reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(send(udp4(same_set.back())).reason, RL_REASON_RUNTIME_ALLOW);
+  EXPECT_EQ(runtime_entries(), RL_HOST_WAYS_V4 + 0u);
+  ASSERT_EQ(bpf_map_lookup_elem(control.get(), &zero, &ctl), 0);
+  EXPECT_EQ(ctl.runtime_acl_v4, RL_HOST_WAYS_V4 + 0u) << "counted once each, wherever they were";
 }
 
 // rld finds an entry by its exact prefix, not the longest match that covers it.
