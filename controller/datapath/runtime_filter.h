@@ -27,7 +27,7 @@ class RuntimeFilter {
 
   // Before `p` goes into its map, so that a packet never finds an entry whose bit is clear:
   // sets its bit, or rebuilds the filter when p is shorter than its family's min_len; for a
-  // host entry (/32, /128), also the family's hosts bit, so that packets ask the hosts' hash.
+  // host entry (/32, /128), also the family's hosts bit, so that packets ask its host table.
   Status add(const Prefix& p, const Entries& entries);
   // After an entry has left its map. Its bit stays (a false positive costs a lookup) until the
   // bits of removed entries could be half of those set; then the filter is rebuilt, which also

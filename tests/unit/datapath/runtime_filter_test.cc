@@ -178,8 +178,27 @@ TEST(RuntimeFilter, RemovalsRebuildOnceHalfTheBitsMayBeStale) {
   ASSERT_NO_FATAL_FAILURE(lab.add(*Prefix::parse("198.18.0.0/24")));
   for (size_t i = 49; i < hosts.size(); i++) ASSERT_NO_FATAL_FAILURE(lab.remove(hosts[i]));
   EXPECT_EQ(rl_rtf_min_len(lab.words[0], 0), 24u);
-  EXPECT_FALSE(lab.packet_asks_hosts(hosts[0].addr)) << "packets skip an empty hosts' hash";
+  EXPECT_FALSE(lab.packet_asks_hosts(hosts[0].addr)) << "packets skip an empty host table";
   EXPECT_TRUE(lab.packet_hit(*Address::parse("198.18.0.1")));
+}
+
+// A family's hash bit (hosts whose set of the host table was full) goes up before a host goes into
+// the hash, stays through rebuilds while the hash holds hosts, and comes down once it is empty.
+TEST(RuntimeFilter, TheHashBitHoldsThroughRebuildsUntilTheHashEmpties) {
+  Lab lab;
+  ASSERT_NO_FATAL_FAILURE(lab.add(*Prefix::parse("2001:db8::7/128")));
+  EXPECT_FALSE(lab.words[0] & rl_rtf_hash_bit(1));
+  lab.filter.hash_in_use(1);
+  EXPECT_TRUE(lab.words[0] & rl_rtf_hash_bit(1));
+  EXPECT_FALSE(lab.words[0] & rl_rtf_hash_bit(0)) << "one family's";
+  EXPECT_TRUE(lab.filter.hash_may_hold(1));
+  ASSERT_NO_FATAL_FAILURE(lab.add(*Prefix::parse("2001:db8::/32")));  // a shorter one: a rebuild
+  EXPECT_TRUE(lab.words[0] & rl_rtf_hash_bit(1)) << "kept across the rebuild";
+  lab.filter.hash_emptied(1);
+  EXPECT_FALSE(lab.words[0] & rl_rtf_hash_bit(1));
+  EXPECT_FALSE(lab.filter.hash_may_hold(1));
+  ASSERT_TRUE(lab.filter.rebuild({*Prefix::parse("2001:db8::/32")}).ok());
+  EXPECT_FALSE(lab.words[0] & rl_rtf_hash_bit(1)) << "and not brought back by one";
 }
 
 }  // namespace
