@@ -733,10 +733,20 @@ class PinnedRuntimeTest : public MatchTest {
     ASSERT_TRUE(prepare_pin_root(root_).ok());
     MatchTest::SetUp();
   }
-  void options(LoadOptions& o) override { load_options(o); }
-  void load_options(LoadOptions& o) const {
+  void options(LoadOptions& o) override {
     o.pin_root = root_;
     o.cluster_keys = RL_CLUSTER_KEYS;  // as rld sizes it, which an adopting load checks
+  }
+  // Loads the program again, adopting the pinned maps, as a restarted rld does.
+  void reload() {
+    LoadOptions o;
+    o.key_capacity = 1 << 16;
+    o.trace_decisions = true;
+    options(o);
+    auto second = BpfDatapath::load(o);
+    ASSERT_TRUE(second.ok()) << second.error().str();
+    dp_ = std::move(*second);
+    ASSERT_TRUE(dp_->adopted());
   }
   void TearDown() override {
     dp_.reset();
@@ -776,14 +786,7 @@ TEST_F(PinnedRuntimeTest, EntriesOfAnEarlierRldAreStampedWithTheirLengthAtLoad) 
   dp_->set_clock(soon + kSec);
   EXPECT_EQ(send(udp4("198.18.42.5")).reason, RL_REASON_ADMITTED) << "stops at the /24";
 
-  LoadOptions o;
-  o.key_capacity = 1 << 16;
-  o.trace_decisions = true;
-  load_options(o);
-  auto second = BpfDatapath::load(o);
-  ASSERT_TRUE(second.ok()) << second.error().str();
-  dp_ = std::move(*second);
-  ASSERT_TRUE(dp_->adopted());
+  ASSERT_NO_FATAL_FAILURE(reload());
   dp_->set_clock(soon + kSec);
   EXPECT_EQ(send(udp4("198.18.42.5")).reason, RL_REASON_RUNTIME_DENY) << "past the /24";
   EXPECT_EQ(send(udp4("198.18.42.7")).reason, RL_REASON_RUNTIME_DENY) << "past the hash's /32";
@@ -808,6 +811,24 @@ TEST_F(PinnedRuntimeTest, EntriesOfAnEarlierRldAreStampedWithTheirLengthAtLoad) 
   ASSERT_TRUE(dp_->runtime_acl_remove(P("198.18.42.7/32")).ok());
   EXPECT_TRUE(prefix_lengths(hosts.get()).empty());
   EXPECT_EQ(runtime_entries(), 3u) << "the /16, the /24 and 198.18.42.9";
+}
+
+// The host table is pinned with the hash seed that places its hosts: a load that adopts it finds
+// every host in the set packets look in, as a restarted rld does.
+TEST_F(PinnedRuntimeTest, TableHostsHoldAcrossALoad) {
+  admit_all();
+  ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.50.1/32"), RL_SRC_F_DENY, 0).ok());
+  ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:50::1/128"), RL_SRC_F_ALLOW, 0).ok());
+  ASSERT_NO_FATAL_FAILURE(reload());
+  dp_->set_clock(kT0);
+  EXPECT_EQ(send(udp4("198.18.50.1")).reason, RL_REASON_RUNTIME_DENY);
+  EXPECT_EQ(send(udp6("2001:db8:50::1")).reason, RL_REASON_RUNTIME_ALLOW);
+  EXPECT_EQ(send(udp4("198.18.50.2")).reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(runtime_entries(), 2u);
+  ASSERT_TRUE(dp_->runtime_acl_remove(P("198.18.50.1/32")).ok());
+  EXPECT_EQ(send(udp4("198.18.50.1")).reason, RL_REASON_ADMITTED);
+  auto found = dp_->runtime_acl_find(P("2001:db8:50::1/128"));
+  ASSERT_TRUE(found.ok() && found->has_value());
 }
 
 // A host whose set of the table has no way free goes to the hosts' hash, which packets then ask;
