@@ -303,17 +303,20 @@ while len(v6) <= n:
         print(f"{ipaddress.ip_address(a << 64)}/64")
 PY
 }
-# Runtime deny entries for the first N sources of the IPv4 floods (198.18.0.1 on, as rlflood
-# numbers them) and of the IPv6 floods from 2001:db8:1::/48 (2001:db8:1::1 on), as an operator
-# denies a flood's hosts with `rlctl deny`: every packet of udp4-1 (N >= 1799) and, with
-# N = 16384, of udp4-16k and udp6-16k is then denied by a host entry.
-deny_flood_hosts() {
-  [ "$1" = 0 ] && return
+# The first N sources of the IPv4 floods (198.18.0.1 on, as rlflood numbers them) and of the IPv6
+# floods from 2001:db8:1::/48 (2001:db8:1::1 on), a line each: "4 ADDRESS" or "6 ADDRESS". Every
+# packet of udp4-1 (N >= 1799) and, with N = 16384, of udp4-16k and udp6-16k comes from one.
+flood_hosts() {
   python3 -c 'import ipaddress, sys
-for base, host in (("198.18.0.0", 32), ("2001:db8:1::", 128)):
+for fam, base in ((4, "198.18.0.0"), (6, "2001:db8:1::")):
     b = int(ipaddress.ip_address(base))
     for i in range(1, int(sys.argv[1]) + 1):
-        print(f"{ipaddress.ip_address(b + i)}/{host}")' "$1" | deny_cidrs ||
+        print(fam, ipaddress.ip_address(b + i))' "$1"
+}
+# Runtime deny entries for those hosts, as an operator denies a flood's hosts with `rlctl deny`.
+deny_flood_hosts() {
+  [ "$1" = 0 ] && return
+  flood_hosts "$1" | awk '{ print $2 "/" ($1 == 4 ? 32 : 128) }' | deny_cidrs ||
     fail "runtime deny entries for the flood's hosts"
 }
 # A runtime deny entry for each CIDR on stdin, through rld's control socket as `rlctl deny add`
@@ -350,6 +353,14 @@ nft_on() {
       rules+="    meta protocol $fam $match $addr != @$set limit rate over $new_budget/second burst $(new_burst) packets drop"$'\n'
     rules+="    meta protocol $fam $match update @$set { $addr $l } drop"$'\n'
   done
+  # RL_BENCH_DENY_HOSTS: the flood's hosts in a set per family, dropped before the meters, as an
+  # nftables user denies addresses.
+  local deny=${RL_BENCH_DENY_HOSTS:-0}
+  if [ "$deny" != 0 ]; then
+    sets+="  set deny4 { type ipv4_addr; size 65536; elements = { $(flood_hosts "$deny" | awk '$1 == 4 { print $2 }' | paste -sd,) }; }"$'\n'
+    sets+="  set deny6 { type ipv6_addr; size 65536; elements = { $(flood_hosts "$deny" | awk '$1 == 6 { print $2 }' | paste -sd,) }; }"$'\n'
+    rules="    ip saddr @deny4 drop"$'\n'"    ip6 saddr @deny6 drop"$'\n'"$rules"
+  fi
   $srv nft -f - <<NFT
 table netdev rlbench {
 $sets  chain ingress {
@@ -383,6 +394,18 @@ ipt_on() {
       # shellcheck disable=SC2086
       $srv $t -t raw -A PREROUTING $match $hl --hashlimit-name "$proto-$t" -j DROP
     done
+  done
+  # RL_BENCH_DENY_HOSTS: the flood's hosts in an ipset per family, dropped first in raw, as an
+  # iptables user denies addresses.
+  local deny=${RL_BENCH_DENY_HOSTS:-0} v
+  [ "$deny" = 0 ] && return
+  for v in 4 6; do
+    fam=inet t=iptables
+    [ "$v" = 6 ] && fam=inet6 t=ip6tables
+    $srv ipset create "rlbench-deny-$fam" hash:ip family "$fam" hashsize 65536 maxelem 65536
+    flood_hosts "$deny" | awk -v v="$v" -v s="rlbench-deny-$fam" '$1 == v { print "add " s " " $2 }' |
+      $srv ipset restore
+    $srv $t -t raw -I PREROUTING 1 -m set --match-set "rlbench-deny-$fam" src -j DROP
   done
 }
 ipt_off() {

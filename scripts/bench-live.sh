@@ -38,10 +38,11 @@
 # that many runtime deny entries per family (`rlctl deny`) that cover no flood source, for the
 # runtime lists' cost; RL_BENCH_DENY_HOSTS=N denies the first N sources of the IPv4 floods and
 # of the IPv6 ones from 2001:db8:1::/48 (host entries), for the cost of a packet a runtime entry
-# denies. RL_BENCH_PERF_DIR=DIR records a CPU-clock profile of the receiving CPU (or
-# RL_BENCH_PERF_CPUS) during every measurement, the JIT's symbols included, one file per
-# contender, flood and round; sampling adds a few % to the figures. For rl
-# a .lines file beside each says where its program's source lines are, so that
+# denies; nftables and iptables then drop the same hosts from a set per family first (an
+# nftables set in the netdev chain, an ipset in raw), as their users deny addresses.
+# RL_BENCH_PERF_DIR=DIR records a CPU-clock profile of the receiving CPU (or RL_BENCH_PERF_CPUS)
+# during every measurement, the JIT's symbols included, one file per contender, flood and round;
+# sampling adds a few % to the figures. For rl a .lines file beside each says where its program's source lines are, so that
 #   perf script -G -F ip -i DIR/rl-udp4-131k-paced-1.data | scripts/profile-lines.py DIR/rl-udp4-131k-paced-1.lines
 # charges the samples to source lines, as scripts/profile-xdp.sh does for bench_xdp (-G: without
 # it perf prints each sample's call chain, and the callers' return addresses count as samples).
