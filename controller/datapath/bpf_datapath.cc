@@ -696,36 +696,32 @@ RuntimeMaps<rl_runtime_lpm6_key> runtime_v6(const rl_xdp& skel) {
 
 }  // namespace
 
+template <typename Fn>
+auto BpfDatapath::runtime_family(const Prefix& prefix, Fn&& fn) const {
+  auto* ctl = control_.as<rl_control>();
+  if (prefix.addr.family == 4)
+    return fn(runtime_v4(*skel_), ctl->runtime_acl_v4, runtime_key4(prefix));
+  return fn(runtime_v6(*skel_), ctl->runtime_acl_v6, runtime_key6(prefix));
+}
+
 Status BpfDatapath::runtime_acl_set(const Prefix& prefix, uint32_t flags, uint64_t expires_ns) {
   rl_runtime_entry e{flags, prefix.len, expires_ns};
-  auto* ctl = control_.as<rl_control>();
   // The filter first: a packet must never find an entry whose filter bit is clear.
   if (Status s = runtime_filter_->add(prefix, [this] { return runtime_prefixes(); }); !s) return s;
-  if (prefix.addr.family == 4) {
+  return runtime_family(prefix, [&](const auto& m, uint32_t& count, const auto& key) -> Status {
     if (prefix.is_host())
-      return runtime_host_put(*hosts_, *runtime_filter_, runtime_v4(*skel_), ctl->runtime_acl_v4,
-                              prefix, runtime_key4(prefix), e);
-    return runtime_put(runtime_v4(*skel_).trie, ctl->runtime_acl_v4, runtime_key4(prefix), e);
-  }
-  if (prefix.is_host())
-    return runtime_host_put(*hosts_, *runtime_filter_, runtime_v6(*skel_), ctl->runtime_acl_v6,
-                            prefix, runtime_key6(prefix), e);
-  return runtime_put(runtime_v6(*skel_).trie, ctl->runtime_acl_v6, runtime_key6(prefix), e);
+      return runtime_host_put(*hosts_, *runtime_filter_, m, count, prefix, key, e);
+    return runtime_put(m.trie, count, key, e);
+  });
 }
 
 Status BpfDatapath::runtime_acl_remove(const Prefix& prefix) {
-  auto* ctl = control_.as<rl_control>();
-  Result<bool> gone = false;
-  if (prefix.addr.family == 4)
-    gone = prefix.is_host()
-               ? runtime_host_erase(*hosts_, *runtime_filter_, runtime_v4(*skel_),
-                                    ctl->runtime_acl_v4, prefix, runtime_key4(prefix))
-               : runtime_erase(runtime_v4(*skel_).trie, ctl->runtime_acl_v4, runtime_key4(prefix));
-  else
-    gone = prefix.is_host()
-               ? runtime_host_erase(*hosts_, *runtime_filter_, runtime_v6(*skel_),
-                                    ctl->runtime_acl_v6, prefix, runtime_key6(prefix))
-               : runtime_erase(runtime_v6(*skel_).trie, ctl->runtime_acl_v6, runtime_key6(prefix));
+  Result<bool> gone =
+      runtime_family(prefix, [&](const auto& m, uint32_t& count, const auto& key) -> Result<bool> {
+        if (prefix.is_host())
+          return runtime_host_erase(*hosts_, *runtime_filter_, m, count, prefix, key);
+        return runtime_erase(m.trie, count, key);
+      });
   if (!gone) return gone.error();
   if (!*gone) return {};
   return runtime_filter_->removed([this] { return runtime_prefixes(); });
@@ -753,9 +749,9 @@ Result<std::optional<BpfDatapath::RuntimeEntry>> BpfDatapath::runtime_acl_find(
   if (prefix.is_host())
     if (auto e = hosts_->find(prefix.addr)) return e;
   const bool hash = prefix.is_host() && runtime_filter_->hash_may_hold(prefix.addr.family == 6);
-  if (prefix.addr.family == 4)
-    return runtime_find(runtime_v4(*skel_), 4, runtime_key4(prefix), hash);
-  return runtime_find(runtime_v6(*skel_), 6, runtime_key6(prefix), hash);
+  return runtime_family(prefix, [&](const auto& m, uint32_t&, const auto& key) {
+    return runtime_find(m, prefix.addr.family, key, hash);
+  });
 }
 
 Result<std::vector<BpfDatapath::ClusterCount>> BpfDatapath::cluster_admitted() const {

@@ -157,6 +157,10 @@ class BpfDatapath final : public Datapath {
   Status calibrate_coarse_clock();
   Status clear_generation(uint32_t gen);
   Status load_runtime_lists();
+  // fn(maps, count, key) with the runtime maps of the prefix's family (hosts' hash and trie), its
+  // entry count in rl_control and the prefix as their key.
+  template <typename Fn>
+  auto runtime_family(const Prefix& prefix, Fn&& fn) const;
   // Every runtime entry's prefix, for the runtime filter's rebuilds.
   Result<std::vector<Prefix>> runtime_prefixes() const;
   // The set a key with this hash is in, and the set it was in before the doubling under way

@@ -4,17 +4,27 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <type_traits>
 
 #include "rl_hash.h"
 
 namespace rl {
 namespace {
 
-// The maps' words are the kernel's __u64.
-__u64 load(const __u64& v) {
-  return std::atomic_ref<__u64>(const_cast<__u64&>(v)).load(std::memory_order_acquire);
+// A way's fields (the kernel's __u32 and __u64), read and written whole while packets read them.
+template <typename T>
+T load(const T& v) {
+  return std::atomic_ref<T>(const_cast<T&>(v)).load(std::memory_order_acquire);
 }
-void store(__u64& v, __u64 x) { std::atomic_ref<__u64>(v).store(x, std::memory_order_release); }
+template <typename T>
+void store(T& v, std::type_identity_t<T> x) {
+  std::atomic_ref<T>(v).store(x, std::memory_order_release);
+}
+
+// The version bits of the word after `old`: every store of a way's word raises it.
+uint64_t next_version(uint64_t old) {
+  return (((old >> RL_HOST_VERSION_SHIFT) + 1) & RL_HOST_VERSION_MASK) << RL_HOST_VERSION_SHIFT;
+}
 
 // The word for an entry, one version past `old`'s.
 uint64_t live_word(uint64_t old, uint32_t flags, uint64_t expires_ns) {
@@ -23,19 +33,13 @@ uint64_t live_word(uint64_t old, uint32_t flags, uint64_t expires_ns) {
     expiry = std::min<uint64_t>(
         (expires_ns + (1ULL << RL_HOST_EXPIRY_SHIFT) - 1) >> RL_HOST_EXPIRY_SHIFT,
         RL_HOST_EXPIRY_MASK);
-  uint64_t version = ((old >> RL_HOST_VERSION_SHIFT) + 1) & RL_HOST_VERSION_MASK;
-  return RL_HOST_LIVE | (flags & RL_SRC_F_ALLOW ? RL_HOST_ALLOW : 0) |
-         version << RL_HOST_VERSION_SHIFT | expiry;
-}
-
-uint64_t dead_word(uint64_t old) {
-  return (((old >> RL_HOST_VERSION_SHIFT) + 1) & RL_HOST_VERSION_MASK) << RL_HOST_VERSION_SHIFT;
+  return RL_HOST_LIVE | (flags & RL_SRC_F_ALLOW ? RL_HOST_ALLOW : 0) | next_version(old) | expiry;
 }
 
 RuntimeEntry entry_of(const Address& a, uint64_t word) {
-  uint64_t expiry = word & RL_HOST_EXPIRY_MASK;
-  return {Prefix::of(a, static_cast<uint8_t>(a.width())),
-          word & RL_HOST_ALLOW ? RL_SRC_F_ALLOW : RL_SRC_F_DENY, expiry << RL_HOST_EXPIRY_SHIFT};
+  // The flags as packets read them (rl_hash.h), at a time 0 before any expiry.
+  return {Prefix::of(a, static_cast<uint8_t>(a.width())), rl_host_word_flags(word, 0),
+          (word & RL_HOST_EXPIRY_MASK) << RL_HOST_EXPIRY_SHIFT};
 }
 
 // A family's way: its address as the packet compares it, read and written in the words the
@@ -49,10 +53,8 @@ struct Way4 {
     std::memcpy(&x, a.bytes.data(), sizeof(x));
     return x;
   }
-  static Addr read(const rl_host_way4& w) {
-    return std::atomic_ref<__u32>(const_cast<__u32&>(w.addr)).load();
-  }
-  static void write(rl_host_way4& w, Addr x) { std::atomic_ref<__u32>(w.addr).store(x); }
+  static Addr read(const rl_host_way4& w) { return load(w.addr); }
+  static void write(rl_host_way4& w, Addr x) { store(w.addr, x); }
   static Address address(Addr x) {
     Address a;
     std::memcpy(a.bytes.data(), &x, sizeof(x));
@@ -71,8 +73,8 @@ struct Way6 {
   }
   static Addr read(const rl_host_way6& w) { return {load(w.addr[0]), load(w.addr[1])}; }
   static void write(rl_host_way6& w, const Addr& x) {
-    std::atomic_ref<__u64>(w.addr[0]).store(x[0]);
-    std::atomic_ref<__u64>(w.addr[1]).store(x[1]);
+    store(w.addr[0], x[0]);
+    store(w.addr[1], x[1]);
   }
   static Address address(const Addr& x) {
     Address a;
@@ -122,7 +124,7 @@ template <typename W>
 bool erase_in(typename W::Set& set, const Address& host) {
   auto* w = live_way<W>(set, W::addr_of(host));
   if (!w) return false;
-  store(w->word, dead_word(load(w->word)));
+  store(w->word, next_version(load(w->word)));  // no longer live
   return true;
 }
 
