@@ -134,7 +134,10 @@ enum rl_action {
 
 /* rl_control[0]: the one word the controller flips to switch generations. */
 struct rl_control {
-	__u32 active_gen; /* written last, atomically, through the mmapped map */
+	/* The rule set's epoch: rld adds one with every switch, written last, atomically, through
+	 * the mmapped map. Its low bit is the generation in force; the whole word names the rule
+	 * set, which the per-CPU memo of the last match (bpf/lib/memo.h) is good for. */
+	__u32 active_gen;
 	__u32 abi_version;
 	__u32 runtime_acl_v4; /* runtime allow/deny entries, hosts and prefixes; 0 skips the lookups
 			       */

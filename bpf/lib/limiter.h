@@ -435,7 +435,7 @@ struct rl_limit_info {
 	__u64 bytes;	      /* in */
 	__u32 ridx;	      /* in: the rule's index in rl_rules */
 	__u32 inserted;
-	__u64 hash; /* of the key whose state judged the packet */
+	__u64 hash; /* in: rl_key_hash of key; out: of the key whose state judged the packet */
 	__u32 overflow;
 	__u32 unadmitted;
 	__s32 found; /* rl_limit_known's lookup, for rl_limit: RL_SET_UNSEEN or RL_SET_FULL */
@@ -505,11 +505,12 @@ static __always_inline int rl_judge_known(struct rl_slot *s, const struct rl_rul
  * into the program: RL_LIMIT_* as rl_limit returns, or RL_LIMIT_SLOW when the scan of the key's
  * set does not find it (a new key, a way being claimed, a table rld has not published), and the
  * global rl_limit takes the packet on from info->hash and info->found. On CPUs whose returns go
- * through a return thunk, the call to rl_limit cost about 7 ns a packet (docs/benchmarks.md). */
+ * through a return thunk, the call to rl_limit cost about 7 ns a packet (docs/benchmarks.md).
+ * info->hash is the key's hash on entry: the caller has it from the key it built, or from the
+ * CPU's memo of its last match (memo.h). */
 static __always_inline int rl_limit_known(const struct rl_rule *r, struct rl_limit_info *info)
 {
-	__u64 h = rl_key_hash(&info->key, rl_hash_seed);
-	info->hash = h;
+	__u64 h = info->hash;
 	__u32 set_idx = 0, tag = 0;
 	int found;
 	struct rl_set *set =

@@ -8,7 +8,9 @@
  * Every packet that matched a rule may then be sampled for `rlctl top --by traffic` with its
  * verdict (sample.h), whatever that verdict is.
  * Only a packet without a usable IP header skips the lists and rules: it has no source to judge.
- * The generation is read once per packet, so each packet sees one complete rule set.
+ * The generation is read once per packet, so each packet sees one complete rule set. A packet
+ * with the headers of its CPU's previous one, under the same rule set, takes that packet's
+ * outcome of the policy lists and the rules, and its key, from the CPU's memo (memo.h).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -24,6 +26,7 @@
 #include "syncookie.h"
 #include "sample.h"
 #include "scratch.h"
+#include "memo.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -62,6 +65,24 @@ static __always_inline __u32 rl_malformed_verdict(const struct rl_gen_config *gc
 	return gc->malformed_verdict == RL_VERDICT_PASS ? XDP_PASS : XDP_DROP;
 }
 
+/* The source lists' verdict on the packet (RL_MEMO_ALLOW or RL_MEMO_DENY), else the position of
+ * the first rule that matches it, else RL_MEMO_UNDECIDED: what the CPU's memo keeps (memo.h). */
+static __always_inline int rl_match(__u32 gen, const struct rl_gen_config *gc,
+				    const struct rl_pkt *p)
+{
+	const struct rl_src_entry *src = rl_lookup_source(gen, gc, p);
+	if (!src)
+		return RL_MEMO_UNDECIDED;
+	if (src->flags & RL_SRC_F_ALLOW)
+		return RL_MEMO_ALLOW;
+	if (src->flags & RL_SRC_F_DENY)
+		return RL_MEMO_DENY;
+	if (!gc->rule_count)
+		return RL_MEMO_UNDECIDED;
+	int pos = rl_match_rule(gen, gc, src->class_id, p);
+	return pos < 0 ? RL_MEMO_UNDECIDED : pos;
+}
+
 /* No list and no rule decided the packet. */
 static __always_inline int rl_undecided(const struct rl_gen_config *gc, const struct rl_pkt *p,
 					__u64 bytes)
@@ -85,13 +106,17 @@ int rl_xdp(struct xdp_md *ctx)
 	struct rl_scratch *scratch = bpf_map_lookup_elem(&rl_scratch, &zero);
 	if (!scratch)
 		return XDP_PASS;
-	struct rl_pkt *pkt = &scratch->pkt;
+	struct rl_memo *memo = &scratch->memo;
+	__u32 at = rl_memo_parse_into(memo);
+	struct rl_pkt *pkt = &scratch->pkt[at];
 	__builtin_memset(pkt, 0, sizeof(*pkt));
 
 	struct rl_control *ctl = bpf_map_lookup_elem(&rl_control, &zero);
 	if (!ctl)
 		return XDP_PASS;
-	__u32 gen = ctl->active_gen & 1;
+	/* The epoch names the rule set (memo.h), its low bit the generation that holds it. */
+	__u32 epoch = RL_READ_ONCE(ctl->active_gen);
+	__u32 gen = epoch & 1;
 	struct rl_gen_config *gc = bpf_map_lookup_elem(&rl_gen_config, &gen);
 	if (!gc)
 		return XDP_PASS;
@@ -130,19 +155,19 @@ int rl_xdp(struct xdp_md *ctx)
 		}
 	}
 
-	const struct rl_src_entry *src = rl_lookup_source(gen, gc, pkt);
-	if (src && (src->flags & RL_SRC_F_ALLOW)) {
+	int pos = rl_memo_outcome(memo, epoch, pkt, &scratch->pkt[at ^ 1]);
+	if (pos == RL_MEMO_MISS) {
+		pos = rl_match(gen, gc, pkt);
+		rl_memo_keep(memo, epoch, at, pos);
+	}
+	if (pos == RL_MEMO_ALLOW) {
 		rl_count(RL_GC_ALLOWLISTED, bytes);
 		return rl_finish(XDP_PASS, RL_REASON_ALLOWLIST, -1, 0, 0, 0, 0, 0);
 	}
-	if (src && (src->flags & RL_SRC_F_DENY)) {
+	if (pos == RL_MEMO_DENY) {
 		rl_count(RL_GC_DENYLISTED, bytes);
 		return rl_finish(XDP_DROP, RL_REASON_DENYLIST, -1, 0, 0, 0, 0, 0);
 	}
-
-	int pos = -1;
-	if (src && gc->rule_count)
-		pos = rl_match_rule(gen, gc, src->class_id, pkt);
 	if (pos < 0 || pos >= RL_MAX_RULES)
 		return rl_undecided(gc, pkt, bytes);
 	__u32 ridx = gen * RL_MAX_RULES + pos;
@@ -158,7 +183,18 @@ int rl_xdp(struct xdp_md *ctx)
 	__builtin_memset(info, 0, sizeof(*info));
 	info->bytes = bytes;
 	info->ridx = ridx;
-	rl_key_build(&info->key, r, pkt);
+	/* A packet that met the memo parsed into the other packet than the memo's (a miss makes its
+	 * own packet the memo's): its key may be remembered, or be the one to remember. */
+	int repeat = memo->at != at;
+	if (repeat && memo->keyed) {
+		__builtin_memcpy(&info->key, &memo->key, sizeof(info->key));
+		info->hash = memo->hash;
+	} else {
+		rl_key_build(&info->key, r, pkt);
+		info->hash = rl_key_hash(&info->key, rl_hash_seed);
+		if (repeat)
+			rl_memo_keep_key(memo, &info->key, info->hash);
+	}
 
 	/* A syn_cookies rule answers SYNs itself and lets through only packets of connections
 	 * conntrack knows and ACKs with a valid cookie; what it lets through meets the limit as

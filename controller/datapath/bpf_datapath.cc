@@ -435,7 +435,8 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
                                   "': syn_cookies needs XDP's conntrack lookup, which this "
                                   "kernel does not offer (bpf_xdp_ct_lookup; with nf_conntrack "
                                   "as a module, load it before rld starts)"};
-  const uint32_t next = active_generation() ^ 1;
+  const uint32_t epoch = std::atomic_ref<uint32_t>(control_.as<rl_control>()->active_gen).load();
+  const uint32_t next = (epoch & 1) ^ 1;
 
   auto since = std::chrono::steady_clock::now() - last_switch_;
   if (since < kGenerationGrace) std::this_thread::sleep_for(kGenerationGrace - since);
@@ -505,9 +506,11 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
 
   std::atomic_ref<uint32_t>(control_.as<rl_control>()->next_rule_id).store(rs.ids.next_id);
   // The switch: one aligned 32-bit store that packets read once each. Everything above is
-  // visible before it (release order on the mmapped word).
+  // visible before it (release order on the mmapped word). The epoch moves on by one, not back
+  // to a generation number: a CPU's memo of its last match holds for one rule set, and two
+  // switches bring its generation back with another (bpf/lib/memo.h).
   std::atomic_ref<uint32_t>(control_.as<rl_control>()->active_gen)
-      .store(next, std::memory_order_release);
+      .store(epoch + 1, std::memory_order_release);
   last_switch_ = std::chrono::steady_clock::now();
   return {};
 }
