@@ -132,7 +132,7 @@ enum rl_action {
 /* ---- Control maps ------------------------------------------------------------------------------
  */
 
-/* rl_control[0]: the one word the controller flips to switch generations. */
+/* rl_control[0]: the word the controller moves on to switch generations, and its counts. */
 struct rl_control {
 	/* The rule set's epoch: rld adds one with every switch, written last, atomically, through
 	 * the mmapped map. Its low bit is the generation in force; the whole word names the rule
