@@ -25,11 +25,12 @@
 #include "parse.h"
 #include "rl_abi.h"
 
-/* The outcomes before a rule: the source lists decided, or nothing matched. A rule's outcome is
- * its position (0 to RL_MAX_RULES - 1). */
+/* The outcomes before a rule: the source lists decided, or nothing matched; and no outcome. A
+ * rule's outcome is its position (0 to RL_MAX_RULES - 1). */
 #define RL_MEMO_UNDECIDED (-1)
 #define RL_MEMO_ALLOW	  (-2)
 #define RL_MEMO_DENY	  (-3)
+#define RL_MEMO_MISS	  (-4) /* rl_memo_outcome: the headers or the rule set differ */
 
 /* What a miss costs is kept small, for a flood of sources that never repeat, where every packet
  * misses. The headers are not copied: the CPU's scratch holds two parsed packets, and each packet
@@ -47,15 +48,13 @@ struct rl_memo {
 	__u32 pad;
 };
 
-_Static_assert(sizeof(struct rl_pkt) % 4 == 0, "rl_memo_hit compares 32-bit words");
+_Static_assert(sizeof(struct rl_pkt) % 4 == 0, "rl_memo_outcome compares 32-bit words");
 
 /* Which of the two parsed packets the next packet may overwrite. */
 static __always_inline __u32 rl_memo_parse_into(const struct rl_memo *m)
 {
 	return (m->at ^ 1) & 1;
 }
-
-#define RL_MEMO_MISS (-4) /* rl_memo_outcome: the headers or the rule set differ */
 
 /* The memo's outcome if p's headers are q's, the memo's, under the same rule set, else
  * RL_MEMO_MISS (a zeroed memo matches no packet: its family is 0, a parsed packet's 4 or 6). The

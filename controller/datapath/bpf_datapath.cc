@@ -343,9 +343,11 @@ int BpfDatapath::events_fd() const { return bpf_map__fd(skel_->maps.rl_events); 
 int BpfDatapath::samples_fd() const { return bpf_map__fd(skel_->maps.rl_samples); }
 int BpfDatapath::keys_fd() const { return bpf_map__fd(skel_->maps.rl_keys); }
 
-uint32_t BpfDatapath::active_generation() const {
-  return std::atomic_ref<uint32_t>(control_.as<rl_control>()->active_gen).load() & 1;
+uint32_t BpfDatapath::epoch() const {
+  return std::atomic_ref<uint32_t>(control_.as<rl_control>()->active_gen).load();
 }
+
+uint32_t BpfDatapath::active_generation() const { return epoch() & 1; }
 
 Result<std::vector<std::pair<std::string, rl_rule>>> BpfDatapath::active_rules() const {
   uint32_t gen = active_generation();
@@ -435,8 +437,8 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
                                   "': syn_cookies needs XDP's conntrack lookup, which this "
                                   "kernel does not offer (bpf_xdp_ct_lookup; with nf_conntrack "
                                   "as a module, load it before rld starts)"};
-  const uint32_t epoch = std::atomic_ref<uint32_t>(control_.as<rl_control>()->active_gen).load();
-  const uint32_t next = (epoch & 1) ^ 1;
+  const uint32_t in_force = epoch();
+  const uint32_t next = (in_force & 1) ^ 1;
 
   auto since = std::chrono::steady_clock::now() - last_switch_;
   if (since < kGenerationGrace) std::this_thread::sleep_for(kGenerationGrace - since);
@@ -510,7 +512,7 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
   // to a generation number: a CPU's memo of its last match holds for one rule set, and two
   // switches bring its generation back with another (bpf/lib/memo.h).
   std::atomic_ref<uint32_t>(control_.as<rl_control>()->active_gen)
-      .store(epoch + 1, std::memory_order_release);
+      .store(in_force + 1, std::memory_order_release);
   last_switch_ = std::chrono::steady_clock::now();
   return {};
 }

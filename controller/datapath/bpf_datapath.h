@@ -156,6 +156,8 @@ class BpfDatapath final : public Datapath {
   Status init();
   Status calibrate_coarse_clock();
   Status clear_generation(uint32_t gen);
+  // rl_control.active_gen: the rule set's epoch, whose low bit is the generation in force.
+  uint32_t epoch() const;
   Status load_runtime_lists();
   // fn(maps, count, key) with the runtime maps of the prefix's family (hosts' hash and trie), its
   // entry count in rl_control and the prefix as their key.
