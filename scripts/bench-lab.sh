@@ -116,10 +116,14 @@ flood() { # args for rlflood after the common ones; prints its JSON line
 # name | family | rlflood arguments | warm-up: frames paced at a rate every contender keeps up
 # with, so each known source has its state before the measurement (0: none). NEW stands for
 # sources that never repeat: new_flood_args gives each measurement a /48 nobody has sent from.
+# *-1-ports: one source with a new source port in each frame (1024 to 65535 in turn), as a
+# sender that opens a port per packet sends.
 bench_v4=192.0.2.2 bench_v6=3fff:0:ff::2
 bench_floods=(
   "udp4-1|4|--src 198.18.7.7 --dst $bench_v4|1000"
   "udp6-1|6|--src 2001:db8:7::7 --dst $bench_v6|1000"
+  "udp4-1-ports|4|--src 198.18.7.9 --sport 1024 --sports 64512 --dst $bench_v4|1000"
+  "udp6-1-ports|6|--src 2001:db8:7::9 --sport 1024 --sports 64512 --dst $bench_v6|1000"
   "udp4-16k|4|--src 198.18.0.0/15 --sources 16384 --order random --dst $bench_v4|16384"
   "udp6-16k|6|--src 2001:db8:1::/48 --sources 16384 --order random --dst $bench_v6|16384"
   "udp4-131k|4|--src 198.18.0.0/15 --sources 131071 --order random --dst $bench_v4|131071"

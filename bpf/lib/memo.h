@@ -8,9 +8,13 @@
  * CPU; a flood of sources that never repeat pays the compare of the source address and the store of
  * the new outcome.
  *
- * Exact, not a cache that may be stale: the outcome is a function of the headers (struct rl_pkt,
- * every field, compared whole) and of the generation's tables alone, and rld never writes the
- * tables of the generation in force. It writes the other one and then moves rl_control.active_gen
+ * Exact, not a cache that may be stale: the outcome is a function of the headers the rule set reads
+ * and of the generation's tables alone, and rld never writes the tables of the generation in force.
+ * The headers it reads are struct rl_pkt's first group of fields, compared whole, and each field of
+ * the second while a rule of the set names it (rl_gen_config's sport_used and dims_used, which the
+ * rule lookup skips the field by: classify.h); no rule reads the third. So the packets of one flood
+ * or one flow that differ in their source port, length, TCP flags or TTL share the memo while no
+ * rule looks at them. It writes the other one and then moves rl_control.active_gen
  * on by one (bpf_datapath.cc), so the epoch, the whole word and not its generation bit, names one
  * rule set: after two switches the same generation holds another. The runtime lists change while
  * packets run, so they are asked before the memo, on every packet; what follows the rule lookup
@@ -48,7 +52,33 @@ struct rl_memo {
 	__u32 pad;
 };
 
-_Static_assert(sizeof(struct rl_pkt) % 4 == 0, "rl_memo_outcome compares 32-bit words");
+/* struct rl_pkt's groups (parse.h), in 32-bit words: words 0 to 9 are read by every rule set, 10
+ * and 11 field by field, 12 by none. */
+#define RL_MEMO_WHOLE_WORDS 10
+_Static_assert(__builtin_offsetof(struct rl_pkt, sport) == 4 * RL_MEMO_WHOLE_WORDS,
+	       "rl_pkt's first group is words 0 to 9");
+_Static_assert(__builtin_offsetof(struct rl_pkt, l3_len) / 4 == 10 &&
+		   __builtin_offsetof(struct rl_pkt, tcp_flags) / 4 == 11 &&
+		   __builtin_offsetof(struct rl_pkt, tcp_new) / 4 == 11 &&
+		   __builtin_offsetof(struct rl_pkt, ttl) / 4 == 11,
+	       "rl_pkt's second group is words 10 and 11");
+_Static_assert(__builtin_offsetof(struct rl_pkt, l3_off) == 48 && sizeof(struct rl_pkt) == 52,
+	       "rl_pkt's third group is word 12");
+
+/* All ones over `len` bytes from byte `at` of a 32-bit word, in memory order. */
+static __always_inline __u32 rl_memo_bytes(__u32 at, __u32 len)
+{
+	__u32 ones = len >= 4 ? ~0u : (1u << (8 * len)) - 1;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return ones << (8 * at);
+#else
+	return ones << (8 * (4 - at - len));
+#endif
+}
+
+/* Field f's bytes within its word of struct rl_pkt. */
+#define RL_MEMO_FIELD(f)                                                                           \
+	rl_memo_bytes(__builtin_offsetof(struct rl_pkt, f) & 3, sizeof(((struct rl_pkt *)0)->f))
 
 /* Which of the two parsed packets the next packet may overwrite. */
 static __always_inline __u32 rl_memo_parse_into(const struct rl_memo *m)
@@ -59,17 +89,26 @@ static __always_inline __u32 rl_memo_parse_into(const struct rl_memo *m)
 /* The memo's outcome if p's headers are q's, the memo's, under the same rule set, else
  * RL_MEMO_MISS (a zeroed memo matches no packet: its family is 0, a parsed packet's 4 or 6). The
  * source address first, with a branch of its own: it differs for every packet of a spoofed
- * flood. */
+ * flood. Then the rest of the first group, and of the second only the fields the rule set's
+ * rules name: gc is the generation's config, the same for every packet of one epoch. */
 static __always_inline int rl_memo_outcome(const struct rl_memo *m, __u32 epoch,
-					   const struct rl_pkt *p, const struct rl_pkt *q)
+					   const struct rl_gen_config *gc, const struct rl_pkt *p,
+					   const struct rl_pkt *q)
 {
 	const __u32 *a = (const __u32 *)p, *b = (const __u32 *)q;
 	if ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) | (m->epoch ^ epoch))
 		return RL_MEMO_MISS;
 	__u32 d = 0;
 #pragma unroll
-	for (int i = 4; i < (int)(sizeof(*p) / 4); i++)
+	for (int i = 4; i < RL_MEMO_WHOLE_WORDS; i++)
 		d |= a[i] ^ b[i];
+	__u32 dims = gc->dims_used;
+	__u32 named10 = (gc->sport_used ? RL_MEMO_FIELD(sport) : 0) |
+			((dims & RL_DIM_LENGTH) ? RL_MEMO_FIELD(l3_len) : 0);
+	__u32 named11 = ((dims & RL_DIM_TCP_FLAGS) ? RL_MEMO_FIELD(tcp_flags) : 0) |
+			((dims & RL_DIM_NEW_CONN) ? RL_MEMO_FIELD(tcp_new) : 0) |
+			((dims & RL_DIM_TTL) ? RL_MEMO_FIELD(ttl) : 0);
+	d |= ((a[10] ^ b[10]) & named10) | ((a[11] ^ b[11]) & named11);
 	return d ? RL_MEMO_MISS : m->outcome;
 }
 

@@ -33,28 +33,34 @@ struct rl_cursor {
 	void *pos;
 };
 
-/* What the rest of the program knows about a packet. */
+/* What the rest of the program knows about a packet, in three groups by who reads them, which is
+ * what the CPU's memo compares (memo.h): every rule set's lookup and keys read the first group, a
+ * rule set reads a field of the second only while one of its rules names it, and no rule reads the
+ * third. */
 struct rl_pkt {
 	__u32 saddr[4]; /* network order; IPv4 uses saddr[0] */
 	__u32 daddr[4]; /* network order; IPv4 uses daddr[0] */
 	__u16 l4_index; /* destination port (host order) or ICMP type */
-	__u16 sport;	/* TCP and UDP: source port (host order) */
 	__u8 family;	/* 4 or 6 */
 	__u8 proto;	/* IP protocol after IPv6 extension headers */
 	__u8 port_kind; /* enum rl_port_kind, or RL_L4_NONE when there is no L4 index */
-	__u8 tcp_new;	/* SYN without ACK */
 	__u8 fragment;	/* non-first fragment */
+	__u8 flags;	/* RL_PKT_F_* */
+	__u8 icmp_code; /* ICMP and ICMPv6 (l4_index holds the type) */
+
+	__u16 sport; /* TCP and UDP: source port (host order) */
+	/* IPv4 total length, or IPv6 payload length + 40 (the fixed header), at most 65535: the
+	 * length the IP header declares, which may differ from the frame's. */
+	__u16 l3_len;
 	__u8 tcp_flags; /* TCP: the flags byte (FIN 0x01 ... ACK 0x10) */
+	__u8 tcp_new;	/* SYN without ACK */
+	__u8 ttl;	/* IPv4 TTL, IPv6 hop limit */
+	__u8 pad;
+
 	/* From the frame's start: the IP header and the transport header (0 when there is none).
 	 * SYN cookies read and rewrite the headers there. */
 	__u16 l3_off;
 	__u16 l4_off;
-	__u8 flags;	/* RL_PKT_F_* */
-	__u8 ttl;	/* IPv4 TTL, IPv6 hop limit */
-	__u8 icmp_code; /* ICMP and ICMPv6 (l4_index holds the type) */
-	/* IPv4 total length, or IPv6 payload length + 40 (the fixed header), at most 65535: the
-	 * length the IP header declares, which may differ from the frame's. */
-	__u16 l3_len;
 };
 
 /* The transport header could not be parsed (a malformed packet whose source is known). */

@@ -102,6 +102,8 @@ int rl_xdp(struct xdp_md *ctx)
 	__u32 zero = 0;
 
 	rl_count(RL_GC_RX, bytes);
+	if (rl_trace_decisions)
+		rl_trace.memo = 0;
 
 	struct rl_scratch *scratch = bpf_map_lookup_elem(&rl_scratch, &zero);
 	if (!scratch)
@@ -155,10 +157,12 @@ int rl_xdp(struct xdp_md *ctx)
 		}
 	}
 
-	int pos = rl_memo_outcome(memo, epoch, pkt, &scratch->pkt[at ^ 1]);
+	int pos = rl_memo_outcome(memo, epoch, gc, pkt, &scratch->pkt[at ^ 1]);
 	if (pos == RL_MEMO_MISS) {
 		pos = rl_match(gen, gc, pkt);
 		rl_memo_keep(memo, epoch, at, pos);
+	} else if (rl_trace_decisions) {
+		rl_trace.memo = 1;
 	}
 	if (pos == RL_MEMO_ALLOW) {
 		rl_count(RL_GC_ALLOWLISTED, bytes);

@@ -1,7 +1,7 @@
 // The per-CPU memo of the last match (bpf/lib/memo.h): a packet with its CPU's previous packet's
 // headers takes that packet's outcome only under the same rule set, and a packet that differs in
-// any field a rule can match on is matched again. Each test keeps its thread on one CPU, so that
-// every packet meets the memo the one before it left.
+// any field a rule of the set names is matched again; fields no rule names do not count. Each test
+// keeps its thread on one CPU, so that every packet meets the memo the one before it left.
 #include <sched.h>
 
 #include "fixture.h"
@@ -151,6 +151,109 @@ TEST_F(MemoTest, HeadersThatDifferInOneFieldAreMatchedAgain) {
   EXPECT_EQ(send(v6).rule_id, rest_id);
   EXPECT_EQ(send(v6).key_hash, send(v6).key_hash);
   EXPECT_NE(send(v6).key_hash, send(plain).key_hash);
+}
+
+// The fields only some rule sets read (source port, length, TCP flags, a new connection, TTL)
+// count for the memo while a rule names them, each by its own condition: with one such rule and a
+// rule for the rest, packets that differ in that field alone are each matched on their own.
+TEST_F(MemoTest, AFieldCountsWhileARuleNamesIt) {
+  ASSERT_TRUE(cpu_.pinned());
+  using packet::kAck;
+  using packet::kFin;
+  using packet::kSyn;
+  auto base = [] { return Builder().ipv4("198.18.0.2", "192.0.2.1").ttl(64); };
+  struct Case {
+    std::string field;
+    policy::Match names_it;
+    std::vector<uint8_t> plain, other;
+  };
+  const std::vector<Case> cases = {
+      {"source port",
+       {.source_ports = {{7, 7}}},
+       base().udp(40000, 53).build(),
+       base().udp(7, 53).build()},
+      {"length",
+       {.length = {{77, 77}}},
+       base().udp(40000, 53).build(),
+       base().udp(40000, 53).payload(77 - 28).build()},
+      {"tcp flags",
+       {.tcp_flags = {.mask = kFin, .value = kFin}},
+       base().tcp(40000, 53, kAck).build(),
+       base().tcp(40000, 53, kAck | kFin).build()},
+      {"new connection",
+       {.tcp_syn = true},
+       base().tcp(40000, 53, kAck).build(),
+       base().tcp(40000, 53, kSyn).build()},
+      {"ttl",
+       {.ttl = {{7, 7}}},
+       base().udp(40000, 53).build(),
+       Builder().ipv4("198.18.0.2", "192.0.2.1").ttl(7).udp(40000, 53).build()},
+  };
+  for (const auto& c : cases) {
+    policy::Policy p;
+    auto named = token_bucket("named", 1000, 1000);
+    named.match = c.names_it;
+    p.rules = {named, token_bucket("rest", 1000, 1000)};
+    apply(p);
+    const uint32_t named_id = ids_.by_name.at("named").id, rest_id = ids_.by_name.at("rest").id;
+    for (int round = 0; round < 3; round++) {
+      EXPECT_EQ(send(c.plain).rule_id, rest_id) << c.field << ", round " << round;
+      auto d = send(c.other);
+      EXPECT_EQ(d.rule_id, named_id) << c.field << ", round " << round;
+      EXPECT_EQ(d.memo, 0u) << c.field << ", round " << round;
+      EXPECT_EQ(send(c.other).memo, 1u) << c.field << ": the same headers again";
+    }
+  }
+}
+
+// While no rule names them, packets that differ only in those fields, or in where their headers
+// lie (IP options, a VLAN tag), take the memo's outcome and key: a flood from one source with a new
+// source port, length or TTL in every packet, or the packets of one TCP connection. The key's state
+// is the one every packet charges, so the limit holds exactly.
+TEST_F(MemoTest, FieldsNoRuleNamesShareTheMemo) {
+  ASSERT_TRUE(cpu_.pinned());
+  using packet::kAck;
+  using packet::kPsh;
+  using packet::kSyn;
+  policy::Policy p;
+  p.rules = {token_bucket("per-source", 1, 4)};
+  apply(p);
+  auto from = [](const char* src, uint8_t ttl) {
+    return Builder().ipv4(src, "192.0.2.1").ttl(ttl);
+  };
+  const std::vector<std::vector<uint8_t>> udp = {
+      from("198.18.0.1", 64).udp(40000, 53).build(),
+      from("198.18.0.1", 64).udp(40001, 53).build(),
+      from("198.18.0.1", 64).udp(40002, 53).payload(300).build(),
+      from("198.18.0.1", 9).udp(40003, 53).payload(20).build(),
+      from("198.18.0.1", 200).udp(40004, 53).build(),
+      from("198.18.0.1", 64).ipv4_options(2).udp(40005, 53).build(),
+      Builder().vlan(10).ipv4("198.18.0.1", "192.0.2.1").udp(40006, 53).build(),
+  };
+  int passed = 0;
+  for (size_t i = 0; i < udp.size(); i++) {
+    auto d = send(udp[i]);
+    passed += d.verdict == XDP_PASS;
+    EXPECT_EQ(d.memo, i > 0 ? 1u : 0u) << "packet " << i;
+  }
+  EXPECT_EQ(passed, 4) << "a burst of 4, whichever packets met the memo";
+
+  const std::vector<std::vector<uint8_t>> connection = {
+      from("198.18.0.2", 64).tcp(40000, 80, kSyn).build(),
+      from("198.18.0.2", 64).tcp(40000, 80, kAck).build(),
+      from("198.18.0.2", 64).tcp(40000, 80, kAck | kPsh).payload(500).build(),
+      from("198.18.0.2", 64).tcp(40000, 80, kAck).build(),
+  };
+  for (size_t i = 0; i < connection.size(); i++) {
+    auto d = send(connection[i]);
+    EXPECT_EQ(d.verdict, XDP_PASS) << "packet " << i;
+    EXPECT_EQ(d.memo, i > 0 ? 1u : 0u) << "packet " << i;
+  }
+  EXPECT_EQ(send(connection[0]).verdict, XDP_DROP) << "the fifth packet of the source's burst";
+
+  // Another destination port is another outcome for some rule sets, and another key for some
+  // rules: it counts whatever the rule set.
+  EXPECT_EQ(send(from("198.18.0.2", 64).tcp(40000, 81, kAck).build()).memo, 0u);
 }
 
 // A key taken from the memo is the key the packet would build: its state is the one the packets

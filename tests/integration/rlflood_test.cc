@@ -32,6 +32,7 @@ struct Flood {
   uint64_t count = 1;
   uint64_t rate = 0;
   double max_seconds = 20;
+  uint32_t sports = 1;
 };
 
 std::vector<std::string> rlflood_argv(const Pair& p, const Flood& f) {
@@ -48,6 +49,7 @@ std::vector<std::string> rlflood_argv(const Pair& p, const Flood& f) {
           "--size",        std::to_string(f.size),
           "--count",       std::to_string(f.count),
           "--rate",        std::to_string(f.rate),
+          "--sports",      std::to_string(f.sports),
           "--max-seconds", std::to_string(f.max_seconds)};
 }
 
@@ -156,6 +158,24 @@ TEST_F(RlfloodTest, Ipv6SourcesAndChecksumsReachTheSocket) {
   EXPECT_EQ(got.bytes, 100000u * (128 - 14 - 40 - 8));
   EXPECT_TRUE(got.sources.count("2001:db8:5::1") && got.sources.count("2001:db8:5::3e8"));
   auto after = snmp(lab_, lab_.server_ns());
+  EXPECT_EQ(after["6"]["Udp6InCsumErrors"], before["6"]["Udp6InCsumErrors"]);
+}
+
+// --sports: one source, a new source port in each frame, cycling through N; each frame's
+// transport checksum follows its port, so the socket gets every datagram.
+TEST_F(RlfloodTest, SourcePortsCycleWithRightChecksums) {
+  auto before = snmp(lab_, lab_.server_ns());
+  auto got =
+      deliver(Flood{.src = "198.18.9.7/32", .count = 20000, .rate = kExactRate, .sports = 500});
+  EXPECT_EQ(got.received, 20000u);
+  expect_each_source(got, "198.18.9.7", 1, 20000);
+  EXPECT_EQ(got.source_ports, 500u);
+  got =
+      deliver(Flood{.src = "2001:db8:9::7/128", .count = 2000, .rate = kExactRate, .sports = 2000});
+  EXPECT_EQ(got.received, 2000u);
+  EXPECT_EQ(got.source_ports, 2000u);
+  auto after = snmp(lab_, lab_.server_ns());
+  EXPECT_EQ(after["Udp"]["InCsumErrors"], before["Udp"]["InCsumErrors"]);
   EXPECT_EQ(after["6"]["Udp6InCsumErrors"], before["6"]["Udp6InCsumErrors"]);
 }
 

@@ -32,6 +32,12 @@ inline std::string source_of(const sockaddr_storage& ss) {
   return buf;
 }
 
+// The port in host order.
+inline uint16_t port_of(const sockaddr_storage& ss) {
+  return ntohs(ss.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in&>(ss).sin_port
+                                       : reinterpret_cast<const sockaddr_in6&>(ss).sin6_port);
+}
+
 // An address and port as a sockaddr; false when `addr` is not an address.
 inline bool to_sockaddr(const std::string& addr, uint16_t port, sockaddr_storage& ss,
                         socklen_t& len) {

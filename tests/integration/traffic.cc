@@ -101,7 +101,8 @@ Result<SinkSummary> parse_sink_summary(const std::string& text) {
     SinkSummary s{j.at("received").get<uint64_t>(),
                   j.at("bytes").get<uint64_t>(),
                   j.at("seconds").get<double>(),
-                  {}};
+                  {},
+                  j.at("source_ports").get<uint64_t>()};
     for (const auto& [src, n] : j.at("sources").items()) s.sources[src] = n.get<uint64_t>();
     return s;
   } catch (const nlohmann::json::exception& e) {

@@ -56,6 +56,7 @@ struct SinkSummary {
   uint64_t received = 0, bytes = 0;
   double seconds = 0;
   std::map<std::string, uint64_t> sources;  // source address -> datagrams
+  uint64_t source_ports = 0;                // distinct source ports
 };
 
 // Starts udp_sink in server i's namespace and returns once it is bound.

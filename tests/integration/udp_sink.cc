@@ -1,6 +1,7 @@
-// udp_sink: counts the UDP datagrams that reach an application socket, per source address, for
-// a bounded time; the integration tests compare that with what was sent. Prints, when done:
-//   {"received":N,"bytes":B,"seconds":X,"sources":{"198.18.200.1":10,...}}
+// udp_sink: counts the UDP datagrams that reach an application socket, per source address, and
+// the distinct source ports they came from, for a bounded time; the integration tests compare
+// that with what was sent. Prints, when done:
+//   {"received":N,"bytes":B,"seconds":X,"source_ports":P,"sources":{"198.18.200.1":10,...}}
 // It says "listening" on stderr once bound, so a test knows when to start sending.
 #include <poll.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 
 #include "sockaddr_text.h"
@@ -20,6 +22,7 @@
 namespace {
 
 using rl::testing::now_s;
+using rl::testing::port_of;
 using rl::testing::source_of;
 
 constexpr double kMaxSeconds = 60;
@@ -92,6 +95,7 @@ int main(int argc, char** argv) {
                static_cast<long long>(port));
 
   std::map<std::string, uint64_t> sources;
+  std::set<uint16_t> source_ports;
   uint64_t received = 0, bytes = 0;
   const double start = now_s(), deadline = start + seconds;
   double last = start;
@@ -115,6 +119,7 @@ int main(int argc, char** argv) {
       received++;
       bytes += static_cast<uint64_t>(n);
       sources[source_of(from)]++;
+      source_ports.insert(port_of(from));
       last = now_s();
     }
   }
@@ -125,6 +130,7 @@ int main(int argc, char** argv) {
   char secs[32];
   std::snprintf(secs, sizeof(secs), "%.6f", now_s() - start);
   json += secs;
+  json += ",\"source_ports\":" + std::to_string(source_ports.size());
   json += ",\"sources\":{";
   bool first = true;
   for (const auto& [src, n] : sources) {

@@ -1,5 +1,7 @@
 #include "flood_plan.h"
 
+#include <optional>
+
 #include "packet.h"
 
 namespace rl::rlflood {
@@ -14,11 +16,14 @@ uint16_t word_at(const std::vector<uint8_t>& f, size_t off) {
 }
 
 // RFC 1624: a checksum C over data that held words m, recomputed for words m', is
-// ~(~C + ~m + m'). This is the part that does not depend on m' (the new source's last 32 bits).
-uint32_t csum_base(const std::vector<uint8_t>& f, size_t csum_off, size_t src_off) {
+// ~(~C + ~m + m'). This is the part that does not depend on m' (the new source's last 32 bits,
+// and for the transport's checksum its source port too, at sport_off).
+uint32_t csum_base(const std::vector<uint8_t>& f, size_t csum_off, size_t src_off,
+                   std::optional<size_t> sport_off = std::nullopt) {
   uint32_t sum = static_cast<uint16_t>(~word_at(f, csum_off));
   sum += static_cast<uint16_t>(~word_at(f, src_off));
   sum += static_cast<uint16_t>(~word_at(f, src_off + 2));
+  if (sport_off) sum += static_cast<uint16_t>(~word_at(f, *sport_off));
   return sum;
 }
 
@@ -95,7 +100,9 @@ Result<FloodPlan> plan_flood(const Options& o, const lab::Mac& src_mac, int mtu)
   size_t src_off = p.v6 ? kEth + 20 : kEth + 12;
   size_t l4_off = kEth + (p.v6 ? 40 : 20);
   p.base_low = (uint32_t{word_at(p.frame, src_off)} << 16) | word_at(p.frame, src_off + 2);
-  p.l4_csum_base = csum_base(p.frame, l4_off + (p.tcp ? 16 : 6), src_off);
+  p.l4_csum_base = csum_base(p.frame, l4_off + (p.tcp ? 16 : 6), src_off, l4_off);
+  p.base_sport = word_at(p.frame, l4_off);
+  p.sports = o.sports;
   if (!p.v6) p.ip_csum_base = csum_base(p.frame, kEth + 10, src_off);
 
   if (o.order == Order::kShuffled && o.sources > 1) {

@@ -16,6 +16,8 @@ struct FloodPlan {
   uint32_t sources = 1;
   uint32_t base_low = 0;  // the last 32 bits of source 0, host order
   uint32_t ip_csum_base = 0, l4_csum_base = 0;
+  uint16_t base_sport = 0;  // the template's source port; frame k's is base_sport + k mod sports
+  uint32_t sports = 1;
   bool shuffle = false;
   uint8_t perm_bits = 1;
   uint32_t perm_seed = 0;

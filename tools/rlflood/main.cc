@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
   ro->perm_seed = plan->perm_seed;
   ro->ip_csum_base = plan->ip_csum_base;
   ro->l4_csum_base = plan->l4_csum_base;
+  ro->base_sport = plan->base_sport;
+  ro->n_sports = plan->sports;
   if (o.rate) {
     uint32_t burst = std::max<uint32_t>(1, std::min<uint64_t>(o.burst, o.rate / 1000));
     ro->pace_burst = burst;

@@ -23,7 +23,7 @@ const lab::SenderLimits kLimits{
 // rlflood's own options as typed (signed, like lab::SenderRaw).
 struct Raw {
   std::string proto = "udp", order = "seq";
-  int64_t size = 0, batch = 64, threads = 2, burst = 64;
+  int64_t size = 0, batch = 64, threads = 2, burst = 64, sports = 1;
 };
 
 Status validate(const Raw& raw, Options& o) {
@@ -47,6 +47,9 @@ Status validate(const Raw& raw, Options& o) {
   if (raw.size != 0) {
     if (auto s = in_range("--size", raw.size, kMinSize, kMaxSize, o.size); !s) return s;
   }
+  if (auto s = in_range("--sports", raw.sports, 1, 65536 - int64_t{o.sport}, o.sports); !s)
+    return Error{
+        0, s.error().message + " (ports from --sport " + std::to_string(o.sport) + " up to 65535)"};
   if (auto s = in_range("--batch", raw.batch, 1, kMaxBatch, o.batch); !s) return s;
   if (auto s = in_range("--burst", raw.burst, 1, kMaxBurst, o.burst); !s) return s;
   return in_range("--threads", raw.threads, 1, kMaxThreads, o.threads);
@@ -86,6 +89,9 @@ Result<Parsed> parse_options(int argc, char** argv) {
   app.add_option("--size", raw.size,
                  "Frame bytes without FCS, 64..1500 (default: 64, or the "
                  "headers' size if larger)");
+  app.add_option("--sports", raw.sports,
+                 "Distinct source ports: --sport .. --sport+N-1, frame k taking --sport + k mod "
+                 "N (default 1)");
   app.add_option("--batch", raw.batch, "Frames per kernel batch, 1..256 (default 64)");
   app.add_option("--burst", raw.burst,
                  "Paced: frames sent back to back at most, 1..4096 (default 64, a quarter of a "

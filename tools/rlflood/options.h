@@ -25,6 +25,9 @@ struct Options : lab::SenderOptions {
   uint32_t batch = 64;  // frames per batch inside the kernel (its default, NAPI's weight)
   int threads = 2;      // unpaced: callers taking turns (live_run.h says why)
   uint32_t burst = 64;  // paced: frames per call at most (live_run.h)
+  // Source ports sport .. sport+N-1: frame k takes sport + k mod N, as a sender that opens a
+  // new port for each packet does (one source, many flows).
+  uint32_t sports = 1;
 };
 
 constexpr uint32_t kMaxSources = 1u << 24;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* rlflood's frame rewriter. BPF_PROG_TEST_RUN in live-frames mode hands this program one copy of
  * a template frame per run and transmits what it returns XDP_TX for. Each run gives the frame the
- * next source address and the matching checksums.
+ * next source address, its source port (one port unless --sports) and the matching checksums.
  *
  * The kernel only copies the template into a page the first time the page is used; a recycled
  * page still holds whatever an earlier run (or the receiver) left in it. So nothing here is
@@ -20,11 +20,15 @@ const volatile __u8 is_tcp = 0;
 const volatile __u8 shuffle = 0;   /* 0: sources in order; 1: a permutation of [0, n) */
 const volatile __u8 perm_bits = 1; /* the permutation works on [0, 2^perm_bits) */
 const volatile __u32 perm_seed = 0;
-/* ~(template checksum) + ~(template source words), one's complement, not yet folded. */
+const volatile __u16 base_sport = 0; /* the template's source port */
+const volatile __u32 n_sports = 1;   /* frame n takes base_sport + n mod n_sports */
+/* ~(template checksum) + ~(template source words), one's complement, not yet folded; the
+ * transport's also + ~(template source port). */
 const volatile __u32 ip_csum_base = 0;
 const volatile __u32 l4_csum_base = 0;
 
-/* Frames handed out so far; the n-th frame takes source index perm(n mod n_sources). */
+/* Frames handed out so far; the n-th frame takes source index perm(n mod n_sources) and source
+ * port base_sport + n mod n_sports. */
 __u64 frames = 0;
 /* Paced (live_run.cc): bursts of pace_burst frames, one every pace_interval_ns, at most
  * max_frames in all. Between bursts the program waits on the clock (and drops a frame about every
@@ -106,9 +110,10 @@ int rlflood(struct xdp_md *ctx)
 	__u32 l4_off = is_v6 ? 14 + 40 : 14 + 20;
 	__u32 l4_csum_off = l4_off + (is_tcp ? 16 : 6);
 	__u8 *src = data + src_off;
+	__u8 *sport = data + l4_off;
 	__u8 *l4_csum = data + l4_csum_off;
 
-	if (src + 4 > end || l4_csum + 2 > end) {
+	if (src + 4 > end || sport + 2 > end || l4_csum + 2 > end) {
 		stub_runs++;
 		return XDP_ABORTED;
 	}
@@ -144,13 +149,16 @@ int rlflood(struct xdp_md *ctx)
 		pace_left--;
 	}
 
-	__u32 s = base_low + source_index(__sync_fetch_and_add(&frames, 1));
+	__u64 n = __sync_fetch_and_add(&frames, 1);
+	__u32 s = base_low + source_index(n);
 	__u16 hi = s >> 16, lo = s & 0xffff;
+	__u16 port = base_sport + (n_sports > 1 ? (__u16)(n % n_sports) : 0);
 
 	put16(src, hi);
 	put16(src + 2, lo);
+	put16(sport, port);
 
-	__u16 csum = ~fold(l4_csum_base + hi + lo);
+	__u16 csum = ~fold(l4_csum_base + hi + lo + port);
 	/* In UDP a zero checksum means "none"; the computed zero is sent as its other form. */
 	if (!is_tcp && csum == 0)
 		csum = 0xffff;

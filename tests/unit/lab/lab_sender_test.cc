@@ -48,6 +48,7 @@ Status parse(std::vector<std::string> extra, SenderOptions& o) {
       opts.emplace_back(extra[i], extra[i + 1]);
   }
   std::vector<std::string> args;
+  args.reserve(opts.size());
   for (auto& [name, value] : opts) args.push_back(name + "=" + value);
   Argv a(args);
   CLI::App app;
@@ -128,6 +129,27 @@ TEST(LabSender, AToolAddsItsOwnOptionsAndChecks) {
   auto refused = rlflood::parse_options(bad.argc(), bad.argv());
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().str().find("holds only 3 source(s)"), std::string::npos);
+}
+
+// --sports counts ports up from --sport, which must not run past 65535.
+TEST(LabSender, SourcePortsStayWithinThePortSpace) {
+  auto parse = [](const std::string& sport, const std::string& sports) {
+    Argv a({"--iface", "veth0", "--dst-mac", "02:00:00:00:00:01", "--src", "198.18.0.1", "--dst",
+            "192.0.2.1", "--count", "100", "--sport", sport, "--sports", sports});
+    return rlflood::parse_options(a.argc(), a.argv());
+  };
+  auto all = parse("0", "65536");
+  ASSERT_TRUE(all) << all.error().str();
+  EXPECT_EQ(all->options.sports, 65536u);
+  auto last = parse("65000", "536");
+  ASSERT_TRUE(last) << last.error().str();
+  EXPECT_EQ(last->options.sports, 536u);
+  for (const auto& [sport, sports] :
+       std::vector<std::pair<std::string, std::string>>{{"65000", "537"}, {"1", "0"}}) {
+    auto refused = parse(sport, sports);
+    ASSERT_FALSE(refused) << sport << " " << sports;
+    EXPECT_NE(refused.error().str().find("--sports"), std::string::npos) << refused.error().str();
+  }
 }
 
 }  // namespace
