@@ -1,24 +1,27 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The last match, per CPU. A packet whose parsed headers are those of the packet its CPU judged
- * before, under the same rule set, takes that packet's outcome of the source lists and the rule
- * lookup, and the rule's key and its hash, instead of working them out again: the source filter,
- * the class tables, the rule bitmaps and the hash (docs/benchmarks.md, "The last match"). Packets
- * of a flood from one source, and of one flow on its receive queue, come one after another on a
- * CPU; a flood of sources that never repeat pays the compare of the source address and the store of
- * the new outcome.
+ * before, in every field the rule set in force reads, takes that packet's outcome of the source
+ * lists and the rule lookup, and the rule's key and its hash, instead of working them out again:
+ * the source filter, the class tables, the rule bitmaps and the hash (docs/benchmarks.md, "The
+ * last match"). Packets of a flood from one source, and of one flow on its receive queue, come one
+ * after another on a CPU.
  *
  * Exact, not a cache that may be stale: the outcome is a function of the headers the rule set reads
  * and of the generation's tables alone, and rld never writes the tables of the generation in force.
- * The headers it reads are struct rl_pkt's first group of fields, compared whole, and each field of
- * the second while a rule of the set names it (rl_gen_config's sport_used and dims_used, which the
- * rule lookup skips the field by: classify.h); no rule reads the third. So the packets of one flood
- * or one flow that differ in their source port, length, TCP flags or TTL share the memo while no
- * rule looks at them. It writes the other one and then moves rl_control.active_gen
- * on by one (bpf_datapath.cc), so the epoch, the whole word and not its generation bit, names one
- * rule set: after two switches the same generation holds another. The runtime lists change while
- * packets run, so they are asked before the memo, on every packet; what follows the rule lookup
- * (the rule, its limiter, the key's state) is read anew too.
+ * It writes the other one and then moves rl_control.active_gen on by one (bpf_datapath.cc), so the
+ * epoch, the whole word and not its generation bit, names one rule set: after two switches the
+ * same generation holds another. The headers the rule set reads are struct rl_pkt's first group of
+ * fields, compared whole, but for the source address, which only a family with source prefixes
+ * reads (rl_gen_config.min_len; without them every source takes the family's defaults:
+ * classify.h); and each field of the second group while a rule of the set names it (sport_used and
+ * dims_used, by which the rule lookup skips the field too); no rule reads the third. So the packets
+ * of one flood or one flow that differ in their source port, length, TCP flags or TTL share the
+ * memo while no rule looks at those, and under a family without source prefixes so do the packets
+ * of a spoofed flood, whatever their sources: they skip the rule lookup, though each builds its own
+ * key (the memo's key is its headers' source's). The runtime lists change while packets run, so
+ * they are asked before the memo, on every packet; what follows the rule lookup (the rule, its
+ * limiter, the key's state) is read anew too.
  *
  * Concurrency: none. The memo is in the CPU's scratch (scratch.h), which one run of the program
  * at a time uses on that CPU, and other CPUs keep their own.
@@ -36,12 +39,13 @@
 #define RL_MEMO_DENY	  (-3)
 #define RL_MEMO_MISS	  (-4) /* rl_memo_outcome: the headers or the rule set differ */
 
-/* What a miss costs is kept small, for a flood of sources that never repeat, where every packet
- * misses. The headers are not copied: the CPU's scratch holds two parsed packets, and each packet
- * parses into the one the memo does not hold (rl_memo_parse_into). The compare's first branch, on
- * the source address, turns such a packet away. Remembering its outcome is four stores. The
- * rule's key and its hash are kept by the first packet that repeats the headers
- * (rl_memo_keep_key), not by every packet that might. */
+/* What a miss costs is kept small, for a flood of sources that never repeat, where under a family
+ * with source prefixes every packet misses. The headers are not copied: the CPU's scratch holds
+ * two parsed packets, and each packet parses into the one the memo does not hold
+ * (rl_memo_parse_into). The compare's first branch, on the source address, turns such a packet
+ * away. Remembering its outcome is four stores. The rule's key and its hash are kept by the first
+ * packet that repeats the headers from their source (rl_memo_keep_key), not by every packet that
+ * might. */
 struct rl_memo {
 	__u32 epoch;	   /* rl_control.active_gen when the outcome was found */
 	__s32 outcome;	   /* RL_MEMO_* or the rule's position */
@@ -86,19 +90,27 @@ static __always_inline __u32 rl_memo_parse_into(const struct rl_memo *m)
 	return (m->at ^ 1) & 1;
 }
 
-/* The memo's outcome if p's headers are q's, the memo's, under the same rule set, else
+/* Whether p and q come from one source address. */
+static __always_inline int rl_memo_same_source(const struct rl_pkt *p, const struct rl_pkt *q)
+{
+	const __u32 *a = (const __u32 *)p, *b = (const __u32 *)q;
+	return !((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]));
+}
+
+/* The memo's outcome if p's headers are q's, the memo's, in every field the rule set reads, else
  * RL_MEMO_MISS (a zeroed memo matches no packet: its family is 0, a parsed packet's 4 or 6). The
- * source address first, with a branch of its own: it differs for every packet of a spoofed
- * flood. Then the rest of the first group, and of the second only the fields the rule set's
- * rules name: gc is the generation's config, the same for every packet of one epoch. */
+ * source address first, with a branch of its own: it differs for every packet of a spoofed flood,
+ * which a family with source prefixes then turns away. Then the rest of the first group, and of
+ * the second only the fields the rule set's rules name: gc is the generation's config, the same for
+ * every packet of one epoch. */
 static __always_inline int rl_memo_outcome(const struct rl_memo *m, __u32 epoch,
 					   const struct rl_gen_config *gc, const struct rl_pkt *p,
 					   const struct rl_pkt *q)
 {
 	const __u32 *a = (const __u32 *)p, *b = (const __u32 *)q;
-	if ((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) | (a[3] ^ b[3]) | (m->epoch ^ epoch))
+	if (!rl_memo_same_source(p, q) && gc->min_len[(p->family == 6) & 1])
 		return RL_MEMO_MISS;
-	__u32 d = 0;
+	__u32 d = m->epoch ^ epoch;
 #pragma unroll
 	for (int i = 4; i < RL_MEMO_WHOLE_WORDS; i++)
 		d |= a[i] ^ b[i];
@@ -121,7 +133,7 @@ static __always_inline void rl_memo_keep(struct rl_memo *m, __u32 epoch, __u32 a
 	m->keyed = 0;
 }
 
-/* Remember the rule's key and its hash for the memo's headers. */
+/* Remember the rule's key and its hash for the memo's headers (a packet from their source). */
 static __always_inline void rl_memo_keep_key(struct rl_memo *m, const struct rl_key *k, __u64 hash)
 {
 	__builtin_memcpy(&m->key, k, sizeof(*k));

@@ -188,8 +188,9 @@ int rl_xdp(struct xdp_md *ctx)
 	info->bytes = bytes;
 	info->ridx = ridx;
 	/* A packet that met the memo parsed into the other packet than the memo's (a miss makes its
-	 * own packet the memo's): its key may be remembered, or be the one to remember. */
-	int repeat = memo->at != at;
+	 * own packet the memo's). From the memo's source, its key may be remembered, or be the one
+	 * to remember; from another (a family without source prefixes), it is its own. */
+	int repeat = memo->at != at && rl_memo_same_source(pkt, &scratch->pkt[at ^ 1]);
 	if (repeat && memo->keyed) {
 		__builtin_memcpy(&info->key, &memo->key, sizeof(info->key));
 		info->hash = memo->hash;

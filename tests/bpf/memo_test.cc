@@ -256,6 +256,43 @@ TEST_F(MemoTest, FieldsNoRuleNamesShareTheMemo) {
   EXPECT_EQ(send(from("198.18.0.2", 64).tcp(40000, 81, kAck).build()).memo, 0u);
 }
 
+// A family without source prefixes in the rule set reads no source address in the rule lookup:
+// the packets of a spoofed flood, a new source each, take the memo's outcome, and each its own
+// key. A family with source prefixes compares the source, so its flood misses.
+TEST_F(MemoTest, SpoofedSourcesShareTheMemoWhereNoPrefixNamesThem) {
+  ASSERT_TRUE(cpu_.pinned());
+  policy::Policy p;
+  p.rules = {token_bucket("per-source", 1, 1)};
+  apply(p);
+  auto v4 = [](int i) { return udp4("198.18.1." + std::to_string(i)); };
+  auto v6 = [](int i) { return udp6("2001:db8::" + std::to_string(i)); };
+  for (int i = 1; i <= 50; i++) {
+    auto d = send(v4(i));
+    EXPECT_EQ(d.reason, RL_REASON_ADMITTED) << i;
+    EXPECT_EQ(d.memo, i > 1 ? 1u : 0u) << i;
+  }
+  for (int i = 1; i <= 50; i++)
+    EXPECT_EQ(send(v4(i)).reason, RL_REASON_LIMITED) << i << ": its own key, charged once";
+
+  p.sets = {set("listed", {"198.18.1.0/26"})};
+  auto listed = token_bucket("listed", 1000, 1000);
+  listed.match.sources = {"listed"};
+  p.rules.insert(p.rules.begin(), listed);
+  apply(p);
+  const uint32_t listed_id = ids_.by_name.at("listed").id;
+  const uint32_t other_id = ids_.by_name.at("per-source").id;
+  for (int i = 60; i <= 70; i++) {
+    auto d = send(v4(i));
+    EXPECT_EQ(d.rule_id, i < 64 ? listed_id : other_id) << i;
+    EXPECT_EQ(d.memo, 0u) << i << ": IPv4 has a source prefix";
+  }
+  for (int i = 1; i <= 20; i++) {
+    auto d = send(v6(i));
+    EXPECT_EQ(d.rule_id, other_id) << i;
+    EXPECT_EQ(d.memo, i > 1 ? 1u : 0u) << i << ": IPv6 has none";
+  }
+}
+
 // A key taken from the memo is the key the packet would build: its state is the one the packets
 // before it charged, and a memo that kept another source's key would pass this source's packets.
 TEST_F(MemoTest, ARememberedKeyIsThePacketsOwn) {
