@@ -9,8 +9,9 @@
  * verdict (sample.h), whatever that verdict is.
  * Only a packet without a usable IP header skips the lists and rules: it has no source to judge.
  * The generation is read once per packet, so each packet sees one complete rule set. A packet
- * with the headers of its CPU's previous one, under the same rule set, takes that packet's
- * outcome of the policy lists and the rules, and its key, from the CPU's memo (memo.h).
+ * whose headers equal its CPU's previous one's in every field the rule set reads takes that
+ * packet's outcome of the policy lists and the rules, and from its source its key, from the CPU's
+ * memo (memo.h).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
