@@ -121,6 +121,17 @@ static __always_inline int rl_gcra_try(__u64 *state, __u64 cost, __u64 burst_ns,
 	return RL_LIMIT_EXHAUSTED;
 }
 
+/* Whether GCRA refuses a packet of cost c at `now` on the state word `word`, as rl_gcra_try would
+ * judge it without a change to the word: RL_LIMIT_BLOCKED, RL_LIMIT_OVER, or RL_LIMIT_ADMIT. */
+static __always_inline int rl_gcra_refuses(__u64 word, __u64 cost, __u64 burst_ns, __u64 now)
+{
+	__u64 st;
+	if (rl_state_view(word, now, &st))
+		return RL_LIMIT_BLOCKED;
+	__u64 base = st > now ? st : now;
+	return base + cost - now > burst_ns ? RL_LIMIT_OVER : RL_LIMIT_ADMIT;
+}
+
 /* GCRA's cost of `units`: units * T, T in RL_FP_SHIFT-bit fixed point. */
 static __always_inline __u64 rl_gcra_cost(__u64 units, __u64 interval_fp)
 {
@@ -507,8 +518,10 @@ static __always_inline int rl_judge_known(struct rl_slot *s, const struct rl_rul
  * global rl_limit takes the packet on from info->hash and info->found. On CPUs whose returns go
  * through a return thunk, the call to rl_limit cost about 7 ns a packet (docs/benchmarks.md).
  * info->hash is the key's hash on entry: the caller has it from the key it built, or from the
- * CPU's memo of its last match (memo.h). */
-static __always_inline int rl_limit_known(const struct rl_rule *r, struct rl_limit_info *info)
+ * CPU's memo of its last match (memo.h). A refusal also reads the key's state word into *seen,
+ * after the judgement, for the memo's refusal (memo.h). */
+static __always_inline int rl_limit_known(const struct rl_rule *r, struct rl_limit_info *info,
+					  __u64 *seen)
 {
 	__u64 h = info->hash;
 	__u32 set_idx = 0, tag = 0;
@@ -521,7 +534,11 @@ static __always_inline int rl_limit_known(const struct rl_rule *r, struct rl_lim
 	int w = rl_set_scan(set, tag);
 	if (w < 0)
 		return RL_LIMIT_SLOW;
-	return rl_judge_known(&set->way[w & (RL_WAYS - 1)], r, info->now, info->bytes);
+	struct rl_slot *s = &set->way[w & (RL_WAYS - 1)];
+	int res = rl_judge_known(s, r, info->now, info->bytes);
+	if (res == RL_LIMIT_OVER || res == RL_LIMIT_BLOCKED)
+		*seen = RL_READ_ONCE(s->state);
+	return res;
 }
 
 /* Give back what an admitted packet of `bytes` took from a key's state, because a later limit of

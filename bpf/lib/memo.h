@@ -29,8 +29,14 @@
 #ifndef RL_BPF_MEMO_H
 #define RL_BPF_MEMO_H
 
+#include "limiter.h"
 #include "parse.h"
 #include "rl_abi.h"
+
+/* How many times rld has reset a key's state (rlctl unblock), raised after each reset's stores
+ * (bpf_datapath.cc's reset_key, through the skeleton's mmapped .bss). A memo's refusal is good
+ * only under the count it was read under (rl_memo_refusal). */
+volatile __u32 rl_key_resets = 0;
 
 /* The outcomes before a rule: the source lists decided, or nothing matched; and no outcome. A
  * rule's outcome is its position (0 to RL_MAX_RULES - 1). */
@@ -53,7 +59,9 @@ struct rl_memo {
 	__u32 keyed;	   /* key and hash hold the rule's key for these headers */
 	__u64 hash;	   /* rl_key_hash of key */
 	struct rl_key key; /* the rule's key */
-	__u32 pad;
+	__u32 refused;	   /* state holds the key's state word, read after a refusal */
+	__u32 resets;	   /* rl_key_resets, read before that word */
+	__u64 state;
 };
 
 /* struct rl_pkt's groups (parse.h), in 32-bit words: words 0 to 9 are read by every rule set, 10
@@ -131,6 +139,7 @@ static __always_inline void rl_memo_keep(struct rl_memo *m, __u32 epoch, __u32 a
 	m->outcome = outcome;
 	m->at = at;
 	m->keyed = 0;
+	m->refused = 0;
 }
 
 /* Remember the rule's key and its hash for the memo's headers (a packet from their source). */
@@ -139,6 +148,55 @@ static __always_inline void rl_memo_keep_key(struct rl_memo *m, const struct rl_
 	__builtin_memcpy(&m->key, k, sizeof(*k));
 	m->hash = hash;
 	m->keyed = 1;
+	m->refused = 0;
+}
+
+/* The memo's refusal: a refused packet of the memo's key leaves the key's state word, and the
+ * packets after it from the memo's source that GCRA would refuse on that word are refused without
+ * the key's set, its scan or a judgement (the limiter's part of such a packet's path: a flood from
+ * one source, or a few, is nearly all such packets).
+ *
+ * Exact, because for a rule that keeps it the word only grows: an admission moves the arrival
+ * time on (on any CPU), a refusal leaves it, and a block ends only when its time has passed. GCRA
+ * refuses on a larger word whatever it refuses on a smaller one, so the key's word now refuses
+ * every packet the remembered word refuses. What would lower the word is ruled out:
+ * - a rule with stacked limits gives its first limit back what a later one refused (stacked.h): not
+ *   remembered; nor the windows, whose count restarts with each window;
+ * - a rule with a block writes the block on its first over-limit packet: that packet goes on to the
+ *   slot (the block's word is remembered from the next one);
+ * - the slot goes to another key only once the key is idle, after its arrival time, which a
+ *   remembered OVER never outlives; a packet too large for the burst is refused on any word;
+ * - rld's reset of a key (rlctl unblock): it raises rl_key_resets after the reset's stores, and the
+ *   memo read the count before the word, so a word read before a reset is never taken after it.
+ * A split of the table copies the larger word (key_sets.cc). A packet that reads the count just
+ * before rld raises it is refused as it would have been an instant earlier. x86 keeps the two reads
+ * in order (loads are not reordered with loads) and the volatile reads keep the compiler from
+ * swapping them; a CPU that reorders loads would need a load-acquire of the count. */
+static __always_inline int rl_memo_refusal(const struct rl_memo *m, const struct rl_rule *r,
+					   __u64 now, __u64 bytes)
+{
+	if (!m->refused || m->resets != rl_key_resets)
+		return RL_LIMIT_SLOW;
+	__u64 cost = rl_gcra_cost(rl_cost_units(r, bytes), r->interval_fp);
+	int res = rl_gcra_refuses(m->state, cost, r->burst_ns, now);
+	if (res == RL_LIMIT_BLOCKED || (res == RL_LIMIT_OVER && !r->block_ns))
+		return res;
+	return RL_LIMIT_SLOW;
+}
+
+/* Whether rule r's refusals may be remembered (rl_memo_refusal). */
+static __always_inline int rl_memo_refusals_kept(const struct rl_rule *r)
+{
+	return rl_algo_gcra(r) && !r->more_limits;
+}
+
+/* Remember the memo's key's state word `state`, read after a refusal under rl_key_resets
+ * `resets`. */
+static __always_inline void rl_memo_keep_refusal(struct rl_memo *m, __u64 state, __u32 resets)
+{
+	m->state = state;
+	m->resets = resets;
+	m->refused = 1;
 }
 
 #endif /* RL_BPF_MEMO_H */

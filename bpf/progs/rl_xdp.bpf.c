@@ -245,7 +245,18 @@ int rl_xdp(struct xdp_md *ctx)
 		return rl_traffic(&info->key, bytes,
 				  rl_finish(v, RL_REASON_CLUSTER_LIMITED, pos, r->id, 0, 0, 0, 0));
 	}
-	res = rl_limit_known(r, info);
+	/* From the memo's source, the memo may hold the key's refusal (memo.h). */
+	res = repeat ? rl_memo_refusal(memo, r, now, bytes) : RL_LIMIT_SLOW;
+	if (res == RL_LIMIT_SLOW) {
+		__u32 resets = rl_key_resets; /* before the word (rl_memo_refusal) */
+		__u64 seen = 0;
+		res = rl_limit_known(r, info, &seen);
+		if (repeat && (res == RL_LIMIT_OVER || res == RL_LIMIT_BLOCKED) &&
+		    rl_memo_refusals_kept(r))
+			rl_memo_keep_refusal(memo, seen, resets);
+	} else if (rl_trace_decisions) {
+		rl_trace.memo = 2;
+	}
 	if (res == RL_LIMIT_SLOW)
 		res = rl_limit(r, pkt, info);
 	if (info->inserted)

@@ -850,6 +850,9 @@ size_t BpfDatapath::reset_key(const rl_key& key) {
       n++;
     }
   }
+  // After the stores: a CPU's memo may hold the key's refusal, good only under the count it read
+  // before the word (bpf/lib/memo.h).
+  if (n) std::atomic_ref<__u32>(skel_->bss->rl_key_resets).fetch_add(1);
   return n;
 }
 
