@@ -536,8 +536,15 @@ static __always_inline int rl_limit_known(const struct rl_rule *r, struct rl_lim
 		return RL_LIMIT_SLOW;
 	struct rl_slot *s = &set->way[w & (RL_WAYS - 1)];
 	int res = rl_judge_known(s, r, info->now, info->bytes);
-	if (res == RL_LIMIT_OVER || res == RL_LIMIT_BLOCKED)
+	if (res == RL_LIMIT_OVER || res == RL_LIMIT_BLOCKED) {
 		*seen = RL_READ_ONCE(s->state);
+		/* A key refused while idle (a packet larger than its burst) may lose the way to
+		 * another key meanwhile, whose claim resets the word before it writes the new tag:
+		 * a word read while the tag is still the key's is the key's. Otherwise the fresh
+		 * word, which refuses only what every word refuses. */
+		if (RL_READ_ONCE(s->tag) != tag)
+			*seen = 0;
+	}
 	return res;
 }
 

@@ -165,7 +165,9 @@ static __always_inline void rl_memo_keep_key(struct rl_memo *m, const struct rl_
  * - a rule with a block writes the block on its first over-limit packet: that packet goes on to the
  *   slot (the block's word is remembered from the next one);
  * - the slot goes to another key only once the key is idle, after its arrival time, which a
- *   remembered OVER never outlives; a packet too large for the burst is refused on any word;
+ *   remembered OVER never outlives; a packet too large for the burst is refused on any word, and
+ *   the word read after such a refusal is kept only while the way still holds the key's tag
+ *   (rl_limit_known);
  * - rld's reset of a key (rlctl unblock): it raises rl_key_resets after the reset's stores, and the
  *   memo read the count before the word, so a word read before a reset is never taken after it.
  * A split of the table copies the larger word (key_sets.cc). A packet that reads the count just
