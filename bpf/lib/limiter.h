@@ -100,36 +100,36 @@ static __always_inline int rl_state_view(__u64 word, __u64 now, __u64 *st)
 /* GCRA: state is the theoretical arrival time. A packet of cost c is admitted iff
  * max(tat, now) + c*T - now <= burst*T; then tat' = max(tat, now) + c*T. Over-limit packets do
  * not change the state. Any tat <= now is a full bucket, so the zero state is a fresh key.
- * One attempt: RL_LIMIT_EXHAUSTED when another CPU changed the word between the read and the
+ * rl_gcra_judge is that test on a state word, which it does not change: RL_LIMIT_BLOCKED,
+ * RL_LIMIT_OVER, or RL_LIMIT_ADMIT with *tat the arrival time the admission leaves; *st is the
+ * state the word reads as. rl_gcra_try judges the key's word and moves it on; the memo's refusal
+ * (memo.h) judges a word it kept. */
+static __always_inline int rl_gcra_judge(__u64 word, __u64 cost, __u64 burst_ns, __u64 now,
+					 __u64 *st, __u64 *tat)
+{
+	if (rl_state_view(word, now, st))
+		return RL_LIMIT_BLOCKED;
+	__u64 base = *st > now ? *st : now;
+	*tat = base + cost;
+	return *tat - now > burst_ns ? RL_LIMIT_OVER : RL_LIMIT_ADMIT;
+}
+
+/* One attempt: RL_LIMIT_EXHAUSTED when another CPU changed the word between the read and the
  * CAS, and the packet must be judged again on the new word. */
 static __always_inline int rl_gcra_try(__u64 *state, __u64 cost, __u64 burst_ns, __u64 now,
 				       __u64 *idle_at)
 {
-	__u64 old = RL_READ_ONCE(*state), st;
-	if (rl_state_view(old, now, &st))
-		return RL_LIMIT_BLOCKED;
-	__u64 base = st > now ? st : now;
-	__u64 tat = base + cost;
-	if (tat - now > burst_ns) {
+	__u64 old = RL_READ_ONCE(*state), st = 0, tat = 0;
+	int res = rl_gcra_judge(old, cost, burst_ns, now, &st, &tat);
+	if (res == RL_LIMIT_OVER)
 		*idle_at = st;
-		return RL_LIMIT_OVER;
-	}
+	if (res != RL_LIMIT_ADMIT)
+		return res;
 	if (__sync_val_compare_and_swap(state, old, tat) == old) {
 		*idle_at = tat;
 		return RL_LIMIT_ADMIT;
 	}
 	return RL_LIMIT_EXHAUSTED;
-}
-
-/* Whether GCRA refuses a packet of cost c at `now` on the state word `word`, as rl_gcra_try would
- * judge it without a change to the word: RL_LIMIT_BLOCKED, RL_LIMIT_OVER, or RL_LIMIT_ADMIT. */
-static __always_inline int rl_gcra_refuses(__u64 word, __u64 cost, __u64 burst_ns, __u64 now)
-{
-	__u64 st;
-	if (rl_state_view(word, now, &st))
-		return RL_LIMIT_BLOCKED;
-	__u64 base = st > now ? st : now;
-	return base + cost - now > burst_ns ? RL_LIMIT_OVER : RL_LIMIT_ADMIT;
 }
 
 /* GCRA's cost of `units`: units * T, T in RL_FP_SHIFT-bit fixed point. */

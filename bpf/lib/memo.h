@@ -179,8 +179,8 @@ static __always_inline int rl_memo_refusal(const struct rl_memo *m, const struct
 {
 	if (!m->refused || m->resets != rl_key_resets)
 		return RL_LIMIT_SLOW;
-	__u64 cost = rl_gcra_cost(rl_cost_units(r, bytes), r->interval_fp);
-	int res = rl_gcra_refuses(m->state, cost, r->burst_ns, now);
+	__u64 cost = rl_gcra_cost(rl_cost_units(r, bytes), r->interval_fp), st, tat;
+	int res = rl_gcra_judge(m->state, cost, r->burst_ns, now, &st, &tat);
 	if (res == RL_LIMIT_BLOCKED || (res == RL_LIMIT_OVER && !r->block_ns))
 		return res;
 	return RL_LIMIT_SLOW;
