@@ -528,7 +528,7 @@ struct rl_decision {
 	__u32 unadmitted; /* a new key without a new-source token: judged by the shared bucket */
 	__u32 limit;	  /* the limit that decided: the refusing one, or the last one admitting */
 	__u32 memo;	  /* from the CPU's memo (memo.h): 1 the lists' and rules' outcome, 2 the
-			   * key's refusal too */
+			   * key's refusal too, 3 the rule's unadmitted refusal */
 };
 
 /* ---- Layout checks -----------------------------------------------------------------------------

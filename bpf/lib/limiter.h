@@ -48,6 +48,12 @@ const volatile __u32 rl_key_low_bits = RL_KEY_SETS_MIN_LOG2;
 /* The key hash's secret (rl_hash.h); the loader sets it with the key table it belongs to. */
 const volatile __u64 rl_hash_seed = 0;
 
+/* How many times a key's state word went down other than by time: rld's reset of a key (rlctl
+ * unblock), raised after the reset's stores (bpf_datapath.cc's reset_key, through the skeleton's
+ * mmapped .bss), and a new-source budget's token given back (rl_limit), raised after the refund's
+ * CAS. A memo's refusal is good only under the count it was read under (memo.h). */
+volatile __u32 rl_key_resets = 0;
+
 enum rl_limit_result {
 	RL_LIMIT_ADMIT = 0,
 	RL_LIMIT_OVER = 1,
@@ -452,6 +458,29 @@ struct rl_limit_info {
 	__s32 found; /* rl_limit_known's lookup, for rl_limit: RL_SET_UNSEEN or RL_SET_FULL */
 };
 
+/* What rl_limit saw of a refused packet that its rule's budget (of key: rule) gave no token and
+ * the rule's shared key refused, for the CPU's memo (memo.h): both state words, read after their
+ * refusals while their ways still held their keys (else 0, which refuses only what every word
+ * refuses), and what a token costs the budget. `seen` says the call filled the rest. */
+struct rl_unadmitted_seen {
+	__u64 budget_word;
+	__u64 token_cost; /* GCRA's cost of one token, ns */
+	__u64 budget_burst_ns;
+	__u64 shared_word;
+	__u32 seen;
+	__u32 pad;
+};
+
+/* The state word of slot s, read after a refusal, while s still holds the key with tag `tag`: a
+ * key refused while idle (a packet larger than its burst) may lose its way to another key, whose
+ * claim resets the word before it writes the new tag. Otherwise the fresh word 0, which refuses
+ * only what every word refuses. */
+static __always_inline __u64 rl_refused_word(const struct rl_slot *s, __u32 tag)
+{
+	__u64 word = RL_READ_ONCE(s->state);
+	return RL_READ_ONCE(s->tag) == tag ? word : 0;
+}
+
 /* Start r's block on slot s when r refused a packet (res); returns res.
  * The block replaces the state with a plain store. A CPU that read the state before it and
  * admits a packet by CAS either lands first (the block then overwrites it: that packet was
@@ -536,15 +565,8 @@ static __always_inline int rl_limit_known(const struct rl_rule *r, struct rl_lim
 		return RL_LIMIT_SLOW;
 	struct rl_slot *s = &set->way[w & (RL_WAYS - 1)];
 	int res = rl_judge_known(s, r, info->now, info->bytes);
-	if (res == RL_LIMIT_OVER || res == RL_LIMIT_BLOCKED) {
-		*seen = RL_READ_ONCE(s->state);
-		/* A key refused while idle (a packet larger than its burst) may lose the way to
-		 * another key meanwhile, whose claim resets the word before it writes the new tag:
-		 * a word read while the tag is still the key's is the key's. Otherwise the fresh
-		 * word, which refuses only what every word refuses. */
-		if (RL_READ_ONCE(s->tag) != tag)
-			*seen = 0;
-	}
+	if (res == RL_LIMIT_OVER || res == RL_LIMIT_BLOCKED)
+		*seen = rl_refused_word(s, tag);
 	return res;
 }
 
@@ -612,23 +634,37 @@ static __always_inline struct rl_slot *rl_overflow_slot(const struct rl_rule *r,
  * first attempt without a call (rl_judge_known): the call's return was about 6 ns of that
  * packet's path on a CPU whose returns go through a return thunk (docs/benchmarks.md). */
 static __always_inline struct rl_slot *rl_new_source_token(const struct rl_rule *nb,
-							   const struct rl_pkt *p, __u64 now)
+							   const struct rl_pkt *p, __u64 now,
+							   struct rl_unadmitted_seen *seen)
 {
 	struct rl_key bk = {};
 	rl_key_build(&bk, nb, p);
 	bk.kind = RL_KEY_NEW_BUDGET;
 	int found;
-	struct rl_slot *s = rl_key_slot(rl_key_hash(&bk, rl_hash_seed), now, 1, &found);
-	return s && rl_judge_known(s, nb, now, 0) == RL_LIMIT_ADMIT ? s : 0;
+	__u64 h = rl_key_hash(&bk, rl_hash_seed);
+	struct rl_slot *s = rl_key_slot(h, now, 1, &found);
+	if (!s)
+		return 0;
+	int res = rl_judge_known(s, nb, now, 0);
+	if (res == RL_LIMIT_ADMIT)
+		return s;
+	/* One budget for the whole rule: every new source's packet asks this word. */
+	if (res == RL_LIMIT_OVER && nb->key_kind == RL_KEY_RULE) {
+		seen->budget_word = rl_refused_word(s, rl_key_tag(h));
+		seen->token_cost = rl_gcra_cost(rl_cost_units(nb, 0), nb->interval_fp);
+		seen->budget_burst_ns = nb->burst_ns;
+		seen->seen = 1;
+	}
+	return 0;
 }
 
 /* Judge one packet against rule r's own limit; info holds the packet's key (rl_key_build), its
  * hash and its facts, and what rl_limit_known found. A global function: verified once rather
  * than on every path through the parser and the classifier. */
 __attribute__((noinline)) int rl_limit(const struct rl_rule *r, const struct rl_pkt *p,
-				       struct rl_limit_info *info)
+				       struct rl_limit_info *info, struct rl_unadmitted_seen *seen)
 {
-	if (!r || !p || !info)
+	if (!r || !p || !info || !seen)
 		return RL_LIMIT_EXHAUSTED;
 	__u64 now = info->now;
 	__u64 h = info->hash;
@@ -646,13 +682,15 @@ __attribute__((noinline)) int rl_limit(const struct rl_rule *r, const struct rl_
 		 * grants exactly what keys took in. */
 		struct rl_slot *bs = 0;
 		if (nb && (found == RL_SET_ROOM || found == RL_SET_UNSEEN))
-			bs = rl_new_source_token(nb, p, now);
+			bs = rl_new_source_token(nb, p, now, seen);
 		if (bs) {
 			s = rl_key_slot(h, now, 1, &found);
 			/* The token goes back when it took no key in: no room, or the key was there
-			 * (another CPU inserted it since, or the summary did not show it yet). */
-			if (!s || found < RL_WAYS)
-				rl_refund(bs, nb, now, 0);
+			 * (another CPU inserted it since, or the summary did not show it yet). The
+			 * count after it tells every CPU's memo that the budget's word went down
+			 * (memo.h): rare, one a token that found no way. */
+			if ((!s || found < RL_WAYS) && rl_refund(bs, nb, now, 0))
+				__sync_fetch_and_add(&rl_key_resets, 1);
 		}
 		if (!s) {
 			/* No token, or no room: the rule's limit on the shared key decides. */
@@ -679,7 +717,16 @@ __attribute__((noinline)) int rl_limit(const struct rl_rule *r, const struct rl_
 		info->overflow = 1;
 	}
 	info->inserted = found >= RL_WAYS;
-	return rl_judge_slot(s, r, now, info->bytes);
+	int res = rl_judge_slot(s, r, now, info->bytes);
+	/* No token from the budget (seen), and the shared key refused: the memo may keep both. */
+	if (seen->seen) {
+		if (info->unadmitted && !info->overflow &&
+		    (res == RL_LIMIT_OVER || res == RL_LIMIT_BLOCKED))
+			seen->shared_word = rl_refused_word(s, rl_key_tag(h));
+		else
+			seen->seen = 0;
+	}
+	return res;
 }
 
 /* Give rule r's own limit back what it took for a packet that a stacked limit refused: the key

@@ -33,11 +33,6 @@
 #include "parse.h"
 #include "rl_abi.h"
 
-/* How many times rld has reset a key's state (rlctl unblock), raised after each reset's stores
- * (bpf_datapath.cc's reset_key, through the skeleton's mmapped .bss). A memo's refusal is good
- * only under the count it was read under (rl_memo_refusal). */
-volatile __u32 rl_key_resets = 0;
-
 /* The outcomes before a rule: the source lists decided, or nothing matched; and no outcome. A
  * rule's outcome is its position (0 to RL_MAX_RULES - 1). */
 #define RL_MEMO_UNDECIDED (-1)
@@ -151,6 +146,19 @@ static __always_inline void rl_memo_keep_key(struct rl_memo *m, const struct rl_
 	m->refused = 0;
 }
 
+/* Rule r's refusal of a packet of `bytes` at `now` on a state word the memo kept, read after a
+ * refusal: RL_LIMIT_BLOCKED or RL_LIMIT_OVER, or RL_LIMIT_SLOW where the key's slot must judge
+ * (the word admits it, or its refusal would start r's block). */
+static __always_inline int rl_memo_judge(__u64 word, const struct rl_rule *r, __u64 now,
+					 __u64 bytes)
+{
+	__u64 cost = rl_gcra_cost(rl_cost_units(r, bytes), r->interval_fp), st, tat;
+	int res = rl_gcra_judge(word, cost, r->burst_ns, now, &st, &tat);
+	if (res == RL_LIMIT_BLOCKED || (res == RL_LIMIT_OVER && !r->block_ns))
+		return res;
+	return RL_LIMIT_SLOW;
+}
+
 /* The memo's refusal: a refused packet of the memo's key leaves the key's state word, and the
  * packets after it from the memo's source that GCRA would refuse on that word are refused without
  * the key's set, its scan or a judgement (the limiter's part of such a packet's path: a flood from
@@ -179,11 +187,7 @@ static __always_inline int rl_memo_refusal(const struct rl_memo *m, const struct
 {
 	if (!m->refused || m->resets != rl_key_resets)
 		return RL_LIMIT_SLOW;
-	__u64 cost = rl_gcra_cost(rl_cost_units(r, bytes), r->interval_fp), st, tat;
-	int res = rl_gcra_judge(m->state, cost, r->burst_ns, now, &st, &tat);
-	if (res == RL_LIMIT_BLOCKED || (res == RL_LIMIT_OVER && !r->block_ns))
-		return res;
-	return RL_LIMIT_SLOW;
+	return rl_memo_judge(m->state, r, now, bytes);
 }
 
 /* Whether rule r's refusals may be remembered (rl_memo_refusal). */
@@ -199,6 +203,64 @@ static __always_inline void rl_memo_keep_refusal(struct rl_memo *m, __u64 state,
 	m->state = state;
 	m->resets = resets;
 	m->refused = 1;
+}
+
+/* The memo's unadmitted refusal. Under a spoofed flood against a rule with a new-source budget,
+ * once the budget is spent, every packet comes from a source the table does not hold (the summary
+ * says so), finds no token and is refused by the rule's shared key: a new source each time, so the
+ * memo's key and its refusal (above) never repeat, but the budget's key and the shared key do,
+ * for a budget of key: rule. The CPU keeps both words, read after such a refusal, and a packet of
+ * the same rule set and rule that the summary rules out, and that both words still refuse (no
+ * token on the budget's, the packet's own cost on the shared key's), is refused without the two
+ * keys' hashes, sets and judgements (the call to rl_limit). Exact, by rl_memo_refusal's argument
+ * for each word, with one addition: the budget's word also goes down when a token that found no way
+ * is given back, and rl_limit raises rl_key_resets after that refund, as rld after a reset. A
+ * budget of key: source_prefix has a word per prefix and is judged each time. */
+struct rl_memo_unadmitted {
+	__u32 epoch;			 /* rl_control.active_gen when kept */
+	__u32 ridx;			 /* the rule's index in rl_rules */
+	__u32 resets;			 /* rl_key_resets, read before the words */
+	__u32 kept;			 /* the rest holds a refusal */
+	struct rl_unadmitted_seen words; /* the budget's and the shared key's */
+	__u64 hash;			 /* rl_key_hash of shared */
+	struct rl_key shared;		 /* the rule's shared key */
+};
+
+/* The memo's unadmitted refusal of a packet the summary ruled out, for rule r (rl_rules[ridx])
+ * under epoch: RL_LIMIT_OVER or RL_LIMIT_BLOCKED with info's shared key, its hash and the
+ * unadmitted mark filled as rl_limit fills them; or RL_LIMIT_SLOW. */
+static __always_inline int rl_memo_unadmitted_refusal(const struct rl_memo_unadmitted *u,
+						      __u32 epoch, __u32 ridx,
+						      const struct rl_rule *r, __u64 now,
+						      __u64 bytes, struct rl_limit_info *info)
+{
+	if (!u->kept || u->epoch != epoch || u->ridx != ridx || u->resets != rl_key_resets)
+		return RL_LIMIT_SLOW;
+	__u64 st, tat;
+	if (rl_gcra_judge(u->words.budget_word, u->words.token_cost, u->words.budget_burst_ns, now,
+			  &st, &tat) == RL_LIMIT_ADMIT)
+		return RL_LIMIT_SLOW; /* a token for this source */
+	int res = rl_memo_judge(u->words.shared_word, r, now, bytes);
+	if (res != RL_LIMIT_SLOW) {
+		__builtin_memcpy(&info->shared, &u->shared, sizeof(info->shared));
+		info->hash = u->hash;
+		info->unadmitted = 1;
+	}
+	return res;
+}
+
+/* Keep what rl_limit saw (u->words, filled) of rule ridx's unadmitted refusal under epoch, read
+ * under rl_key_resets `resets`, with info's shared key and its hash. */
+static __always_inline void rl_memo_keep_unadmitted(struct rl_memo_unadmitted *u, __u32 epoch,
+						    __u32 ridx, __u32 resets,
+						    const struct rl_limit_info *info)
+{
+	u->epoch = epoch;
+	u->ridx = ridx;
+	u->resets = resets;
+	u->hash = info->hash;
+	__builtin_memcpy(&u->shared, &info->shared, sizeof(u->shared));
+	u->kept = 1;
 }
 
 #endif /* RL_BPF_MEMO_H */

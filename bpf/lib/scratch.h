@@ -13,8 +13,8 @@
  * NAPI's softirq, generic XDP under local_bh_disable), so no second run on that CPU starts
  * before it has finished with this memory, and other CPUs have their own copy. Nothing in it
  * outlives the packet but sample_left, the CPU's count of packets to the next traffic sample
- * (sample.h), and the memo of its last match (memo.h), which the packets of one CPU share one
- * after the other for the same reason.
+ * (sample.h), and the memos of its last match and last unadmitted refusal (memo.h), which the
+ * packets of one CPU share one after the other for the same reason.
  */
 #ifndef RL_BPF_SCRATCH_H
 #define RL_BPF_SCRATCH_H
@@ -30,8 +30,9 @@ struct rl_scratch {
 	/* The packet's headers, and the CPU's last match's in the other one (memo.h). */
 	struct rl_pkt pkt[2];
 	struct rl_limit_info info;
-	struct rl_memo memo; /* the CPU's last match */
-	__u32 sample_left;   /* matched packets this CPU lets by before its next sample */
+	struct rl_memo memo;		      /* the CPU's last match */
+	struct rl_memo_unadmitted unadmitted; /* the CPU's last unadmitted refusal */
+	__u32 sample_left; /* matched packets this CPU lets by before its next sample */
 	__u32 pad;
 };
 

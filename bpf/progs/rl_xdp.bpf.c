@@ -247,8 +247,8 @@ int rl_xdp(struct xdp_md *ctx)
 	}
 	/* From the memo's source, the memo may hold the key's refusal (memo.h). */
 	res = repeat ? rl_memo_refusal(memo, r, now, bytes) : RL_LIMIT_SLOW;
+	__u32 resets = rl_key_resets; /* before the words (rl_memo_refusal) */
 	if (res == RL_LIMIT_SLOW) {
-		__u32 resets = rl_key_resets; /* before the word (rl_memo_refusal) */
 		__u64 seen = 0;
 		res = rl_limit_known(r, info, &seen);
 		if (repeat && (res == RL_LIMIT_OVER || res == RL_LIMIT_BLOCKED) &&
@@ -257,8 +257,21 @@ int rl_xdp(struct xdp_md *ctx)
 	} else if (rl_trace_decisions) {
 		rl_trace.memo = 2;
 	}
-	if (res == RL_LIMIT_SLOW)
-		res = rl_limit(r, pkt, info);
+	/* A source the summary rules out: the memo may hold its rule's unadmitted refusal. */
+	struct rl_memo_unadmitted *unadm = &scratch->unadmitted;
+	if (res == RL_LIMIT_SLOW && info->found == RL_SET_UNSEEN) {
+		res = rl_memo_unadmitted_refusal(unadm, epoch, ridx, r, now, bytes, info);
+		if (res != RL_LIMIT_SLOW && rl_trace_decisions)
+			rl_trace.memo = 3;
+	}
+	if (res == RL_LIMIT_SLOW) {
+		/* rl_limit writes what it sees into the memo's words. */
+		unadm->kept = 0;
+		unadm->words.seen = 0;
+		res = rl_limit(r, pkt, info, &unadm->words);
+		if (unadm->words.seen && rl_memo_refusals_kept(r))
+			rl_memo_keep_unadmitted(unadm, epoch, ridx, resets, info);
+	}
 	if (info->inserted)
 		rl_count(RL_GC_KEY_INSERTED, 0);
 	if (info->unadmitted)

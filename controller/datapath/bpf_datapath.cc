@@ -819,6 +819,10 @@ Result<uint64_t> BpfDatapath::cluster_prune_over(uint64_t now_ns) {
 
 uint32_t BpfDatapath::key_sets_active() const { return growth_->active(); }
 
+uint32_t BpfDatapath::key_resets() const {
+  return std::atomic_ref<__u32>(skel_->bss->rl_key_resets).load();
+}
+
 std::array<uint32_t, 2> BpfDatapath::sets_of(uint64_t hash) const {
   const uint32_t wide = rl_set_wide(rl_key_tag(hash), hash, key_low_bits_);
   const uint32_t active = key_sets_active();

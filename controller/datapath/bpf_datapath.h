@@ -128,6 +128,10 @@ class BpfDatapath final : public Datapath {
   // The sets packets use (rl_control.key_sets_active): from 2^RL_KEY_SETS_MIN_LOG2 (or the
   // capacity, if smaller) up to the capacity, raised by grow_key_table.
   uint32_t key_sets_active() const;
+  // How many times a key's state word went down other than by time (bpf/lib/limiter.h's
+  // rl_key_resets): reset_key's resets and the tokens budgets gave back. The CPUs' memos hold
+  // refusals only under the count they read.
+  uint32_t key_resets() const;
   // Grows the sets in use to suit `tracked` keys (key_sets_wanted); returns the sets added. One
   // thread at a time: rld calls it from the thread that counts the keys.
   Result<uint32_t> grow_key_table(uint64_t tracked);

@@ -40,6 +40,22 @@ class MemoTest : public BpfTest {
     apply(p);
   }
 
+  // A per-source rule of rate/s, burst 1, with a budget of budget_rate new sources a second,
+  // burst 1, for the whole rule.
+  static policy::Rule budgeted(uint64_t rate, uint64_t budget_rate) {
+    policy::Rule r = token_bucket("guarded", rate, 1);
+    policy::NewSources ns;
+    ns.rate = per_second(budget_rate);
+    ns.burst = 1;
+    r.new_sources = ns;
+    return r;
+  }
+
+  // The i-th source of 198.18.0.0/16, none of which the table holds before it sends.
+  static std::vector<uint8_t> fresh(int i) {
+    return udp4("198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256));
+  }
+
   OnOneCpu cpu_;
 };
 
@@ -455,6 +471,119 @@ TEST_F(MemoTest, RefusalsOfWindowsAndStackedLimitsAreJudgedEachTime) {
     EXPECT_EQ(d.reason, RL_REASON_LIMITED) << i;
     EXPECT_NE(d.memo, 2u) << i << ": stacked limits";
   }
+}
+
+// Once the budget is spent and the shared key refuses, every new source's packet is refused on
+// the two words the memo kept (memo 3), reported as the shared key, until either word would
+// admit: to the nanosecond, the budget's here (a token each half second, the shared key's packet
+// each second) and the shared key's in the next test.
+TEST_F(MemoTest, AnUnadmittedRefusalIsRepeatedForEveryNewSource) {
+  ASSERT_TRUE(cpu_.pinned());
+  one_rule(budgeted(1, 2));
+  auto d = send(fresh(0));
+  EXPECT_EQ(d.reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(d.unadmitted, 0u) << "the budget's token";
+  d = send(fresh(1));
+  EXPECT_EQ(d.reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(d.unadmitted, 1u) << "the shared key's packet";
+  d = send(fresh(2));
+  EXPECT_EQ(d.reason, RL_REASON_LIMITED);
+  EXPECT_EQ(d.unadmitted, 1u);
+  EXPECT_NE(d.memo, 3u) << "the first refusal is judged by both keys";
+  const uint64_t shared = d.key_hash;
+  for (int i = 3; i <= 50; i++) {
+    d = send(fresh(i));
+    EXPECT_EQ(d.reason, RL_REASON_LIMITED) << i;
+    EXPECT_EQ(d.memo, 3u) << i;
+    EXPECT_EQ(d.unadmitted, 1u) << i;
+    EXPECT_EQ(d.key_hash, shared) << i << ": reported as the shared key";
+  }
+  dp_->set_clock(kT0 + kSec / 2 - 1);
+  d = send(fresh(51));
+  EXPECT_EQ(d.reason, RL_REASON_LIMITED) << "a nanosecond before the token";
+  EXPECT_EQ(d.memo, 3u);
+  dp_->set_clock(kT0 + kSec / 2);
+  d = send(fresh(52));
+  EXPECT_EQ(d.reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(d.unadmitted, 0u) << "on the nanosecond the token is back";
+  d = send(fresh(53));
+  EXPECT_EQ(d.reason, RL_REASON_LIMITED);
+  EXPECT_NE(d.memo, 3u);
+  EXPECT_EQ(send(fresh(54)).memo, 3u);
+  EXPECT_EQ(global(RL_GC_NEW_UNADMITTED), 53u);
+  EXPECT_EQ(counters("guarded").passed_pkts, 3u);
+  EXPECT_EQ(counters("guarded").dropped_pkts, 52u);
+  // A known source is judged by its own key throughout.
+  d = send(fresh(0));
+  EXPECT_EQ(d.unadmitted, 0u);
+  EXPECT_EQ(d.reason, RL_REASON_LIMITED) << "its own key's token is a second away";
+  EXPECT_NE(d.memo, 3u);
+}
+
+// The shared key's word gives way on the nanosecond its packet is back (every half second), while
+// the budget's still refuses (a token a second).
+TEST_F(MemoTest, AnUnadmittedRefusalEndsWithTheSharedKeys) {
+  ASSERT_TRUE(cpu_.pinned());
+  one_rule(budgeted(2, 1));
+  EXPECT_EQ(send(fresh(0)).unadmitted, 0u);
+  EXPECT_EQ(send(fresh(1)).reason, RL_REASON_ADMITTED);
+  EXPECT_EQ(send(fresh(2)).reason, RL_REASON_LIMITED);
+  EXPECT_EQ(send(fresh(3)).memo, 3u);
+  dp_->set_clock(kT0 + kSec / 2 - 1);
+  auto d = send(fresh(4));
+  EXPECT_EQ(d.reason, RL_REASON_LIMITED);
+  EXPECT_EQ(d.memo, 3u);
+  dp_->set_clock(kT0 + kSec / 2);
+  d = send(fresh(5));
+  EXPECT_EQ(d.reason, RL_REASON_ADMITTED) << "the shared key's next packet";
+  EXPECT_EQ(d.unadmitted, 1u);
+  EXPECT_EQ(send(fresh(6)).reason, RL_REASON_LIMITED);
+  EXPECT_EQ(send(fresh(7)).memo, 3u);
+}
+
+// The shared key's block is kept as its word, from the packet after the one that starts it; a new
+// rule set, even the same rules again, starts without what the memo kept.
+TEST_F(MemoTest, AnUnadmittedBlockHoldsUntilTheRuleSetChanges) {
+  ASSERT_TRUE(cpu_.pinned());
+  policy::Policy p;
+  auto r = budgeted(1, 1);
+  r.block_ns = 60 * kSec;
+  p.rules = {r};
+  apply(p);
+  EXPECT_EQ(send(fresh(0)).unadmitted, 0u);
+  EXPECT_EQ(send(fresh(1)).reason, RL_REASON_ADMITTED);
+  auto d = send(fresh(2));
+  EXPECT_EQ(d.reason, RL_REASON_LIMITED);
+  EXPECT_NE(d.memo, 3u) << "the packet that starts the block writes it to the shared key";
+  d = send(fresh(3));
+  EXPECT_EQ(d.reason, RL_REASON_BLOCKED);
+  EXPECT_EQ(d.memo, 3u);
+  dp_->set_clock(kT0 + kSec / 2);
+  d = send(fresh(4));
+  EXPECT_EQ(d.reason, RL_REASON_BLOCKED);
+  EXPECT_EQ(d.memo, 3u);
+  apply(p);
+  d = send(fresh(5));
+  EXPECT_EQ(d.reason, RL_REASON_BLOCKED);
+  EXPECT_NE(d.memo, 3u) << "another rule set";
+  EXPECT_EQ(send(fresh(6)).memo, 3u);
+}
+
+// A budget per source prefix has a word per prefix: its refusals are judged each time.
+TEST_F(MemoTest, PerPrefixBudgetsAreJudgedEachTime) {
+  ASSERT_TRUE(cpu_.pinned());
+  auto r = budgeted(1, 1);
+  r.new_sources->key = policy::KeyKind::kSourcePrefix;
+  r.new_sources->v4_prefix = 24;
+  one_rule(r);
+  int passed = 0;
+  for (int i = 0; i < 20; i++) {
+    auto d = send(fresh(i));
+    passed += d.verdict == XDP_PASS;
+    EXPECT_NE(d.memo, 3u) << i;
+  }
+  EXPECT_EQ(passed, 1 + 1) << "the /24's token and its shared key's packet";
+  EXPECT_EQ(send(fresh(256)).reason, RL_REASON_ADMITTED) << "another /24, its own budget";
 }
 
 // The runtime lists change while packets run; they are asked before the memo on every packet.

@@ -187,8 +187,10 @@ TEST_F(NewSourcesTest, ATokenTakenForAFullSetGoesBack) {
   ASSERT_EQ(same.size(), RL_WAYS + 1u);
   for (uint32_t w = 0; w < RL_WAYS; w++)
     EXPECT_EQ(send(udp4(spoofed4(same[w]))).unadmitted, 0u) << "a token and a way each";
+  const uint32_t resets = dp_->key_resets();
   auto d = send(udp4(spoofed4(same[RL_WAYS])));
   EXPECT_EQ(d.unadmitted, 1u) << "no way left in its set";
+  EXPECT_EQ(dp_->key_resets(), resets + 1) << "the budget's word went down: the CPUs' memos learn";
   EXPECT_EQ(d.reason, RL_REASON_ADMITTED) << "the shared bucket's one packet";
   // Six tokens left: the fifth source's came back.
   int admitted = 0;
