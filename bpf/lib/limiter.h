@@ -649,7 +649,7 @@ static __always_inline struct rl_slot *rl_new_source_token(const struct rl_rule 
 	if (res == RL_LIMIT_ADMIT)
 		return s;
 	/* One budget for the whole rule: every new source's packet asks this word. */
-	if (res == RL_LIMIT_OVER && nb->key_kind == RL_KEY_RULE) {
+	if (res == RL_LIMIT_OVER && nb->key_kind == RL_KEY_RULE && rl_algo_gcra(nb)) {
 		seen->budget_word = rl_refused_word(s, rl_key_tag(h));
 		seen->token_cost = rl_gcra_cost(rl_cost_units(nb, 0), nb->interval_fp);
 		seen->budget_burst_ns = nb->burst_ns;
