@@ -31,10 +31,13 @@
 #                packets take the same path, and what a flood takes from the client is the
 #                server's CPU.
 # CPUs: rlflood alone on one (paced, it waits for each burst's time on the CPU, so nothing else
-# could run there undisturbed); the flood's NAPI thread (nice -20), nginx and wrk on the other,
-# the server's. So the client and the server share what the flood's receive path leaves of that
+# could run there undisturbed); the flood's NAPI thread, nginx and wrk on the other, the
+# server's. So the client and the server share what the flood's receive path leaves of that
 # CPU, as a client on the server's host (or the server's own work) would: goodput falls with the
-# CPU each contender spends per flood frame.
+# CPU each contender spends per flood frame. The NAPI thread runs at real-time priority
+# (SCHED_FIFO 50), as a NIC's receive softirq preempts user tasks: at nice -20 it slept between
+# paced bursts and waited behind nginx and wrk when woken, long enough at 0.8 Mpps for the ring
+# to refuse a third to a half of the flood, which then cost the server nothing.
 #
 # Every limiter: 1 packet per minute, burst 1, per source (bench-lab.sh). --new-sources RATE adds a
 # budget of RATE new sources per second (burst 2 x RATE) to each: rl's new_sources, and for
@@ -251,7 +254,12 @@ for r in "${rate_list[@]}"; do
   [[ $r =~ ^([0-9]+|fast)$ ]] || { echo "$0: --rates takes frames/s or fast, not $r" >&2; exit 2; }
 done
 
-pin_napi
+# The receiving NAPI thread on the server's CPU, at real-time priority (above).
+pin_napi_rt() {
+  pin_napi
+  chrt -f -p 50 "$(napi_pid)"
+}
+pin_napi_rt
 # The sources' state, before each measurement under a flood.
 # shellcheck disable=SC2086
 warm() { [ "$flood_warm" = 0 ] || warm_known "$1" "$flood_warm" $flood_args; }
@@ -261,11 +269,11 @@ for round in $(seq "$rounds"); do
   for rate in "${rate_list[@]}"; do
     for who in $(rotated "$round" "${contenders[@]}"); do
       "${who}_on" >/dev/null
-      pin_napi
+      pin_napi_rt # an XDP attach may have made a new thread
       [ "$rate" = 0 ] || warm "$who"
       measure "$who" "$round" "$rate"
       "${who}_off" >/dev/null
-      pin_napi
+      pin_napi_rt
     done
   done
 done
