@@ -12,9 +12,10 @@ build=$(realpath "$1")
 src=$(realpath "$2")
 version=$(sed -n 's/^project(rl VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
 mirror=${RL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-# The exposure `systemd-analyze security` gives the hardened unit (docs/operations.md): 2.2 with
-# CAP_SYS_NICE for the event loop's real-time priority (1.9 without).
-max_exposure=${RL_MAX_EXPOSURE:-2.2}
+# The exposure `systemd-analyze security` gives the hardened unit (docs/operations.md): 2.4 with
+# CAP_SYS_NICE for the event loop's real-time priority, and ProtectKernelTunables= and
+# ProcSubset= spelled out as paths so that the pins and the conntrack sysctl stay writable.
+max_exposure=${RL_MAX_EXPOSURE:-2.4}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || fail "needs root (debootstrap, chroot)"
