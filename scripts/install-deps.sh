@@ -16,6 +16,7 @@ packages=(
   clang-format clang-tidy libclang-rt-dev  # format and tidy checks; ASan, UBSan, libFuzzer runtimes
   libsystemd-dev systemd libcap2-bin
   dpkg-dev help2man debootstrap python3-kubernetes
+  systemd-container  # the package lifecycle test boots systemd in a container (systemd-nspawn)
 )
 
 missing=()
