@@ -144,8 +144,14 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
   std::vector<RuleView> views;
   std::map<std::string, const policy::Rule*> by_name;
   for (const auto& rule : p.rules) by_name[rule.name] = &rule;
-  for (size_t i = 0; i < compiled->rules.size(); i++)
-    views.push_back({compiled->names[i], compiled->rules[i], *by_name.at(compiled->names[i])});
+  for (size_t i = 0; i < compiled->rules.size(); i++) {
+    auto more =
+        compiled->more_limits.begin() + static_cast<std::ptrdiff_t>(i * (RL_MAX_LIMITS - 1));
+    views.push_back({compiled->names[i],
+                     compiled->rules[i],
+                     *by_name.at(compiled->names[i]),
+                     {more, more + compiled->rules[i].more_limits}});
+  }
   {
     MutexLock lock(mu_);
     ids_ = compiled->ids;

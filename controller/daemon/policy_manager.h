@@ -28,6 +28,9 @@ struct RuleView {
   std::string name;
   rl_rule compiled{};
   policy::Rule rule;  // only name and action when the rule was adopted from pinned maps
+  // Its stacked limits as compiled, limit 1 first (compiled.more_limits of them); empty when the
+  // rule was adopted from pinned maps.
+  std::vector<rl_rule> more;
 };
 
 // A policy directory as loaded, not yet applied.

@@ -117,9 +117,17 @@ Result<Attachment> attach_xdp(int prog_fd, const std::string& ifname, XdpMode mo
       }
     }
     if (!link) {
-      if (errno == EBUSY || errno == EEXIST)
-        return errno_error(ifname + " already has another XDP program attached; detach it first");
-      return errno_error("attach XDP to " + ifname);
+      const int e = errno;
+      if (e == EBUSY || e == EEXIST)
+        return errno_error(ifname + " already has another XDP program attached; detach it first",
+                           e);
+      // The driver has no XDP hook of its own (a macvlan, a bridge): only generic mode runs.
+      if (mode == XdpMode::kNative && e == EOPNOTSUPP)
+        return errno_error("native XDP is not supported by " + ifname +
+                               "'s driver: set xdp_mode to generic, or to auto to fall back to "
+                               "generic mode",
+                           e);
+      return errno_error("attach XDP to " + ifname, e);
     }
     if (bpf_obj_pin(link.get(), pin.c_str()) != 0) return errno_error("pin link " + pin);
   }

@@ -373,37 +373,45 @@ int main(int argc, char** argv) {
   key->require_subcommand(1);
   std::string key_arg, key_rule;
   auto* key_show = key->add_subcommand(
-      "show", "a source's state in each rule: tokens or window count, block, drops");
+      "show",
+      "a source's keys in each rule, one per limit (the source, its prefix...): tokens or "
+      "window count, block, drops");
   key_show->add_option("key", key_arg, "ADDRESS, ADDRESS|PORT (per-port rules) or a CIDR")
       ->required();
   key_show->add_option("--rule", key_rule, "only this rule");
   key_show->callback([&] {
     Json d = call_or_exit(g, "key.show", {{"key", key_arg}, {"rule", key_rule}});
     if (json_out(g, d)) return;
-    rlctl::Table t({"RULE", "KEY", "STATE", "BLOCKED", "DROPS", "LAST DROP"});
+    // One row per limit: a rule that stacks limits has a key in each (the source, its /24...).
+    rlctl::Table t({"RULE", "LIMIT", "KEY", "STATE", "BLOCKED", "DROPS", "LAST DROP"});
     for (const auto& r : d["rules"]) {
-      if (r.contains("note")) {
-        t.row({r["rule"], "-", r["note"], "-", "-", "-"});
-        continue;
+      // An rld that predates `limits` sends the rule's one limit at the top level.
+      Json limits = r.value("limits", Json::array({r}));
+      for (const auto& l : limits) {
+        std::string name = l.value("limit", "-");
+        if (l.contains("note")) {
+          t.row({r["rule"], name, "-", l["note"], "-", "-", "-"});
+          continue;
+        }
+        std::string state = "not tracked (a fresh key)", blocked = "no";
+        if (l["tracked"].get<bool>()) {
+          const auto& s = l["state"];
+          std::string unit = s["unit"].get<std::string>();
+          if (s.contains("tokens"))
+            state = num(s["tokens"]) + " of " + num(s["burst"]) + " " + unit + " left";
+          else if (s.contains("count"))
+            state = num(s["count"]) + " of " + num(s["limit"]) + " " + unit + " in this window";
+          if (s["blocked"].get<bool>()) blocked = "yes, " + num(s["blocked_for_seconds"]) + " s";
+        }
+        std::string last = "-";
+        if (!l["last_drop"].is_null()) {
+          std::time_t at = l["last_drop"].get<std::time_t>();
+          char buf[32];
+          std::strftime(buf, sizeof(buf), "%F %T", std::localtime(&at));
+          last = buf;
+        }
+        t.row({r["rule"], name, l["key"], state, blocked, num(l["drops"]), last});
       }
-      std::string state = "not tracked (a fresh key)", blocked = "no";
-      if (r["tracked"].get<bool>()) {
-        const auto& s = r["state"];
-        std::string unit = s["unit"].get<std::string>();
-        if (s.contains("tokens"))
-          state = num(s["tokens"]) + " of " + num(s["burst"]) + " " + unit + " left";
-        else if (s.contains("count"))
-          state = num(s["count"]) + " of " + num(s["limit"]) + " " + unit + " in this window";
-        if (s["blocked"].get<bool>()) blocked = "yes, " + num(s["blocked_for_seconds"]) + " s";
-      }
-      std::string last = "-";
-      if (!r["last_drop"].is_null()) {
-        std::time_t at = r["last_drop"].get<std::time_t>();
-        char buf[32];
-        std::strftime(buf, sizeof(buf), "%F %T", std::localtime(&at));
-        last = buf;
-      }
-      t.row({r["rule"], r["key"], state, blocked, num(r["drops"]), last});
     }
     t.print(std::cout);
   });

@@ -1,13 +1,51 @@
 #include "daemon/handlers/key_show.h"
 
+#include <algorithm>
+
 #include "daemon/key_state.h"
 #include "daemon/key_text.h"
 
 namespace rl::daemon {
 
+namespace {
+
+using control::Json;
+
+// What one limit holds for the address: its key, the slot's state, and the drops the offender
+// table knows of that key under that limit (stacked limits have ids of their own, so a /24's
+// drops are not the source's).
+Json limit_entry(const Datapath& dp, const rl_rule& lim, const Address& addr,
+                 std::optional<uint16_t> port, const std::vector<Offender>& known, uint64_t now) {
+  Json j = Json::object();
+  if (lim.key_kind == RL_KEY_SRC_DST) {
+    j["note"] = "keyed by source and destination together: one address names no key";
+    return j;
+  }
+  if (lim.key_kind == RL_KEY_SRC_ADDR_DPORT && !port) {
+    j["note"] = "keyed by source and port: give ADDRESS|PORT";
+    return j;
+  }
+  rl_key k = key_for(lim, addr, port.value_or(0));
+  j["key"] = key_text(k, lim);
+  auto slot = dp.read_key(k);
+  j["tracked"] = slot.has_value();
+  if (slot) j["state"] = describe_key_state(lim, *slot, now);
+  const uint64_t hash = dp.key_hash(k);
+  j["drops"] = 0;
+  j["last_drop"] = nullptr;
+  for (const auto& o : known)
+    if (o.rule_id == lim.id && o.key_hash == hash) {
+      j["drops"] = o.drops;
+      j["last_drop"] =
+          std::chrono::duration_cast<std::chrono::seconds>(o.last_seen.time_since_epoch()).count();
+    }
+  return j;
+}
+
+}  // namespace
+
 control::Json key_show(const Datapath& dp, const std::vector<RuleView>& rules,
                        OffenderLog& offenders, const control::Json& args) {
-  using control::Json;
   auto parsed = parse_key_arg(args.at("key").get<std::string>());
   if (!parsed) return control::fail(parsed.error().message);
   const auto& [addr, port] = *parsed;
@@ -21,34 +59,33 @@ control::Json key_show(const Datapath& dp, const std::vector<RuleView>& rules,
     if (!only.empty() && v.name != only) continue;
     rule_found = true;
     const rl_rule& r = v.compiled;
-    if (r.key_kind == RL_KEY_RULE) continue;  // one key for every source: not this key's
-    Json j = {{"rule", v.name}};
-    if (r.key_kind == RL_KEY_SRC_DST) {
-      j["note"] = "keyed by source and destination together: one address names no key";
-      out.push_back(j);
-      continue;
+    const uint32_t count = std::min<uint32_t>(1u + r.more_limits, RL_MAX_LIMITS);
+    // A limit keyed by rule has one key for every source: a rule of such limits only has
+    // nothing of this address's own.
+    bool keyed_by_address = r.key_kind != RL_KEY_RULE;
+    for (uint32_t l = 1; l < count && l <= v.more.size(); l++)
+      keyed_by_address |= v.more[l - 1].key_kind != RL_KEY_RULE;
+    if (!keyed_by_address) continue;
+    Json limits = Json::array();
+    for (uint32_t l = 0; l < count; l++) {
+      Json e;
+      if (l > v.more.size())
+        e = {{"note",
+              "this limit's parameters are not known: rld adopted the data path and has "
+              "not loaded a policy since (rlctl policy reload)"}};
+      else
+        e = limit_entry(dp, l == 0 ? r : v.more[l - 1], addr, port, known, now);
+      e["limit"] = limit_name(v, l);
+      e["index"] = l;
+      limits.push_back(std::move(e));
     }
-    if (r.key_kind == RL_KEY_SRC_ADDR_DPORT && !port) {
-      j["note"] = "keyed by source and port: give ADDRESS|PORT";
-      out.push_back(j);
-      continue;
-    }
-    rl_key k = key_for(r, addr, port.value_or(0));
-    j["key"] = key_text(k, r);
-    auto slot = dp.read_key(k);
-    j["tracked"] = slot.has_value();
-    if (slot) j["state"] = describe_key_state(r, *slot, now);
-    const uint64_t hash = dp.key_hash(k);
-    j["drops"] = 0;
-    j["last_drop"] = nullptr;
-    for (const auto& o : known)
-      if (o.rule_id == r.id && o.key_hash == hash) {
-        j["drops"] = o.drops;
-        j["last_drop"] =
-            std::chrono::duration_cast<std::chrono::seconds>(o.last_seen.time_since_epoch())
-                .count();
-      }
-    out.push_back(j);
+    // The rule's own limit also at the top level, where a client that reads no `limits` finds it.
+    Json j = limits[0];
+    j.erase("limit");
+    j.erase("index");
+    j["rule"] = v.name;
+    j["limits"] = std::move(limits);
+    out.push_back(std::move(j));
   }
   if (!rule_found) return control::fail("no rule named '" + only + "' in force");
   return control::ok({{"address", addr.str()}, {"rules", out}});
