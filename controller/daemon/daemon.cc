@@ -112,10 +112,17 @@ Status Daemon::init() {
 
   if (uint32_t old = dp_->replaced_abi()) {
     // Every interface now runs the new program (bpf_link_update above): only now do the old
-    // program's maps lose their pins. Per-key state does not carry across layouts.
+    // program's maps lose their pins. Per-key state does not carry across layouts; the runtime
+    // entries did (BpfDatapath::load), unless their layout was unknown.
     if (auto s = dp_->take_over_pins(); !s) return s;
     log::warn("replaced a data path with another layout; per-key state starts fresh",
-              {{"old_abi", std::to_string(old)}, {"new_abi", std::to_string(RL_ABI_VERSION)}});
+              {{"old_abi", std::to_string(old)},
+               {"new_abi", std::to_string(RL_ABI_VERSION)},
+               {"runtime_entries_kept", std::to_string(dp_->carried_runtime_entries())}});
+    if (!dp_->runtime_carry_error().empty())
+      log::error(
+          "the runtime allow/deny entries of the replaced data path are lost: add them again",
+          {{"reason", dp_->runtime_carry_error()}});
   }
 
   offenders_ = std::make_unique<OffenderLog>(
