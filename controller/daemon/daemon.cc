@@ -107,6 +107,7 @@ Status Daemon::init() {
   else if (!first.ok)
     log::warn("starting without rules: no valid policy", {{"dir", cfg_.policy_dir}});
 
+  if (auto s = refuse_unruled_replacement(first); !s) return s;
   // Attach after the first policy is in place, so the program never runs a half-set state.
   if (auto s = attach_interfaces(); !s) return s;
 
@@ -194,6 +195,20 @@ Status Daemon::init() {
       });
   rates_.sample(*dp_, policies_->rules(), std::chrono::steady_clock::now());
   return {};
+}
+
+// A data path of another layout is pinned and attached, with its rules: the new program replaces
+// it only with a policy of its own. Without one the start fails and leaves the old program and
+// its pins as they are, still enforcing; a later start (systemd's Restart=) tries again.
+Status Daemon::refuse_unruled_replacement(const ReloadReport& first) const {
+  if (!dp_->replaced_abi() || first.ok) return {};
+  std::string why;
+  for (const auto& e : first.errors) why += (why.empty() ? "" : "; ") + e;
+  if (why.empty()) why = "no valid policy";
+  return Error{EINVAL, "the policy in " + cfg_.policy_dir +
+                           " does not load, so the data path of another layout (ABI " +
+                           std::to_string(dp_->replaced_abi()) + ") pinned under " + cfg_.pin_root +
+                           " stays attached and enforcing with its own rules: " + why};
 }
 
 void Daemon::grow_key_table(uint64_t tracked) {

@@ -173,5 +173,43 @@ TEST_F(UpgradeTest, RuntimeEntriesOutliveALayoutChange) {
   for (const auto& h : crowded) EXPECT_EQ(through(h), 0u) << "denied host " << h;
 }
 
+TEST_F(UpgradeTest, ABrokenPolicyKeepsTheOldLayoutAttachedWithItsRules) {
+  write_policy("a.yaml", udp9_rule(3));
+  start_rld();
+  ctl({"deny", "add", "198.18.31.0/24"});
+  const uint64_t old_prog = attached_prog();
+  ASSERT_NE(old_prog, 0u);
+  const auto old_pins = pins();
+  rld_->stop();
+
+  write_policy("a.yaml",
+               "rules:\n"
+               "  - name: udp9\n"
+               "    match: {protocol: udp, port: 9}\n"
+               "    limit: {rate: fast, burst: 3}\n");
+  rld_path_ = RL_RLD_BUMP_PATH;
+  auto p = Process::spawn(rld_argv());
+  rld_path_ = RL_RLD_PATH;
+  ASSERT_TRUE(p.ok()) << p.error().str();
+  Output out = p->wait(30s);
+  EXPECT_NE(out.code, 0) << "the start fails:\n" << out.err;
+  EXPECT_FALSE(out.timed_out);
+  EXPECT_NE(out.err.find("stays attached and enforcing with its own rules"), std::string::npos)
+      << out.err;
+  EXPECT_NE(out.err.find("a.yaml"), std::string::npos) << "the policy error is named\n" << out.err;
+
+  EXPECT_EQ(attached_prog(), old_prog) << "the old program still runs";
+  EXPECT_EQ(pins(), old_pins) << "its pins untouched";
+  EXPECT_EQ(pinned_control(pin_root_).abi, static_cast<uint32_t>(RL_ABI_VERSION));
+  EXPECT_EQ(through("198.18.30.1"), 3u) << "its rule still limits";
+  EXPECT_EQ(through("198.18.31.9"), 0u) << "its runtime deny entry still drops";
+
+  // The current build adopts the old data path as it was, and the rule set in force with it.
+  start_rld();
+  Json st = ctl({"status"});
+  EXPECT_TRUE(st["adopted"].get<bool>());
+  EXPECT_EQ(ctl({"deny", "list"})["entries"].size(), 1u);
+}
+
 }  // namespace
 }  // namespace rl::testing
