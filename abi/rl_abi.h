@@ -14,7 +14,13 @@
 
 #include "rl_counters.h"
 
-#define RL_ABI_VERSION 9
+/* Test builds only (CMake -DRL_ABI_VERSION_BUMP=N, never for a release): a data path of another
+ * layout than this source's, for the tests of an upgrade across layouts. The version goes up by N
+ * and rl_control grows by a word, so that the replaced maps really have another shape. */
+#ifndef RL_ABI_VERSION_BUMP
+#define RL_ABI_VERSION_BUMP 0
+#endif
+#define RL_ABI_VERSION (9 + RL_ABI_VERSION_BUMP)
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
@@ -145,6 +151,9 @@ struct rl_control {
 	__u32 next_rule_id;    /* the compiler's next rule id, kept for a restarted controller */
 	__u32 key_sets_active; /* sets of rl_keys in use (rl_set_index); only rld raises it */
 	__u64 hash_seed;       /* the key hash's seed for rl_keys and rl_overflow (rl_hash.h) */
+#if RL_ABI_VERSION_BUMP
+	__u64 bump_pad; /* RL_ABI_VERSION_BUMP's other layout */
+#endif
 };
 
 /* Source filter: per generation and family, a bitset over hashes of a source's /min_len prefix.
@@ -287,6 +296,16 @@ struct rl_lpm6_key {
  * first: a host entry is the longest match there can be, and the table holds it in the one line
  * the packet reads, where the hash reads a bucket and then its element, and the trie a node per
  * level. */
+/* A replacing rld carries the runtime entries over from the pinned maps of the data path it
+ * replaces (bpf_datapath.cc, carry_runtime_entries): it reads them as its own maps, which it can
+ * only do for a layout whose runtime maps are this one's. Those are the maps named
+ * rl_runtime_v4/v6, rl_host_acl_v4/v6 and rl_hosts_v4/v6 with the keys, entries, sets and host
+ * words below, and they are the same in every ABI from RL_RUNTIME_LAYOUT_SINCE_ABI up to
+ * RL_ABI_VERSION. A change to any of them raises RL_RUNTIME_LAYOUT_SINCE_ABI to the new
+ * RL_ABI_VERSION (or teaches rld to read the older form); a map whose shape differs all the same is
+ * not read. */
+#define RL_RUNTIME_LAYOUT_SINCE_ABI 9
+
 struct rl_runtime_lpm4_key {
 	__u32 prefixlen;
 	__u8 addr[4];
@@ -540,7 +559,7 @@ struct rl_decision {
 #define RL_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
-RL_STATIC_ASSERT(sizeof(struct rl_control) == 32, "rl_control layout");
+RL_STATIC_ASSERT(sizeof(struct rl_control) == (RL_ABI_VERSION_BUMP ? 40 : 32), "rl_control layout");
 RL_STATIC_ASSERT(sizeof(struct rl_gen_config) == 48, "rl_gen_config layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule) == 64, "rl_rule layout");
 RL_STATIC_ASSERT(sizeof(struct rl_rule_meta) == 64, "rl_rule_meta layout");

@@ -107,15 +107,23 @@ Status Daemon::init() {
   else if (!first.ok)
     log::warn("starting without rules: no valid policy", {{"dir", cfg_.policy_dir}});
 
+  if (auto s = refuse_unruled_replacement(first); !s) return s;
   // Attach after the first policy is in place, so the program never runs a half-set state.
   if (auto s = attach_interfaces(); !s) return s;
 
   if (uint32_t old = dp_->replaced_abi()) {
     // Every interface now runs the new program (bpf_link_update above): only now do the old
-    // program's maps lose their pins. Per-key state does not carry across layouts.
+    // program's maps lose their pins. Per-key state does not carry across layouts; the runtime
+    // entries did (BpfDatapath::load), unless their layout was unknown.
     if (auto s = dp_->take_over_pins(); !s) return s;
     log::warn("replaced a data path with another layout; per-key state starts fresh",
-              {{"old_abi", std::to_string(old)}, {"new_abi", std::to_string(RL_ABI_VERSION)}});
+              {{"old_abi", std::to_string(old)},
+               {"new_abi", std::to_string(RL_ABI_VERSION)},
+               {"runtime_entries_kept", std::to_string(dp_->carried_runtime_entries())}});
+    if (!dp_->runtime_carry_error().empty())
+      log::error(
+          "the runtime allow/deny entries of the replaced data path are lost: add them again",
+          {{"reason", dp_->runtime_carry_error()}});
   }
 
   offenders_ = std::make_unique<OffenderLog>(
@@ -187,6 +195,20 @@ Status Daemon::init() {
       });
   rates_.sample(*dp_, policies_->rules(), std::chrono::steady_clock::now());
   return {};
+}
+
+// A data path of another layout is pinned and attached, with its rules: the new program replaces
+// it only with a policy of its own. Without one the start fails and leaves the old program and
+// its pins as they are, still enforcing; a later start (systemd's Restart=) tries again.
+Status Daemon::refuse_unruled_replacement(const ReloadReport& first) const {
+  if (!dp_->replaced_abi() || first.ok) return {};
+  std::string why;
+  for (const auto& e : first.errors) why += (why.empty() ? "" : "; ") + e;
+  if (why.empty()) why = "no valid policy";
+  return Error{EINVAL, "the policy in " + cfg_.policy_dir +
+                           " does not load, so the data path of another layout (ABI " +
+                           std::to_string(dp_->replaced_abi()) + ") pinned under " + cfg_.pin_root +
+                           " stays attached and enforcing with its own rules: " + why};
 }
 
 void Daemon::grow_key_table(uint64_t tracked) {

@@ -63,6 +63,8 @@ class Daemon {
   control::Json cmd_status();
   // The configured interfaces and the pinned links an earlier run left (daemon_interfaces.cc).
   Status attach_interfaces();
+  // Refuses to replace a data path of another layout when the first policy did not load.
+  Status refuse_unruled_replacement(const ReloadReport& first) const;
   // Redis and the sync thread, when the configuration names a Redis (daemon_cluster.cc).
   Status start_cluster();
   control::Json cmd_attach(const control::Json& args);

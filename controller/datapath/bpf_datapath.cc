@@ -1,6 +1,7 @@
 #include "datapath/bpf_datapath.h"
 
 #include <bpf/btf.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -87,10 +88,18 @@ Result<PinnedLayout> pinned_layout(const std::string& root, const bpf_object* ob
     if (errno == ENOENT) return out;
     return errno_error("open pinned rl_control under " + root);
   }
-  rl_control c{};
+  // Another layout's rl_control may be larger than this one's: the kernel writes the whole
+  // value. Its first words, abi_version among them, keep their place in every layout.
+  bpf_map_info cinfo{};
+  uint32_t clen = sizeof(cinfo);
+  if (bpf_obj_get_info_by_fd(control.get(), &cinfo, &clen) != 0)
+    return errno_error("inspect pinned rl_control");
+  std::vector<uint8_t> value(std::max<size_t>(cinfo.value_size, sizeof(rl_control)));
   uint32_t zero = 0;
-  if (bpf_map_lookup_elem(control.get(), &zero, &c) != 0)
+  if (bpf_map_lookup_elem(control.get(), &zero, value.data()) != 0)
     return errno_error("read pinned rl_control");
+  rl_control c{};
+  std::memcpy(&c, value.data(), sizeof(c));
   out.abi = c.abi_version;
   if (c.abi_version != RL_ABI_VERSION) {
     out.other_abi = true;
@@ -202,6 +211,8 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   if (int err = rl_xdp__load(skel); err) return errno_error("load rl_xdp (verifier)", err);
   if (auto s = dp->init(); !s) return s.error();
   if (auto s = dp->calibrate_coarse_clock(); !s) return s.error();
+  if (dp->replaced_abi_)
+    if (auto s = dp->carry_runtime_entries(dp->replaced_abi_); !s) return s.error();
   if (opts.key_table_full) {
     // Split as growth does, a doubling per grace period: an adopted table's keys move to the
     // sets packets will look in, and a fresh one has none to move.
@@ -566,6 +577,8 @@ struct RuntimeMaps {
   MapRef<K, rl_runtime_entry> hosts, trie;
   RuntimeMaps(const bpf_map* h, const bpf_map* t)
       : hosts(bpf_map__fd(h), bpf_map__name(h)), trie(bpf_map__fd(t), bpf_map__name(t)) {}
+  RuntimeMaps(MapRef<K, rl_runtime_entry> h, MapRef<K, rl_runtime_entry> t)
+      : hosts(std::move(h)), trie(std::move(t)) {}
 };
 
 // Whether a map holds no entry at all.
@@ -699,7 +712,106 @@ RuntimeMaps<rl_runtime_lpm6_key> runtime_v6(const rl_xdp& skel) {
   return {skel.maps.rl_host_acl_v6, skel.maps.rl_runtime_v6};
 }
 
+// The runtime maps of the data path this one replaces, pinned under `root` (carry_runtime_entries),
+// each opened only if its shape is this build's map's.
+class ReplacedRuntimeMaps {
+ public:
+  explicit ReplacedRuntimeMaps(std::string root) : root_(std::move(root)) {}
+
+  template <typename K>
+  Status list(const bpf_map* hosts, const bpf_map* trie, uint8_t family,
+              std::vector<RuntimeEntry>& out) {
+    auto h = open(hosts);
+    if (!h) return h.error();
+    auto t = open(trie);
+    if (!t) return t.error();
+    RuntimeMaps<K> m(MapRef<K, rl_runtime_entry>(h->get(), bpf_map__name(hosts)),
+                     MapRef<K, rl_runtime_entry>(t->get(), bpf_map__name(trie)));
+    return runtime_list(m, family, out);
+  }
+
+  // The host table's entries, read from a copy of its sets.
+  Status list_hosts(const bpf_map* v4, const bpf_map* v6, std::vector<RuntimeEntry>& out) {
+    auto sets4 = copy_sets<rl_host_set4>(v4);
+    if (!sets4) return sets4.error();
+    auto sets6 = copy_sets<rl_host_set6>(v6);
+    if (!sets6) return sets6.error();
+    HostTable(*sets4, *sets6, 0).each([&](const RuntimeEntry& e) { out.push_back(e); });
+    return {};
+  }
+
+ private:
+  // EPROTO: the map is not pinned, or has another shape.
+  Result<UniqueFd> open(const bpf_map* like) {
+    const std::string name = bpf_map__name(like);
+    if (std::string why = pinned_map_mismatch(root_, like); !why.empty())
+      return Error{EPROTO, "the replaced data path's " + why};
+    UniqueFd fd(bpf_obj_get(pinned_map_path(root_, name).c_str()));
+    if (!fd && errno == ENOENT) return Error{EPROTO, "the replaced data path has no " + name};
+    if (!fd) return errno_error("open the replaced data path's " + name);
+    return fd;
+  }
+
+  template <typename Set>
+  Result<std::vector<Set>> copy_sets(const bpf_map* like) {
+    auto fd = open(like);
+    if (!fd) return fd.error();
+    std::vector<Set> sets(bpf_map__max_entries(like));
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t len = (sets.size() * sizeof(Set) + page - 1) & ~(page - 1);
+    void* p = ::mmap(nullptr, len, PROT_READ, MAP_SHARED, fd->get(), 0);
+    if (p == MAP_FAILED)
+      return errno_error("mmap the replaced data path's " + std::string(bpf_map__name(like)));
+    MmapRegion region(p, len);
+    std::memcpy(sets.data(), p, sets.size() * sizeof(Set));
+    return sets;
+  }
+
+  std::string root_;
+};
+
 }  // namespace
+
+// The operators' runtime entries outlive a layout change: read from the replaced data path's maps
+// and written into this one's before any interface runs it, so no packet meets the new program
+// without them. The old maps are read as this build's own, which is right only for the layouts
+// whose runtime maps are this one's (RL_RUNTIME_LAYOUT_SINCE_ABI, abi/rl_abi.h), each map's shape
+// checked as well. Expired entries are left behind; the others keep their expiry (CLOCK_MONOTONIC,
+// which pins do not outlive).
+Status BpfDatapath::carry_runtime_entries(uint32_t old_abi) {
+  if (old_abi < RL_RUNTIME_LAYOUT_SINCE_ABI || old_abi > RL_ABI_VERSION) {
+    runtime_carry_error_ = "the runtime maps of ABI " + std::to_string(old_abi) +
+                           " are unknown to this build, which reads those of ABI " +
+                           std::to_string(RL_RUNTIME_LAYOUT_SINCE_ABI) + " to " +
+                           std::to_string(RL_ABI_VERSION);
+    return {};
+  }
+  ReplacedRuntimeMaps old(pin_root_);
+  std::vector<RuntimeEntry> entries;
+  Status s = old.list<rl_runtime_lpm4_key>(skel_->maps.rl_host_acl_v4, skel_->maps.rl_runtime_v4, 4,
+                                           entries);
+  if (s)
+    s = old.list<rl_runtime_lpm6_key>(skel_->maps.rl_host_acl_v6, skel_->maps.rl_runtime_v6, 6,
+                                      entries);
+  if (s) s = old.list_hosts(skel_->maps.rl_hosts_v4, skel_->maps.rl_hosts_v6, entries);
+  if (!s) {
+    if (s.error().err != EPROTO) return s.error().wrap("read the replaced runtime entries");
+    runtime_carry_error_ = s.error().message;
+    return {};
+  }
+  const uint64_t now = now_ns();
+  std::erase_if(entries,
+                [now](const RuntimeEntry& e) { return e.expires_ns && e.expires_ns <= now; });
+  // Shortest prefixes first: the runtime filter then never has to lower its length and rebuild.
+  std::stable_sort(
+      entries.begin(), entries.end(),
+      [](const RuntimeEntry& a, const RuntimeEntry& b) { return a.prefix.len < b.prefix.len; });
+  for (const auto& e : entries)
+    if (Status put = runtime_acl_set(e.prefix, e.flags, e.expires_ns); !put)
+      return put.error().wrap("carry the runtime entry " + e.prefix.str());
+  carried_runtime_ = entries.size();
+  return {};
+}
 
 template <typename Fn>
 auto BpfDatapath::runtime_family(const Prefix& prefix, Fn&& fn) const {

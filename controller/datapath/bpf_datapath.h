@@ -96,6 +96,10 @@ class BpfDatapath final : public Datapath {
   // fresh maps, and take_over_pins() replaces the old pins once every interface runs it.
   uint32_t replaced_abi() const { return replaced_abi_; }
   Status take_over_pins();
+  // With replaced_abi(): the runtime entries load() carried over from the replaced data path,
+  // and why they could not be (a layout whose runtime maps this build cannot read), or "".
+  size_t carried_runtime_entries() const { return carried_runtime_; }
+  const std::string& runtime_carry_error() const { return runtime_carry_error_; }
   // The identities of the rule set in force, read back from the kernel (rl_rules, rl_rule_meta),
   // so that a restarted rld keeps unchanged rules' state.
   Result<compiler::RuleIds> rule_ids() const;
@@ -163,6 +167,7 @@ class BpfDatapath final : public Datapath {
   // rl_control.active_gen: the rule set's epoch, whose low bit is the generation in force.
   uint32_t epoch() const;
   Status load_runtime_lists();
+  Status carry_runtime_entries(uint32_t old_abi);
   // fn(maps, count, key) with the runtime maps of the prefix's family (hosts' hash and trie), its
   // entry count in rl_control and the prefix as their key.
   template <typename Fn>
@@ -194,6 +199,8 @@ class BpfDatapath final : public Datapath {
   bool adopted_ = false;
   bool syn_cookies_ = false;
   uint32_t replaced_abi_ = 0;
+  size_t carried_runtime_ = 0;
+  std::string runtime_carry_error_;
   std::string pin_root_;
   std::chrono::steady_clock::time_point last_switch_{};
 };

@@ -33,6 +33,11 @@ pid_t flock_holder(const struct stat& st) {
 
 }  // namespace
 
+pid_t pin_root_holder(const std::string& root) {
+  struct stat st {};
+  return ::stat(root.c_str(), &st) == 0 ? flock_holder(st) : 0;
+}
+
 Result<UniqueFd> lock_pin_root(const std::string& root) {
   UniqueFd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd) return errno_error("open pin root " + root);

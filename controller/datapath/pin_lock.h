@@ -3,6 +3,8 @@
 // (bpffs holds no regular files), so the kernel drops it when the holder exits, however it ends.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 #include "common/fd.h"
@@ -13,5 +15,9 @@ namespace rl {
 // Takes the lock without waiting. Held as long as the returned descriptor is open. When another
 // process holds it, the error names that process's pid (from /proc/locks).
 Result<UniqueFd> lock_pin_root(const std::string& root);
+
+// The pid holding the lock, as this process's pid namespace sees it; 0 if none (or one this
+// namespace cannot see).
+pid_t pin_root_holder(const std::string& root);
 
 }  // namespace rl

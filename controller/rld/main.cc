@@ -3,7 +3,7 @@
 //   rld --config /etc/rl/rld.yaml
 //   rld --interface eth0 --policy-dir /etc/rl/policies
 //   rld --check-config       check the configuration and every policy file, touch nothing
-//   rld --cleanup            detach from every interface and remove all pinned state
+//   rld --cleanup            stop a running rld, detach from every interface, remove all state
 #include <CLI/CLI.hpp>
 #include <deque>
 #include <iostream>
@@ -11,14 +11,10 @@
 #include "common/cli_exit.h"
 #include "common/log.h"
 #include "daemon/check_config.h"
+#include "daemon/cleanup.h"
 #include "daemon/config.h"
 #include "daemon/config_options.h"
 #include "daemon/daemon.h"
-#include "daemon/synproxy.h"
-#include "datapath/pin_lock.h"
-#include "datapath/pin_scope.h"
-#include "datapath/pins.h"
-#include "datapath/xdp_link.h"
 
 namespace {
 
@@ -72,44 +68,6 @@ struct SettingFlags {
   }
 };
 
-// Detaches what the pins hold and removes them; fails if rl's program is still attached to an
-// interface afterwards (held by a link these pins do not know, e.g. an rld whose pins live in
-// another mount namespace's bpffs).
-int cleanup(const Config& cfg) {
-  // Not from under a running rld: it would keep writing maps that no longer have pins.
-  auto lock = rl::lock_pin_root(cfg.pin_root);
-  if (!lock && lock.error().err != ENOENT) {
-    rl::log::error("cleanup refused", {{"error", lock.error().str()}});
-    return rl::kExitFailure;
-  }
-  int rc = rl::kExitOk;
-  for (const auto& ifname : rl::pinned_links(cfg.pin_root))
-    if (auto s = rl::detach_xdp(ifname, cfg.pin_root); !s) {
-      rl::log::error("detach failed", {{"interface", ifname}, {"error", s.error().str()}});
-      rc = rl::kExitFailure;
-    } else {
-      rl::log::info("detached", {{"interface", ifname}});
-    }
-  if (auto s = rl::daemon::SynProxy::remove(); !s)
-    rl::log::error("cleanup failed", {{"error", s.error().str()}});
-  if (auto s = rl::remove_pins(cfg.pin_root); !s) {
-    rl::log::error("cleanup failed", {{"error", s.error().str()}});
-    return rl::kExitFailure;
-  }
-  rl::log::info("removed pinned state", {{"pin_root", cfg.pin_root}});
-  for (const auto& ifname : rl::interfaces_running_rl()) {
-    std::string why = "it is held by a link outside " + cfg.pin_root +
-                      ": an rld still running, or one whose pins are in another mount "
-                      "namespace's bpffs (ip netns exec); stop that rld, or run rld --cleanup "
-                      "in its mount namespace";
-    auto scope = rl::pin_scope(cfg.pin_root);
-    if (scope && scope->private_pins()) why += "; " + scope->warning(cfg.pin_root);
-    rl::log::error("rl is still attached", {{"interface", ifname}, {"reason", why}});
-    rc = rl::kExitFailure;
-  }
-  return rc;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -134,13 +92,26 @@ int main(int argc, char** argv) {
                "check the configuration and every policy file, print what rld would run, and "
                "exit (0 valid, 1 not); touches no kernel state");
   app.add_flag("--cleanup", cleanup_only,
-               "detach everything rld attached, remove its pins, and exit");
+               "stop a running rld, detach everything rld attached, remove its pins and its "
+               "SYNPROXY table (restoring the sysctl it changed), and exit; works with a broken or "
+               "missing configuration file (then on the default or --pin-root pin root)");
   SettingFlags flags;
   flags.add_to(app);
   if (auto rc = rl::parse_command_line(app, argc, argv)) return *rc;
 
   Config cfg;
   bool explicit_config = app.get_option("--config")->count() > 0;
+  if (cleanup_only) {
+    // A removal must not depend on the configuration: a broken or missing file leaves the
+    // defaults (--pin-root names another pin root), and the values are not validated.
+    auto c = rl::daemon::cleanup_config(config_path, explicit_config);
+    if (!c.note.empty()) rl::log::warn("configuration not used", {{"reason", c.note}});
+    if (auto s = flags.apply(c.cfg); !s) {
+      std::cerr << "rld: " << s.error().message << "\n";
+      return rl::kExitUsage;
+    }
+    return rl::daemon::cleanup(c.cfg);
+  }
   if (explicit_config || ::access(config_path.c_str(), R_OK) == 0) {
     if (auto s = rl::daemon::load_config_file(config_path, cfg); !s) {
       std::cerr << s.error().message << "\n";
@@ -167,7 +138,6 @@ int main(int argc, char** argv) {
                          : "configuration or policy is NOT valid\n");
     return c.ok() ? rl::kExitOk : rl::kExitFailure;
   }
-  if (cleanup_only) return cleanup(cfg);
 
   auto d = rl::daemon::Daemon::start(cfg);
   if (!d) {

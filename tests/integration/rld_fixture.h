@@ -71,7 +71,7 @@ class RldTest : public ::testing::Test {
     std::vector<std::string> argv = {"nsenter", "--net=/run/netns/" + lab_->server_ns()};
     argv.insert(argv.end(), rld_wrapper_.begin(), rld_wrapper_.end());
     argv.insert(argv.end(),
-                {RL_RLD_PATH, "--interface", lab_->pair().server.ifname, "--policy-dir",
+                {rld_path_, "--interface", lab_->pair().server.ifname, "--policy-dir",
                  (dir_ / "policies").string(), "--pin-root", pin_root_, "--control-socket",
                  socket_path(), "--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port_),
                  "--reload-debounce-ms", "100", "--key-capacity", key_capacity_});
@@ -84,6 +84,7 @@ class RldTest : public ::testing::Test {
   }
 
   std::vector<std::string> rld_extra_args_;  // more of rld's flags, set before start_rld()
+  std::string rld_path_ = RL_RLD_PATH;       // the rld start_rld() runs
 
   void start_rld() {
     auto p = Process::spawn(rld_argv());

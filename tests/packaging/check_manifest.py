@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks deploy/kubernetes/rld-daemonset.yaml.
+"""Checks deploy/kubernetes/rld-daemonset.yaml (or rld-cleanup.yaml, below).
 
 1. Schema: every object is checked against the Kubernetes API types as python3-kubernetes
    (Debian) generates them from the API's OpenAPI description: every field must exist in its
@@ -9,7 +9,11 @@
    packaging/rld.service and no more, the metrics port in the configuration, the probes on
    /healthz, configuration and policies from ConfigMaps, each policy valid (rlctl policy validate).
 
+With --cleanup, deploy/kubernetes/rld-cleanup.yaml instead: the same schema check, and that it
+runs rld --cleanup as the tests do, on every node, in the node's network namespace and bpffs.
+
 usage: check_manifest.py MANIFEST UNIT_FILE RLCTL CONTAINERFILE
+       check_manifest.py --cleanup MANIFEST UNIT_FILE CONTAINERFILE
 """
 import os
 import re
@@ -92,8 +96,8 @@ def unit_capabilities(unit_path):
     return set()
 
 
-def main():
-    manifest, unit, rlctl, containerfile = sys.argv[1:5]
+def load_objects(manifest):
+    """Every object of the manifest, checked against its API type, by (kind, name)."""
     docs = [d for d in yaml.safe_load_all(open(manifest)) if d]
     objects = {}
     for i, d in enumerate(docs):
@@ -102,6 +106,57 @@ def main():
         if cls:
             check(d, cls.__name__, where)
         objects[(d.get("kind"), d.get("metadata", {}).get("name"))] = d
+    return objects
+
+
+# What the cleanup DaemonSet runs: the arguments tests/integration/cleanup_test.cc runs rld with
+# (TheCleanupManifestsCommandAfterAKilledPod), on the default pin root.
+CLEANUP_ARGS = ["--cleanup", "--pin-root", "/sys/fs/bpf/rl"]
+
+
+def main_cleanup(manifest, unit, containerfile):
+    """deploy/kubernetes/rld-cleanup.yaml: rld --cleanup once on every node."""
+    objects = load_objects(manifest)
+    ds = objects.get(("DaemonSet", "rld-cleanup"))
+    if not ds:
+        error("no DaemonSet rld-cleanup")
+        return
+    namespace = ds["metadata"].get("namespace")
+    if namespace == "rl":
+        error("namespace rl goes with rld-daemonset.yaml, which is deleted first")
+    if ("Namespace", namespace) not in objects:
+        error(f"namespace {namespace} is not defined")
+    pod = ds["spec"]["template"]["spec"]
+    if pod.get("hostNetwork") is not True:
+        error("hostNetwork must be true: the node's interfaces, nftables table and sysctl")
+    if {"operator": "Exists"} not in pod.get("tolerations", []):
+        error("tolerate every taint: every node rld ran on must be cleaned up")
+    inits = [c for c in pod.get("initContainers", []) if c["name"] == "cleanup"]
+    if len(inits) != 1:
+        error("no init container 'cleanup'")
+        return
+    (c,) = inits
+    entrypoint = re.findall(r"^ENTRYPOINT\s+(.+)$", open(containerfile).read(), re.M)
+    if entrypoint != ['["/usr/sbin/rld"]'] or "command" in c:
+        error("the cleanup must run the image's entrypoint, rld")
+    if c.get("args") != CLEANUP_ARGS:
+        error(f"the cleanup runs {c.get('args')}, not {CLEANUP_ARGS} (the command the tests run)")
+    caps = c.get("securityContext", {}).get("capabilities", {})
+    want = unit_capabilities(unit)
+    if caps.get("drop") != ["ALL"] or set(caps.get("add", [])) != want:
+        error(f"capabilities: drop ALL, add the unit's {sorted(want)}")
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    bpf = {m["mountPath"]: m for m in c.get("volumeMounts", [])}.get("/sys/fs/bpf")
+    if not bpf or volumes.get(bpf["name"], {}).get("hostPath", {}).get("path") != "/sys/fs/bpf":
+        error("/sys/fs/bpf must be the node's (hostPath): the pins are there")
+
+
+def main():
+    if sys.argv[1] == "--cleanup":
+        main_cleanup(*sys.argv[2:5])
+        return
+    manifest, unit, rlctl, containerfile = sys.argv[1:5]
+    objects = load_objects(manifest)
 
     ds = objects.get(("DaemonSet", "rld"))
     if not ds:
