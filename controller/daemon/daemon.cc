@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "daemon/handlers/handlers.h"
 #include "daemon/handlers/key_show.h"
+#include "daemon/kernel_floor.h"
 #include "daemon/loop_priority.h"
 #include "daemon/metrics_snapshot.h"
 #include "daemon/notify.h"
@@ -42,6 +43,8 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const Config& cfg) {
 }
 
 Status Daemon::init() {
+  // Before anything is loaded: an older kernel fails the load with an error that does not say why.
+  if (auto s = check_kernel_floor(); !s) return s;
   // Blocked before any thread starts (the metrics endpoint's, the cluster sync's): threads
   // inherit the mask, so the signals wait for signalfd on the event loop instead of killing the
   // process by their default action in whichever thread the kernel picks.
