@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "daemon/check_config.h"
 #include "daemon/handlers/handlers.h"
 #include "daemon/handlers/key_show.h"
 #include "daemon/kernel_floor.h"
@@ -45,6 +46,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const Config& cfg) {
 Status Daemon::init() {
   // Before anything is loaded: an older kernel fails the load with an error that does not say why.
   if (auto s = check_kernel_floor(); !s) return s;
+  if (cfg_.interfaces.empty()) log::warn(kNoInterfaceWarning);
   // Blocked before any thread starts (the metrics endpoint's, the cluster sync's): threads
   // inherit the mask, so the signals wait for signalfd on the event loop instead of killing the
   // process by their default action in whichever thread the kernel picks.

@@ -34,9 +34,8 @@ Status check_kernel_release(std::string_view release) {
       (v->major == kKernelFloor.major && v->minor >= kKernelFloor.minor))
     return {};
   return Error{0, "rl needs Linux " + std::to_string(kKernelFloor.major) + "." +
-                           std::to_string(kKernelFloor.minor) +
-                           " or later (BPF_PROG_TYPE_SYSCALL); this kernel is " +
-                           std::string(release)};
+                      std::to_string(kKernelFloor.minor) +
+                      " or later (BPF_PROG_TYPE_SYSCALL); this kernel is " + std::string(release)};
 }
 
 Status check_kernel_floor() {

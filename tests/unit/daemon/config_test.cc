@@ -137,8 +137,10 @@ TEST(CheckConfig, ChecksEveryPolicyFileAcrossFiles) {
   std::ofstream(dir / "a.yaml") << rule;
   Config cfg;
   cfg.policy_dir = dir;
+  cfg.interfaces = {"eth0"};
   auto good = check_config(cfg);
   EXPECT_TRUE(good.ok());
+  EXPECT_TRUE(good.warnings.empty());
   EXPECT_NE(good.summary.find("policy: 1 rules"), std::string::npos) << good.summary;
   EXPECT_NE(good.summary.find("  key_capacity: 1048576\n"), std::string::npos);
   std::ofstream(dir / "b.yml") << rule;  // the same rule name in a second file
@@ -158,6 +160,21 @@ TEST(CheckConfig, ChecksEveryPolicyFileAcrossFiles) {
       << empty.summary;
   fs::remove_all(dir);
   EXPECT_FALSE(check_config(cfg).ok());  // no policy directory
+}
+
+// The shipped rld.yaml names no interface: valid, and said loudly.
+TEST(CheckConfig, NoInterfaceIsAWarning) {
+  fs::path dir = fs::temp_directory_path() / ("rl-noif-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Config cfg;
+  cfg.policy_dir = dir;
+  auto c = check_config(cfg);
+  EXPECT_TRUE(c.ok());
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("rld protects no interface"), std::string::npos) << c.warnings[0];
+  cfg.interfaces = {"eth0"};
+  EXPECT_TRUE(check_config(cfg).warnings.empty());
+  fs::remove_all(dir);
 }
 
 }  // namespace
