@@ -43,6 +43,8 @@ Reloading::~Reloading() {
 
 void stopping() { send("STOPPING=1"); }
 
+void status(const std::string& text) { send("STATUS=" + text); }
+
 void loop_tick() {
   static uint64_t interval = [] {
     uint64_t usec = 0;

@@ -26,6 +26,9 @@ class Reloading {
 
 void stopping();
 
+// STATUS= alone: what `systemctl status` shows, as it changes.
+void status(const std::string& text);
+
 // Called on every pass of the event loop; pings the watchdog (WatchdogSec=) at most once a
 // second, so a stuck loop is what stops the pings.
 void loop_tick();

@@ -96,6 +96,10 @@ class BpfDatapath final : public Datapath {
   // fresh maps, and take_over_pins() replaces the old pins once every interface runs it.
   uint32_t replaced_abi() const { return replaced_abi_; }
   Status take_over_pins();
+  // Unpins the maps load() pinned afresh (none when it adopted or replaced another layout): for a
+  // start that failed before anything was attached, so that the next start does not adopt a
+  // rule set nobody applied.
+  Status unpin_fresh_maps();
   // The identities of the rule set in force, read back from the kernel (rl_rules, rl_rule_meta),
   // so that a restarted rld keeps unchanged rules' state.
   Result<compiler::RuleIds> rule_ids() const;

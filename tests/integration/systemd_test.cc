@@ -1,5 +1,6 @@
-// rld as systemd runs it: the notify protocol (READY after attach and policy, RELOADING/READY
-// around reloads, the watchdog, STOPPING) on a socket the test owns, journald priorities when
+// rld as systemd runs it: the notify protocol (READY after attach and policy, never for a start
+// that fails, RELOADING/READY around reloads, STATUS= as readiness changes, the watchdog,
+// STOPPING) on a socket the test owns, journald priorities when
 // stderr is the journal's stream, and rld working with only the capabilities and no-new-privs
 // of packaging/rld.service.
 #include <poll.h>
@@ -132,6 +133,37 @@ TEST_F(SystemdTest, NotifiesReadyReloadingWatchdogAndStopping) {
   EXPECT_EQ(notify.until("STOPPING=1", 10s), "STOPPING=1");
   auto out = rld_->wait(10s);
   EXPECT_TRUE(out.ok()) << out.describe();
+}
+
+// A first start whose policy does not load never reports READY: it exits 1, so systemd marks
+// the unit failed. A start that adopts a pinned rule set reports READY (it enforces, and a start
+// that never became ready would be killed) with a STATUS= that says it is degraded.
+TEST_F(SystemdTest, NoReadyForAnInvalidFirstPolicyAndADegradedStatusWhenAdopting) {
+  write_policy("a.yaml", "rules:\n  - name: typo\n    limit: {rate: 10/s, burts: 3}\n");
+  NotifySocket notify(notify_path());
+  ASSERT_TRUE(notify.ok()) << std::strerror(errno);
+  rld_wrapper_ = {"env", "NOTIFY_SOCKET=" + notify_path()};
+  auto failed = run(rld_argv(), 30s);
+  EXPECT_EQ(failed.code, 1) << failed.describe();
+  EXPECT_NE(failed.err.find("a.yaml:3:"), std::string::npos) << failed.err;
+  std::vector<std::string> seen;
+  EXPECT_EQ(notify.until("READY=1", 500ms, &seen), "") << "READY from a start that failed";
+
+  write_policy("a.yaml", kRule);
+  start_rld();
+  ASSERT_FALSE(notify.until("READY=1", 10s).empty());
+  rld_->signal(SIGKILL);
+  rld_->wait(5s);
+  write_policy("b.yaml", "rules:\n  - name: broken\n    match: {protocol: udp}\n");
+  start_rld();
+  std::string ready = notify.until("READY=1", 10s);
+  EXPECT_NE(ready.find("STATUS=NOT READY: degraded: the policy in "), std::string::npos) << ready;
+  // Fixed: STATUS= follows within the housekeeping second.
+  uint64_t gen = ctl({"status"})["generation"];
+  std::filesystem::remove(dir_ / "policies" / "b.yaml");
+  wait_reload(gen);
+  EXPECT_EQ(notify.until("STATUS=enforcing on 1 interfaces, 1 rules", 5s),
+            "STATUS=enforcing on 1 interfaces, 1 rules");
 }
 
 TEST_F(SystemdTest, LinesCarryJournalPrioritiesWhenStderrIsTheJournal) {
