@@ -65,6 +65,8 @@ class Daemon {
   control::Json cmd_status();
   // The configured interfaces and the pinned links an earlier run left (daemon_interfaces.cc).
   Status attach_interfaces();
+  // The configured interfaces that do not exist yet, waited for up to interface_wait_seconds.
+  Status wait_for_interfaces();
   // Redis and the sync thread, when the configuration names a Redis (daemon_cluster.cc).
   Status start_cluster();
   control::Json cmd_attach(const control::Json& args);

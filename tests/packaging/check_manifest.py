@@ -7,7 +7,7 @@
    present. No cluster is needed. python3-kubernetes 22 describes Kubernetes 1.22.
 2. What rld needs, field by field: hostNetwork, the node's /sys/fs/bpf, the capabilities of
    packaging/rld.service and no more, the metrics port in the configuration, the probes
-   (liveness on /healthz, readiness on /readyz), configuration and policies from ConfigMaps,
+   (start-up and liveness on /healthz, readiness on /readyz), configuration and policies from ConfigMaps,
    each policy valid (rlctl policy validate).
 
 usage: check_manifest.py MANIFEST UNIT_FILE RLCTL CONTAINERFILE
@@ -163,7 +163,8 @@ def main():
     ports = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
     if ports.get("metrics") != int(port):
         error(f"container port 'metrics' {ports.get('metrics')} is not metrics_listen's {port}")
-    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+    for probe, path in (("startupProbe", "/healthz"), ("livenessProbe", "/healthz"),
+                        ("readinessProbe", "/readyz")):
         get = c.get(probe, {}).get("httpGet", {})
         if get.get("path") != path or get.get("port") not in ("metrics", int(port)):
             error(f"{probe} must GET {path} on the metrics port")

@@ -113,6 +113,27 @@ TEST(ConfigOptions, EverySettingHasOneFlagAndOneKey) {
   }
 }
 
+TEST_F(ConfigFile, InterfaceWaitIsWholeSecondsUpToAnHour) {
+  Config c;
+  EXPECT_EQ(c.interface_wait_seconds, 60u) << "the default";
+  EXPECT_EQ(error("interface_wait_seconds: 5\n", c), "");
+  EXPECT_EQ(c.interface_wait_seconds, 5u);
+  EXPECT_EQ(error("interface_wait_seconds: 0\n", c), "") << "0: fail at once";
+  EXPECT_EQ(c.interface_wait_seconds, 0u);
+  EXPECT_NE(error("interface_wait_seconds: 3601\n").find("out of range: 0-3600 s"),
+            std::string::npos)
+      << error("interface_wait_seconds: 3601\n");
+  EXPECT_NE(error("interface_wait_seconds: 1m\n"), "");
+  const ConfigOption* wait = nullptr;
+  for (const auto& o : config_options())
+    if (o.key == "interface_wait_seconds") wait = &o;
+  ASSERT_NE(wait, nullptr);
+  EXPECT_EQ(wait->long_flag(), "--interface-wait-seconds");
+  EXPECT_TRUE(set_option(*wait, "120", c).ok());
+  EXPECT_EQ(c.interface_wait_seconds, 120u);
+  EXPECT_FALSE(set_option(*wait, "-1", c).ok());
+}
+
 TEST(ConfigOptions, FlagValuesAreCheckedAsTheFileIs) {
   const ConfigOption* cap = nullptr;
   for (const auto& o : config_options())
