@@ -13,6 +13,10 @@ namespace rl::daemon {
 struct Config {
   std::vector<std::string> interfaces;
   std::string xdp_mode = "auto";  // auto | native | generic
+  // How long rld waits at start for a configured interface that does not exist yet (link_wait.h):
+  // a minute covers a VLAN, bond or late driver at boot and stays inside systemd's default
+  // start timeout (90 s), which rld extends while it waits anyway. 0: no wait.
+  uint32_t interface_wait_seconds = 60;
   std::string policy_dir = "/etc/rl/policies";
   std::string metrics_listen = "127.0.0.1:9464";  // empty: no metrics endpoint
   std::string control_socket = "/run/rl/rld.sock";

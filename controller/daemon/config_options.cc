@@ -24,6 +24,10 @@ std::vector<ConfigOption> make_table() {
        0,
        0,
        {"auto", "native", "generic"}},
+      {"", "interface_wait_seconds", "--interface-wait-seconds", &Config::interface_wait_seconds,
+       "at start, how long to wait for a configured interface that does not exist yet (a VLAN, "
+       "a bond, a late NIC) before failing (0: fail at once)",
+       "s", 0, 3600},
       {"",
        "policy_dir",
        "--policy-dir",

@@ -15,8 +15,10 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "daemon/check_config.h"
 #include "daemon/handlers/handlers.h"
 #include "daemon/handlers/key_show.h"
+#include "daemon/kernel_floor.h"
 #include "daemon/loop_priority.h"
 #include "daemon/metrics_snapshot.h"
 #include "daemon/notify.h"
@@ -28,6 +30,20 @@
 namespace rl::daemon {
 namespace fs = std::filesystem;
 using control::Json;
+
+namespace {
+
+// Why rld did not start: the load's errors, each "file:line:col: error: ...", the first few.
+std::string startup_policy_error(const std::string& dir, const std::vector<std::string>& errors) {
+  constexpr size_t kShown = 5;
+  std::string out = "no valid policy in " + dir;
+  for (size_t i = 0; i < errors.size() && i < kShown; i++) out += (i ? "; " : ": ") + errors[i];
+  if (errors.size() > kShown)
+    out += "; and " + std::to_string(errors.size() - kShown) + " more (rld --check-config)";
+  return out;
+}
+
+}  // namespace
 
 Daemon::Daemon(Config cfg) : cfg_(std::move(cfg)) { register_handlers(); }
 
@@ -42,6 +58,9 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const Config& cfg) {
 }
 
 Status Daemon::init() {
+  // Before anything is loaded: an older kernel fails the load with an error that does not say why.
+  if (auto s = check_kernel_floor(); !s) return s;
+  if (cfg_.interfaces.empty()) log::warn(kNoInterfaceWarning);
   // Blocked before any thread starts (the metrics endpoint's, the cluster sync's): threads
   // inherit the mask, so the signals wait for signalfd on the event loop instead of killing the
   // process by their default action in whichever thread the kernel picks.
@@ -97,15 +116,28 @@ Status Daemon::init() {
     }
     policies_->adopt(std::move(views));
   }
-  // On the worker like every load, so that its time limit holds; nothing else runs yet.
+  // On the worker like every load, so that its time limit holds; nothing else runs yet. With
+  // nothing in force, a directory without policy files is an explicit empty rule set.
   ReloadReport first;
+  policies_->set_empty_directory_applies(!dp_->adopted());
   request_reload("startup", true, [&first](const ReloadReport& r) { first = r; });
   loads_->drain();
-  if (!first.ok && dp_->adopted())
-    log::warn("no valid policy: the rule set in force stays until one replaces it",
-              {{"dir", cfg_.policy_dir}, {"rules", std::to_string(policies_->rule_count())}});
-  else if (!first.ok)
-    log::warn("starting without rules: no valid policy", {{"dir", cfg_.policy_dir}});
+  policies_->set_empty_directory_applies(false);
+  if (!first.ok && !dp_->adopted()) {
+    // Nothing would be enforced: fail the start, visibly, rather than run open. Nothing is
+    // attached yet; the maps this start pinned go too, or the next start would adopt them.
+    if (auto s = dp_->unpin_fresh_maps(); !s)
+      log::warn("pinned maps left behind", {{"error", s.error().str()}});
+    return Error{0, startup_policy_error(cfg_.policy_dir, first.errors)};
+  }
+  if (!first.ok)
+    log::warn(
+        "degraded: the policy did not load; the rule set adopted from the pinned state "
+        "stays in force until a valid policy replaces it",
+        {{"dir", cfg_.policy_dir},
+         {"rules", std::to_string(policies_->rule_count())},
+         {"errors", std::to_string(first.errors.size())},
+         {"first", first.errors.empty() ? "" : first.errors.front()}});
 
   if (auto s = refuse_unruled_replacement(first); !s) return s;
   // Attach after the first policy is in place, so the program never runs a half-set state.
@@ -276,8 +308,10 @@ int Daemon::run() {
   log::info("rld running", {{"policy_dir", cfg_.policy_dir},
                             {"control_socket", cfg_.control_socket},
                             {"event_loop", loop_priority_}});
-  notify::ready("enforcing on " + std::to_string(attachments().size()) + " interfaces, " +
-                std::to_string(policies_->rule_count()) + " rules");
+  // Degraded, rld still tells systemd it is up: it enforces the adopted rule set and answers
+  // rlctl, and a start that never became ready would be killed. STATUS= and /readyz say what
+  // is wrong.
+  notify::ready(systemd_status());
   epoll_event events[16];
   bool drain = false;          // the offender ring held more than a batch at the last poll
   bool drain_samples = false;  // the same for the traffic samples
@@ -356,8 +390,21 @@ void Daemon::on_inotify() {
       std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.reload_debounce_ms);
 }
 
+std::string Daemon::systemd_status() {
+  Readiness r = readiness(status_model());
+  std::string text = r.ready
+                         ? "enforcing on " + std::to_string(attachments().size()) +
+                               " interfaces, " + std::to_string(policies_->rule_count()) + " rules"
+                         : "NOT READY: " + r.reasons.front();
+  notify_status_ = text;
+  return text;
+}
+
 void Daemon::housekeeping() {
   last_housekeeping_ = std::chrono::steady_clock::now();
+  // systemctl status shows the last STATUS=: kept in step with readiness.
+  if (std::string before = notify_status_; systemd_status() != before)
+    notify::status(notify_status_);
   // Expired runtime entries no longer apply in the kernel; remove them from the maps, listing
   // them only once one may have expired.
   runtime_expiry_.sweep(*dp_, *dp_);
@@ -412,6 +459,7 @@ StatusModel Daemon::status_model() const {
   m.rules = policies_->rule_count();
   m.data_path_generation = dp_->active_generation();
   m.adopted = dp_->adopted();
+  m.configured_interfaces = cfg_.interfaces;
   for (const auto& [name, a] : attachments()) {
     auto mode = attached_mode(name);
     m.interfaces.push_back({name, mode ? *mode : a.mode});

@@ -57,6 +57,8 @@ class Daemon {
   Status watch_policy_dir();
   void on_inotify();
   void housekeeping();
+  // STATUS= for systemd from readiness(); remembered in notify_status_.
+  std::string systemd_status();
   void register_handlers();
 
   StatusModel status_model() const;  // any thread: the metrics endpoint builds one too
@@ -65,6 +67,8 @@ class Daemon {
   Status attach_interfaces();
   // Refuses to replace a data path of another layout when the first policy did not load.
   Status refuse_unruled_replacement(const ReloadReport& first) const;
+  // The configured interfaces that do not exist yet, waited for up to interface_wait_seconds.
+  Status wait_for_interfaces();
   // Redis and the sync thread, when the configuration names a Redis (daemon_cluster.cc).
   Status start_cluster();
   control::Json cmd_attach(const control::Json& args);
@@ -103,6 +107,7 @@ class Daemon {
   UniqueFd pin_lock_;        // held for rld's life: one rld per pin root
   UniqueFd epoll_, signals_, inotify_, listen_;
   std::unique_ptr<ControlServer> control_;
+  std::string notify_status_;             // the last STATUS= sent (loop thread)
   std::string loop_priority_ = "nice 0";  // what the event loop runs at, for rlctl status
   // Declared after what its jobs' `done` uses; its destructor joins a running load.
   std::unique_ptr<LoadWorker> loads_ = std::make_unique<LoadWorker>();

@@ -6,15 +6,34 @@
 
 #include "common/log.h"
 #include "daemon/daemon.h"
+#include "daemon/link_wait.h"
+#include "daemon/notify.h"
 #include "datapath/pins.h"
 
 namespace rl::daemon {
 
 using control::Json;
 
+Status Daemon::wait_for_interfaces() {
+  auto missing = missing_links(cfg_.interfaces);
+  if (missing.empty() || cfg_.interface_wait_seconds == 0) return {};
+  std::string bound = std::to_string(cfg_.interface_wait_seconds) + " s";
+  log::warn("waiting for interfaces to appear",
+            {{"interfaces", name_list(missing)}, {"interface_wait_seconds", bound}});
+  missing = wait_for_links(
+      cfg_.interfaces, std::chrono::seconds(cfg_.interface_wait_seconds),
+      [](const std::vector<std::string>& m) { notify::starting("waiting for " + name_list(m)); });
+  if (!missing.empty())
+    return Error{0, (missing.size() == 1 ? "interface " : "interfaces ") + name_list(missing) +
+                        " did not appear within " + bound + " (interface_wait_seconds)"};
+  log::info("interfaces appeared", {{"interfaces", name_list(cfg_.interfaces)}});
+  return {};
+}
+
 Status Daemon::attach_interfaces() {
   auto mode = parse_xdp_mode(cfg_.xdp_mode);
   if (!mode) return mode.error();
+  if (auto s = wait_for_interfaces(); !s) return s;
   for (const auto& ifname : cfg_.interfaces) {
     auto a = attach_xdp(dp_->prog_fd(), ifname, *mode, cfg_.pin_root);
     if (!a) return a.error();

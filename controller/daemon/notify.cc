@@ -43,6 +43,19 @@ Reloading::~Reloading() {
 
 void stopping() { send("STOPPING=1"); }
 
+void status(const std::string& text) { send("STATUS=" + text); }
+
+void starting(const std::string& status) {
+  static std::string last;
+  // Ahead of the next call by well over its one second: systemd 236+ honours it, older ones
+  // ignore the field.
+  std::string msg = "EXTEND_TIMEOUT_USEC=10000000";
+  if (status != last) msg += "\nSTATUS=" + status;
+  last = status;
+  send(msg);
+  loop_tick();
+}
+
 void loop_tick() {
   static uint64_t interval = [] {
     uint64_t usec = 0;

@@ -26,6 +26,14 @@ class Reloading {
 
 void stopping();
 
+// STATUS= alone: what `systemctl status` shows, as it changes.
+void status(const std::string& text);
+
+// Start-up is waiting for something (an interface), at least once a second: STATUS= when it
+// changes, the start timeout pushed on (EXTEND_TIMEOUT_USEC=, so rld's own bound decides), and
+// the watchdog pinged.
+void starting(const std::string& status);
+
 // Called on every pass of the event loop; pings the watchdog (WatchdogSec=) at most once a
 // second, so a stuck loop is what stops the pings.
 void loop_tick();

@@ -87,7 +87,12 @@ ReloadReport PolicyManager::reject(const std::string& trigger, std::vector<std::
   ReloadReport r;
   r.trigger = trigger;
   r.errors = std::move(errors);
-  log::error("policy rejected; the policy in force stays",
+  bool in_force = false;
+  {
+    MutexLock lock(mu_);
+    in_force = generation_ > 0 || !rules_.empty();
+  }
+  log::error(in_force ? "policy rejected; the policy in force stays" : "policy rejected",
              {{"trigger", trigger},
               {"dir", dir_},
               {"errors", std::to_string(r.errors.size())},
@@ -97,16 +102,27 @@ ReloadReport PolicyManager::reject(const std::string& trigger, std::vector<std::
 
 ReloadReport PolicyManager::commit(const Candidate& c, const std::string& trigger) {
   if (c.unchanged) return last();
-  if (!c.loaded.ok()) {
+  bool empty = c.loaded.no_files && empty_directory_applies_;
+  if (empty) {
+    log::warn("no policy files: rld enforces no rule until one appears",
+              {{"dir", dir_}, {"trigger", trigger}});
+  } else if (!c.loaded.ok()) {
     std::vector<std::string> errors;
     for (const auto& d : c.loaded.errors) errors.push_back(d.str());
-    return reject(trigger, std::move(errors));
+    auto r = reject(trigger, std::move(errors));
+    if (c.loaded.no_files) {
+      MutexLock lock(mu_);
+      r.no_files = last_.no_files = true;
+    }
+    return r;
   }
   notify::Reloading reloading;
-  auto out = apply(c.loaded.policy, trigger);
+  auto out = apply(empty ? policy::Policy{} : c.loaded.policy, trigger);
+  out.no_files = c.loaded.no_files;
   if (out.ok) {
     MutexLock lock(mu_);
     applied_fingerprint_ = c.fingerprint;
+    last_.no_files = out.no_files;
   }
   return out;
 }

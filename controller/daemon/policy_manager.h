@@ -19,6 +19,7 @@ struct ReloadReport {
   bool ok = false;
   std::string trigger;              // startup, inotify, SIGHUP, rlctl
   std::vector<std::string> errors;  // "file:line:col: error: ..." when !ok
+  bool no_files = false;            // the directory held no policy file (an empty rule set)
   uint32_t generation = 0;          // applies so far (increments on success)
   size_t rules = 0;
   std::chrono::system_clock::time_point at;
@@ -81,6 +82,11 @@ class PolicyManager {
   // a valid policy replaces it.
   void adopt(std::vector<RuleView> in_force);
 
+  // Whether a directory without policy files applies an empty rule set (rld's start when
+  // nothing is in force: a fresh install) or is refused, the policy in force staying (the
+  // default: removing every file never empties the rule set by accident).
+  void set_empty_directory_applies(bool applies) { empty_directory_applies_ = applies; }
+
   // Not owned; must outlive the manager. Set before the first reload.
   void set_hooks(PolicyHooks* hooks) { hooks_ = hooks; }
 
@@ -99,6 +105,7 @@ class PolicyManager {
 
   Datapath& dp_;
   PolicyHooks* hooks_ = nullptr;
+  bool empty_directory_applies_ = false;  // set and read on the loop thread only
   std::string dir_;
   compiler::CompileOptions options_;
   mutable Mutex mu_;

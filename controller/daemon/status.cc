@@ -12,7 +12,44 @@ Json unix_seconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }
 
+bool runs_program(const std::string& mode) { return mode == "native" || mode == "generic"; }
+
 }  // namespace
+
+Readiness readiness(const StatusModel& m) {
+  Readiness r;
+  const auto& last = m.last_reload;
+  std::string first_error = last.errors.empty() ? "" : ": " + last.errors.front();
+  if (m.reloads_ok == 0 && m.adopted) {
+    r.degraded = true;
+    r.reasons.push_back("degraded: the policy in " + m.policy_dir +
+                        " did not load; enforcing the " + std::to_string(m.rules) +
+                        " rules adopted from the pinned state" + first_error);
+  } else if (m.reloads_ok == 0) {
+    r.reasons.push_back("no policy enforced yet");
+  } else if (!last.ok && !last.trigger.empty()) {
+    r.reasons.push_back("the last policy load failed (" + last.trigger +
+                        "); the policy before it is enforced" + first_error);
+  }
+  for (const auto& want : m.configured_interfaces) {
+    bool found = false;
+    for (const auto& i : m.interfaces) found = found || i.name == want;
+    if (!found) r.reasons.push_back(want + ": not attached");
+  }
+  std::string ifs;
+  for (const auto& i : m.interfaces) {
+    if (!runs_program(i.mode))
+      r.reasons.push_back(i.name + ": no XDP program attached (" + i.mode + ")");
+    ifs += (ifs.empty() ? "" : ", ") + i.name + " (" + i.mode + ")";
+  }
+  r.ready = r.reasons.empty();
+  r.summary =
+      "enforcing " + std::to_string(m.rules) + " rules (generation " +
+      std::to_string(last.generation) + ") on " +
+      (ifs.empty() ? "no interface" : std::to_string(m.interfaces.size()) + " interfaces: " + ifs);
+  if (last.no_files && last.ok) r.summary += "; " + m.policy_dir + " holds no policy files";
+  return r;
+}
 
 Json status_json(const StatusModel& m, std::chrono::steady_clock::time_point now) {
   Json ifs = Json::array();
@@ -44,6 +81,10 @@ Json status_json(const StatusModel& m, std::chrono::steady_clock::time_point now
             {"event_loop", m.event_loop},
             {"uptime_seconds", m.uptime.count()}};
   if (m.reload_running) j["reload_running"] = *m.reload_running;
+  Readiness r = readiness(m);
+  j["ready"] = r.ready;
+  j["degraded"] = r.degraded;
+  j["not_ready"] = r.reasons;
   return j;
 }
 
@@ -62,6 +103,10 @@ void fill_snapshot(const StatusModel& m, metrics::Snapshot& s) {
   // Before the first reload nothing has failed.
   s.last_reload_ok = m.last_reload.ok || m.last_reload.trigger.empty();
   s.generation = m.last_reload.generation;
+  Readiness r = readiness(m);
+  s.not_ready = r.reasons;
+  s.degraded = r.degraded;
+  s.ready_summary = r.summary;
 }
 
 }  // namespace rl::daemon

@@ -36,11 +36,26 @@ struct StatusModel {
   bool adopted = false;               // found enforcing in the pinned maps at startup
 
   // The data path
+  std::vector<std::string> configured_interfaces;  // interfaces: and --interface
   std::vector<metrics::InterfaceSnapshot> interfaces;
   KeyUsageSampler::Usage keys;  // counted once a second off the reply path
   uint64_t keys_capacity = 0;
   uint64_t keys_capacity_in_use = 0;  // slots of the sets packets use; grows to keys_capacity
 };
+
+// Whether rld enforces what it is configured to, for /readyz, systemd's STATUS= and rlctl
+// status. Ready: the policy directory's policy is in force (an empty directory's empty rule set
+// counts) and every interface rld manages runs the program. Degraded: rld kept a rule set it
+// adopted from the pinned state because the policy did not load at start; it enforces, but not
+// what it is configured to. A failed reload since is not ready either: the policy before it is
+// enforced, not the directory's.
+struct Readiness {
+  bool ready = false;
+  bool degraded = false;
+  std::vector<std::string> reasons;  // why not ready, one line each
+  std::string summary;               // what is enforced, one line
+};
+Readiness readiness(const StatusModel& m);
 
 control::Json status_json(const StatusModel& m, std::chrono::steady_clock::time_point now =
                                                     std::chrono::steady_clock::now());

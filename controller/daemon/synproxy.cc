@@ -1,11 +1,15 @@
 #include "daemon/synproxy.h"
 
+#include <fcntl.h>
 #include <nftables/libnftables.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <memory>
 
+#include "common/fd.h"
 #include "common/log.h"
 #include "rl_abi.h"
 
@@ -56,6 +60,34 @@ Result<int> read_tcp_loose() {
   int v = 0;
   if (!(in >> v)) return errno_error(std::string("read ") + kTcpLooseSysctl);
   return v;
+}
+
+// Whether rld can read and write the sysctl, checked without changing it, so that a policy
+// is refused before nftables is touched. "" when it can; otherwise what is missing. Absent
+// because nf_conntrack is not loaded is not an error here: the table's ct and notrack
+// expressions load it, and the sysctl is looked at again after the table went in.
+enum class Sysctl { kUsable, kAbsent };
+Result<Sysctl> check_tcp_loose() {
+  const std::string path = kTcpLooseSysctl;
+  if (::access(path.c_str(), F_OK) != 0) {
+    if (errno != ENOENT) return errno_error("SYN cookies need " + path);
+    struct stat st {};
+    if (::stat("/proc/sys/net", &st) != 0)
+      return Error{ENOENT, "SYN cookies need " + path +
+                               ", and /proc/sys is not visible to rld (a unit with ProcSubset=pid, "
+                               "or a container without /proc/sys)"};
+    return Sysctl::kAbsent;
+  }
+  if (UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)); !fd)
+    return errno_error("SYN cookies need read access to " + path);
+  if (UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC)); !fd) {
+    int e = errno;
+    std::string why = e == EROFS ? " (read-only: a container without a writable /proc/sys, or a "
+                                   "unit with ProtectKernelTunables=)"
+                                 : "";
+    return errno_error("SYN cookies need write access to " + path + why, e);
+  }
+  return Sysctl::kUsable;
 }
 
 Status write_tcp_loose(int v) {
@@ -140,11 +172,17 @@ Status SynProxy::install(const std::vector<policy::PortRange>& ports) {
     ports_.clear();
     return {};
   }
+  // All or nothing: a table without the sysctl set would let the cookie's ACK open a conntrack
+  // entry the server's socket knows nothing about, and connections to the port would fail.
+  auto sysctl = check_tcp_loose();
+  if (!sysctl) return sysctl.error();
   Nft nft;
   auto listing = list_table(nft);
   if (!listing) return listing.error().wrap("SYN cookies");
-  // The value before any rld changed it: the one recorded when the table was first made.
+  // The value before any rld changed it: the one recorded when the table was first made. When
+  // conntrack is not loaded yet it comes with the table, at its default (1).
   int before = recorded_tcp_loose(*listing);
+  if (before < 0 && *sysctl == Sysctl::kAbsent) before = 1;
   if (before < 0) {
     auto now = read_tcp_loose();
     if (!now) return now.error().wrap("SYN cookies");
@@ -152,7 +190,22 @@ Status SynProxy::install(const std::vector<policy::PortRange>& ports) {
   }
   if (auto out = nft.run(synproxy_script(ports, before)); !out)
     return out.error().wrap("SYN cookies: install the stack's SYNPROXY");
-  if (auto s = write_tcp_loose(0); !s) return s.error().wrap("SYN cookies");
+  if (Status set = write_tcp_loose(0); !set) {
+    // Back to what was there: the table before this one (by its listing) or none.
+    std::string back = "table " + table_name() + "\ndelete table " + table_name() + "\n";
+    if (!listing->empty()) back += *listing;
+    auto undone = nft.run(back);
+    // Why, as the sysctl looks now that the table (and conntrack with it) was in.
+    auto now = check_tcp_loose();
+    Error e = !now                      ? now.error()
+              : *now == Sysctl::kAbsent ? Error{ENOENT,
+                                                "SYN cookies need the kernel's connection "
+                                                "tracking (nf_conntrack): " +
+                                                    std::string(kTcpLooseSysctl) + " is absent"}
+                                        : set.error().wrap("SYN cookies");
+    if (!undone) e.message += "; and removing rld's table again failed: " + undone.error().str();
+    return e;
+  }
   known_ = true;
   ports_ = ports;
   log::info(

@@ -292,6 +292,17 @@ Status BpfDatapath::take_over_pins() {
   return {};
 }
 
+Status BpfDatapath::unpin_fresh_maps() {
+  if (adopted_ || replaced_abi_) return {};
+  bpf_map* m;
+  bpf_object__for_each_map(m, skel_->obj) {
+    if (bpf_map__is_internal(m) || !bpf_map__pin_path(m)) continue;
+    if (int err = bpf_map__unpin(m, nullptr); err && err != -ENOENT)
+      return errno_error(std::string("unpin ") + bpf_map__pin_path(m), err);
+  }
+  return {};
+}
+
 uint64_t BpfDatapath::now_ns() const {
   uint64_t test = std::atomic_ref<__u64>(skel_->bss->rl_clock_override_ns).load();
   if (test) return test;

@@ -100,6 +100,10 @@ class BpfDatapath final : public Datapath {
   // and why they could not be (a layout whose runtime maps this build cannot read), or "".
   size_t carried_runtime_entries() const { return carried_runtime_; }
   const std::string& runtime_carry_error() const { return runtime_carry_error_; }
+  // Unpins the maps load() pinned afresh (none when it adopted or replaced another layout): for a
+  // start that failed before anything was attached, so that the next start does not adopt a
+  // rule set nobody applied.
+  Status unpin_fresh_maps();
   // The identities of the rule set in force, read back from the kernel (rl_rules, rl_rule_meta),
   // so that a restarted rld keeps unchanged rules' state.
   Result<compiler::RuleIds> rule_ids() const;

@@ -42,15 +42,18 @@ int capture_start_log(const mg_connection*, const char* message) {
   return 1;
 }
 
-// /healthz is not prometheus-cpp's to serve: civetweb hands every request to begin_request
-// first, which answers that one path and leaves the rest to prometheus-cpp. The callbacks are
-// shared by every Exporter, so the collector is found by the port the request came in on.
+// /healthz and /readyz are not prometheus-cpp's to serve: civetweb hands every request to
+// begin_request first, which answers those paths and leaves the rest to prometheus-cpp. The
+// callbacks are shared by every Exporter, so the collector is found by the port the request came in
+// on.
 Mutex g_health_mu;
 std::map<int, std::weak_ptr<Collector>> g_health_by_port GUARDED_BY(g_health_mu);
 
-int serve_healthz(mg_connection* conn) {
+int serve_health(mg_connection* conn) {
   const mg_request_info* req = mg_get_request_info(conn);
-  if (!req || !req->local_uri || std::string_view(req->local_uri) != "/healthz") return 0;
+  if (!req || !req->local_uri) return 0;
+  std::string_view path(req->local_uri);
+  if (path != "/healthz" && path != "/readyz") return 0;
   std::shared_ptr<Collector> collector;
   {
     MutexLock lock(g_health_mu);
@@ -58,7 +61,8 @@ int serve_healthz(mg_connection* conn) {
     if (it != g_health_by_port.end()) collector = it->second.lock();
   }
   if (!collector) return 0;
-  Health h = health_of(collector->snapshot());
+  auto snapshot = collector->snapshot();
+  Health h = path == "/healthz" ? health_of(snapshot) : readiness_of(snapshot);
   mg_printf(conn,
             "HTTP/1.1 %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
             "Cache-Control: no-store\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
@@ -86,7 +90,7 @@ const CivetCallbacks& callbacks() {
   static const CivetCallbacks cb = [] {
     CivetCallbacks c;
     c.log_message = capture_start_log;
-    c.begin_request = serve_healthz;
+    c.begin_request = serve_health;
     c.init_thread = set_thread_priority;
     return c;
   }();

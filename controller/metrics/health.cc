@@ -4,19 +4,21 @@ namespace rl::metrics {
 
 Health health_of(const Result<Snapshot>& snapshot) {
   if (!snapshot) return {false, "cannot read the data path: " + snapshot.error().str() + "\n"};
-  Health h{true, ""};
-  for (const auto& i : snapshot->interfaces) {
-    if (i.mode == "native" || i.mode == "generic") {
-      h.text += i.name + ": " + i.mode + "\n";
-    } else {
-      h.ok = false;
-      h.text += i.name + ": no XDP program attached (" + i.mode + ")\n";
-    }
-  }
+  // What readiness judges is shown, not judged: a liveness failure restarts rld, which would
+  // neither attach a program again nor fix a policy.
+  Health h{true, "ok\n"};
+  for (const auto& i : snapshot->interfaces) h.text += i.name + ": " + i.mode + "\n";
   if (snapshot->interfaces.empty()) h.text += "no interface attached\n";
-  if (!snapshot->last_reload_ok)
-    h.text += "last policy reload failed; the policy before it is enforced\n";
-  h.text = (h.ok ? "ok\n" : "unhealthy\n") + h.text;
+  for (const auto& why : snapshot->not_ready) h.text += "not ready: " + why + "\n";
+  return h;
+}
+
+Health readiness_of(const Result<Snapshot>& snapshot) {
+  if (!snapshot)
+    return {false, "not ready\ncannot read the data path: " + snapshot.error().str() + "\n"};
+  if (snapshot->not_ready.empty()) return {true, "ready\n" + snapshot->ready_summary + "\n"};
+  Health h{false, "not ready\n"};
+  for (const auto& why : snapshot->not_ready) h.text += why + "\n";
   return h;
 }
 

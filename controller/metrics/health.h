@@ -1,7 +1,8 @@
-// /healthz on the metrics endpoint, for Kubernetes probes and load balancers' checks: healthy
-// while rld can read its data path and every interface it manages still runs an XDP program.
-// A failed policy reload is not unhealthy: the policy before it is still enforced (the alert
-// RlPolicyReloadFailing covers it).
+// /healthz and /readyz on the metrics endpoint, for Kubernetes probes and load balancers' checks.
+// /healthz is liveness: rld answers and can read its data path; restarting rld would not fix
+// anything else. /readyz is readiness: rld enforces the policy it is configured with on every
+// interface it manages, not degraded and with no failed load since (the Snapshot's not_ready,
+// computed by rld: daemon/status.h).
 #pragma once
 
 #include <string>
@@ -16,5 +17,6 @@ struct Health {
 };
 
 Health health_of(const Result<Snapshot>& snapshot);
+Health readiness_of(const Result<Snapshot>& snapshot);
 
 }  // namespace rl::metrics

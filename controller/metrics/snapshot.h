@@ -55,6 +55,11 @@ struct Snapshot {
   double last_reload_success_seconds = 0;  // Unix time of the last good reload, 0 if none
   bool last_reload_ok = true;
   uint32_t generation = 0;  // rule set generation counter (increments per apply)
+  // Readiness (/readyz): why rld does not enforce what it is configured to, one line each
+  // (empty: ready), and what it enforces.
+  std::vector<std::string> not_ready;
+  bool degraded = false;  // enforcing a rule set adopted at start, its policy failed to load
+  std::string ready_summary;
   uint64_t runtime_allow_entries = 0;
   uint64_t runtime_deny_entries = 0;
   ClusterSnapshot cluster;

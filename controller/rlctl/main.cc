@@ -172,6 +172,8 @@ int main(int argc, char** argv) {
         if (d["interfaces"].empty()) std::cout << "no interface attached\n";
         if (!d.value("pins_outlive_rld", true))
           std::cout << "WARNING: " << d.value("pin_warning", std::string()) << "\n";
+        for (const auto& why : d.value("not_ready", Json::array()))
+          std::cout << "NOT READY: " << why.get<std::string>() << "\n";
         const auto& lr = d["last_reload"];
         std::cout << "policy: generation " << d["generation"] << ", " << d["rules"]
                   << " rules from " << d["policy_dir"].get<std::string>() << "\n";

@@ -133,6 +133,7 @@ int main(int argc, char** argv) {
   if (check_only) {
     auto c = rl::daemon::check_config(cfg);
     std::cout << c.summary;
+    for (const auto& w : c.warnings) std::cerr << "warning: " << w << "\n";
     for (const auto& e : c.errors) std::cerr << e << "\n";
     std::cout << (c.ok() ? "configuration and policy are valid\n"
                          : "configuration or policy is NOT valid\n");

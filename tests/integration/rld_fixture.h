@@ -134,6 +134,16 @@ class RldTest : public ::testing::Test {
     return out.out;
   }
 
+  // GET `path` on the metrics endpoint: the status code (0 when nothing answered) and the body.
+  std::pair<int, std::string> http(const std::string& path) {
+    auto out =
+        lab_->run(lab_->server_ns(), {"curl", "-s", "-w", "\n%{http_code}",
+                                      "http://127.0.0.1:" + std::to_string(metrics_port_) + path});
+    auto nl = out.out.rfind('\n');
+    if (nl == std::string::npos) return {0, out.out};
+    return {std::atoi(out.out.c_str() + nl + 1), out.out.substr(0, nl)};
+  }
+
   // A sample value from the exposition text, -1 if absent.
   static double sample(const std::string& text, const std::string& series) {
     size_t at = 0;

@@ -1,10 +1,13 @@
-// rld's start-up hazards: a second rld on the same pin root, a pin root off bpffs, and a pinned
-// link whose interface was deleted and created again.
+// rld's start-up hazards: a second rld on the same pin root, a pin root off bpffs, a pinned
+// link whose interface was deleted and created again, and a policy that does not load (a first
+// start fails; a start that adopts a pinned rule set runs degraded), with /readyz telling which.
 #include <sys/statfs.h>
 
 #include <linux/magic.h>
 
 #include <bpf/bpf.h>
+
+#include <regex>
 
 #include "common/fd.h"
 #include "rld_fixture.h"
@@ -111,6 +114,120 @@ TEST_F(RldTest, APinnedMapOfAnotherShapeIsReplaced) {
   ASSERT_EQ(st["interfaces"].size(), 1u);
   EXPECT_NE(st["interfaces"][0]["mode"], "none");
   EXPECT_EQ(received({.src = "198.18.14.1", .count = 20, .rate = 2000}), 3u);
+}
+
+constexpr char kTypo[] =
+    "rules:\n"
+    "  - name: typo\n"
+    "    limit: {rate: 10/s, burts: 3}\n";
+
+// Nothing pinned, a policy that does not load: no rule would be enforced, so rld does not start.
+// It says where the mistake is, attaches nothing and leaves no pinned maps a next start would
+// adopt as if they were a policy.
+TEST_F(RldTest, AFirstStartWithAnInvalidPolicyFailsAndNamesTheMistake) {
+  write_policy("a.yaml", kPolicy);
+  write_policy("b.yaml", kTypo);
+  auto out = run(rld_argv(), 30s);
+  EXPECT_FALSE(out.timed_out) << out.describe();
+  EXPECT_EQ(out.code, 1) << out.describe();
+  EXPECT_NE(out.err.find("rld failed to start"), std::string::npos) << out.err;
+  EXPECT_TRUE(std::regex_search(out.err, std::regex("rld failed to start.*b\\.yaml:3:\\d+: error")))
+      << "the error names file:line:column:\n"
+      << out.err;
+  EXPECT_EQ(out.err.find("rld running"), std::string::npos) << out.err;
+  auto link = lab_->run(lab_->server_ns(), {"ip", "link", "show", lab_->pair().server.ifname});
+  EXPECT_EQ(link.out.find("xdp"), std::string::npos) << "nothing attached:\n" << link.out;
+  EXPECT_FALSE(std::filesystem::exists(pin_root_ + "/maps/rl_control")) << "no maps left pinned";
+
+  // Fixed, it starts afresh and enforces the policy.
+  std::filesystem::remove(dir_ / "policies" / "b.yaml");
+  start_rld();
+  Json st = ctl({"status"});
+  EXPECT_FALSE(st["adopted"].get<bool>());
+  EXPECT_TRUE(st["ready"].get<bool>()) << st.dump();
+  EXPECT_EQ(received({.src = "198.18.15.1", .count = 20, .rate = 2000}), 3u);
+}
+
+// A directory without policy files (as installed) is an explicit empty rule set: rld starts,
+// says so, and is ready.
+TEST_F(RldTest, AnEmptyPolicyDirectoryStartsReadyWithNoRules) {
+  start_rld();
+  EXPECT_NE(rld_->err().find("no policy files"), std::string::npos) << rld_->err();
+  Json st = ctl({"status"});
+  EXPECT_TRUE(st["ready"].get<bool>()) << st.dump();
+  EXPECT_EQ(st["rules"].get<uint64_t>(), 0u);
+  EXPECT_TRUE(st["last_reload"]["ok"].get<bool>()) << st.dump();
+  auto [code, body] = http("/readyz");
+  EXPECT_EQ(code, 200) << body;
+  EXPECT_NE(body.find("holds no policy files"), std::string::npos) << body;
+}
+
+// /readyz: 200 with what is enforced; 503 with the reason while the last load failed (the policy
+// before it is enforced); 200 again once a valid policy is in force. /healthz stays 200.
+TEST_F(RldTest, ReadyzFollowsWhetherTheConfiguredPolicyIsEnforced) {
+  write_policy("a.yaml", kPolicy);
+  start_rld();
+  auto [code, body] = http("/readyz");
+  EXPECT_EQ(code, 200) << body;
+  EXPECT_EQ(body.rfind("ready\nenforcing 1 rules (generation 1) on 1 interfaces: " +
+                           lab_->pair().server.ifname,
+                       0),
+            0u)
+      << body;
+
+  uint64_t gen = ctl({"status"})["generation"];
+  write_policy("b.yaml", kTypo);
+  wait_reload(gen, /*ok=*/false);
+  std::tie(code, body) = http("/readyz");
+  EXPECT_EQ(code, 503) << body;
+  EXPECT_NE(body.find("the last policy load failed"), std::string::npos) << body;
+  EXPECT_NE(body.find("b.yaml:3:"), std::string::npos) << body;
+  std::tie(code, body) = http("/healthz");
+  EXPECT_EQ(code, 200) << "alive all the same: " << body;
+  EXPECT_FALSE(ctl({"status"})["ready"].get<bool>());
+
+  std::filesystem::remove(dir_ / "policies" / "b.yaml");
+  wait_reload(gen);
+  std::tie(code, body) = http("/readyz");
+  EXPECT_EQ(code, 200) << body;
+}
+
+// A restart that adopts the pinned rule set while the policy does not load keeps enforcing that
+// rule set, and says it is degraded: in rlctl status, the log and /readyz. A valid policy ends it.
+TEST_F(RldTest, AnAdoptedRuleSetWithAnInvalidPolicyRunsDegraded) {
+  write_policy("a.yaml", kPolicy);
+  start_rld();
+  EXPECT_EQ(received({.src = "198.18.16.1", .count = 20, .rate = 2000}), 3u);
+  rld_->signal(SIGKILL);
+  rld_->wait(5s);
+  write_policy("b.yaml", kTypo);
+
+  start_rld();
+  EXPECT_NE(rld_->err().find("degraded"), std::string::npos) << rld_->err();
+  Json st = ctl({"status"});
+  EXPECT_TRUE(st["adopted"].get<bool>());
+  EXPECT_TRUE(st["degraded"].get<bool>()) << st.dump();
+  EXPECT_FALSE(st["ready"].get<bool>());
+  EXPECT_EQ(st["rules"].get<uint64_t>(), 1u);
+  auto text = run({RL_RLCTL_PATH, "-s", socket_path(), "status"});
+  EXPECT_NE(text.out.find("NOT READY: degraded:"), std::string::npos) << text.out;
+  auto [code, body] = http("/readyz");
+  EXPECT_EQ(code, 503) << body;
+  EXPECT_NE(body.find("degraded: the policy in " + (dir_ / "policies").string() + " did not load"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("b.yaml:3:"), std::string::npos) << body;
+  EXPECT_EQ(http("/healthz").first, 200);
+  EXPECT_EQ(received({.src = "198.18.16.1", .count = 20, .rate = 2000}), 0u)
+      << "the adopted rule and its key's state still enforce";
+
+  uint64_t gen = st["generation"];
+  std::filesystem::remove(dir_ / "policies" / "b.yaml");
+  wait_reload(gen);
+  st = ctl({"status"});
+  EXPECT_FALSE(st["degraded"].get<bool>()) << st.dump();
+  EXPECT_TRUE(st["ready"].get<bool>()) << st.dump();
+  EXPECT_EQ(http("/readyz").first, 200);
 }
 
 }  // namespace

@@ -202,5 +202,48 @@ TEST_F(SynCookieLabTest, StackSideFollowsThePolicy) {
   EXPECT_EQ(tcp_loose(), "1\n");
 }
 
+// SYN cookies are installed completely or not at all. rld runs in a mount namespace whose
+// /proc/sys is read-only (as in a container without a writable /proc/sys, or under
+// ProtectKernelTunables=): a policy with a syn_cookies rule is refused as a whole, with an error
+// that names the sysctl and why, the policy in force stays, and no nftables table is left behind
+// with the sysctl unchanged. A first start with such a policy fails the same way.
+TEST_F(SynCookieLabTest, AReadOnlySysctlRefusesThePolicyAndLeavesNoTable) {
+  ASSERT_EQ(tcp_loose(), "1\n") << "a fresh namespace's default";
+  rld_wrapper_ = {"unshare",
+                  "--mount",
+                  "--propagation",
+                  "private",
+                  "sh",
+                  "-c",
+                  "mount -o bind,ro /proc/sys /proc/sys && exec \"$@\"",
+                  "sh"};
+  const std::string kWhy =
+      "SYN cookies need write access to /proc/sys/net/netfilter/nf_conntrack_tcp_loose "
+      "(read-only: a container without a writable /proc/sys, or a unit with "
+      "ProtectKernelTunables=)";
+
+  write_policy("web.yaml", policy(true));
+  auto first = run(rld_argv(), 30s);
+  EXPECT_EQ(first.code, 1) << first.describe();
+  EXPECT_NE(first.err.find(kWhy), std::string::npos) << first.err;
+  EXPECT_FALSE(table_installed()) << in_server("nft list ruleset");
+  EXPECT_EQ(tcp_loose(), "1\n");
+
+  write_policy("web.yaml", policy(false));
+  start_rld();
+  uint64_t gen = ctl({"status"})["generation"];
+  write_policy("web.yaml", policy(true));
+  wait_reload(gen, /*ok=*/false);
+  Json st = ctl({"status"});
+  ASSERT_EQ(st["last_reload"]["errors"].size(), 1u) << st.dump();
+  EXPECT_NE(st["last_reload"]["errors"][0].get<std::string>().find(kWhy), std::string::npos)
+      << st.dump();
+  EXPECT_EQ(st["generation"].get<uint64_t>(), gen) << "the policy in force stays";
+  EXPECT_EQ(st["rules"].get<uint64_t>(), 1u);
+  EXPECT_FALSE(table_installed()) << in_server("nft list ruleset");
+  EXPECT_EQ(tcp_loose(), "1\n");
+  EXPECT_TRUE(rld_->running()) << rld_->err();
+}
+
 }  // namespace
 }  // namespace rl::testing

@@ -1,5 +1,6 @@
-// rld as systemd runs it: the notify protocol (READY after attach and policy, RELOADING/READY
-// around reloads, the watchdog, STOPPING) on a socket the test owns, journald priorities when
+// rld as systemd runs it: the notify protocol (READY after attach and policy, never for a start
+// that fails, RELOADING/READY around reloads, STATUS= as readiness changes, the watchdog,
+// STOPPING) on a socket the test owns, journald priorities when
 // stderr is the journal's stream, and rld working with only the capabilities and no-new-privs
 // of packaging/rld.service.
 #include <poll.h>
@@ -132,6 +133,111 @@ TEST_F(SystemdTest, NotifiesReadyReloadingWatchdogAndStopping) {
   EXPECT_EQ(notify.until("STOPPING=1", 10s), "STOPPING=1");
   auto out = rld_->wait(10s);
   EXPECT_TRUE(out.ok()) << out.describe();
+}
+
+// A first start whose policy does not load never reports READY: it exits 1, so systemd marks
+// the unit failed. A start that adopts a pinned rule set reports READY (it enforces, and a start
+// that never became ready would be killed) with a STATUS= that says it is degraded.
+TEST_F(SystemdTest, NoReadyForAnInvalidFirstPolicyAndADegradedStatusWhenAdopting) {
+  write_policy("a.yaml", "rules:\n  - name: typo\n    limit: {rate: 10/s, burts: 3}\n");
+  NotifySocket notify(notify_path());
+  ASSERT_TRUE(notify.ok()) << std::strerror(errno);
+  rld_wrapper_ = {"env", "NOTIFY_SOCKET=" + notify_path()};
+  auto failed = run(rld_argv(), 30s);
+  EXPECT_EQ(failed.code, 1) << failed.describe();
+  EXPECT_NE(failed.err.find("a.yaml:3:"), std::string::npos) << failed.err;
+  std::vector<std::string> seen;
+  EXPECT_EQ(notify.until("READY=1", 500ms, &seen), "") << "READY from a start that failed";
+
+  write_policy("a.yaml", kRule);
+  start_rld();
+  ASSERT_FALSE(notify.until("READY=1", 10s).empty());
+  rld_->signal(SIGKILL);
+  rld_->wait(5s);
+  write_policy("b.yaml", "rules:\n  - name: broken\n    match: {protocol: udp}\n");
+  start_rld();
+  std::string ready = notify.until("READY=1", 10s);
+  EXPECT_NE(ready.find("STATUS=NOT READY: degraded: the policy in "), std::string::npos) << ready;
+  // Fixed: STATUS= follows within the housekeeping second.
+  uint64_t gen = ctl({"status"})["generation"];
+  std::filesystem::remove(dir_ / "policies" / "b.yaml");
+  wait_reload(gen);
+  EXPECT_EQ(notify.until("STATUS=enforcing on 1 interfaces, 1 rules", 5s),
+            "STATUS=enforcing on 1 interfaces, 1 rules");
+}
+
+// A configured interface that does not exist yet (a VLAN, a bond, a late NIC) is waited for:
+// STATUS= says so, the watchdog keeps being pinged, and READY follows once it appears and rld
+// attached to it.
+TEST_F(SystemdTest, AnInterfaceThatAppearsLateIsWaitedForThenAttached) {
+  write_policy("a.yaml", kRule);
+  NotifySocket notify(notify_path());
+  ASSERT_TRUE(notify.ok()) << std::strerror(errno);
+  rld_wrapper_ = {"env", "NOTIFY_SOCKET=" + notify_path(), "WATCHDOG_USEC=3000000"};
+  rld_extra_args_ = {"--interface", "rlwait0", "--interface-wait-seconds", "30"};
+  auto p = Process::spawn(rld_argv());
+  ASSERT_TRUE(p.ok()) << p.error().str();
+  rld_ = std::make_unique<Process>(std::move(*p));
+  ASSERT_TRUE(rld_->wait_for("waiting for interfaces to appear", 10s)) << rld_->err();
+  EXPECT_NE(rld_->err().find("interfaces=rlwait0"), std::string::npos) << rld_->err();
+
+  // Two seconds without the interface: waiting, pinging, not ready.
+  std::vector<std::string> seen;
+  int pings = 0;
+  for (auto end = std::chrono::steady_clock::now() + 2s; std::chrono::steady_clock::now() < end;)
+    if (std::string m = notify.next(200ms); m == "WATCHDOG=1")
+      pings++;
+    else if (!m.empty())
+      seen.push_back(m);
+  EXPECT_GE(pings, 1) << "the watchdog is pinged while rld waits";
+  bool said = false;
+  for (const auto& m : seen) {
+    EXPECT_EQ(m.find("READY=1"), std::string::npos) << "READY before the interface: " << m;
+    said = said || m.find("STATUS=waiting for rlwait0") != std::string::npos;
+  }
+  EXPECT_TRUE(said) << "no STATUS=waiting for rlwait0";
+  EXPECT_TRUE(rld_->running()) << rld_->err();
+
+  auto made = lab_->run(lab_->server_ns(), {"ip", "link", "add", "rlwait0", "type", "veth", "peer",
+                                            "name", "rlwait0p"});
+  ASSERT_TRUE(made.ok()) << made.describe();
+  ASSERT_TRUE(lab_->run(lab_->server_ns(), {"ip", "link", "set", "rlwait0", "up"}).ok());
+  std::string ready = notify.until("READY=1", 10s);
+  ASSERT_FALSE(ready.empty()) << "no READY once the interface appeared:\n" << rld_->err();
+  EXPECT_NE(ready.find("STATUS=enforcing on 2 interfaces, 1 rules"), std::string::npos) << ready;
+  ASSERT_TRUE(rld_->wait_for("rld running", 5s)) << rld_->err();
+  Json st = ctl({"status"});
+  EXPECT_TRUE(st["ready"].get<bool>()) << st.dump();
+  bool attached = false;
+  for (const auto& i : st["interfaces"])
+    attached = attached || (i["name"] == "rlwait0" && i["mode"] != "none");
+  EXPECT_TRUE(attached) << st.dump();
+  auto shown = lab_->run(lab_->server_ns(), {"ip", "link", "show", "rlwait0"});
+  EXPECT_NE(shown.out.find("xdp"), std::string::npos) << shown.out;
+}
+
+// One that never appears fails the start once the bound passes, naming it; no READY.
+TEST_F(SystemdTest, AnInterfaceThatNeverAppearsFailsTheStartAfterTheBound) {
+  write_policy("a.yaml", kRule);
+  NotifySocket notify(notify_path());
+  ASSERT_TRUE(notify.ok()) << std::strerror(errno);
+  rld_wrapper_ = {"env", "NOTIFY_SOCKET=" + notify_path()};
+  rld_extra_args_ = {"--interface", "rlwait1", "--interface-wait-seconds", "2"};
+  auto t0 = std::chrono::steady_clock::now();
+  auto out = run(rld_argv(), 30s);
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(out.code, 1) << out.describe();
+  EXPECT_NE(out.err.find("interface rlwait1 did not appear within 2 s (interface_wait_seconds)"),
+            std::string::npos)
+      << out.err;
+  EXPECT_GE(took, 2s);
+  EXPECT_LT(took, 15s);
+  std::vector<std::string> seen;
+  EXPECT_EQ(notify.until("READY=1", 500ms, &seen), "") << "READY from a start that failed";
+  bool said = false;
+  for (const auto& m : seen)
+    said = said || m.find("STATUS=waiting for rlwait1") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 TEST_F(SystemdTest, LinesCarryJournalPrioritiesWhenStderrIsTheJournal) {

@@ -1,5 +1,6 @@
-// /healthz over real HTTP: 200 while every interface runs a program and the data path reads,
-// 503 with the reason otherwise; /metrics is unaffected.
+// /healthz and /readyz over real HTTP. /healthz: 200 while the data path reads (liveness),
+// 503 otherwise. /readyz: 200 while rld enforces what it is configured with, 503 with the
+// reasons otherwise. /metrics is unaffected.
 #include <gtest/gtest.h>
 
 #include "fixture_snapshot.h"
@@ -19,8 +20,8 @@ Snapshot with_interfaces(std::vector<metrics::InterfaceSnapshot> ifs) {
   return s;
 }
 
-HttpResponse healthz(const Exporter& e) {
-  auto r = http_get(e.port(), "/healthz");
+HttpResponse healthz(const Exporter& e, const std::string& path = "/healthz") {
+  auto r = http_get(e.port(), path);
   if (!r) ADD_FAILURE() << r.error().str();
   return r ? *r : HttpResponse{};
 }
@@ -40,14 +41,45 @@ TEST(Healthz, OkWhileEveryInterfaceRunsAProgram) {
   EXPECT_NE(m->body.find("rl_up 1"), std::string::npos);
 }
 
-TEST(Healthz, UnavailableWhenAnInterfaceLostItsProgram) {
+// Liveness: a lost program is shown, not judged (a restart would not attach it again); readiness
+// judges it.
+TEST(Healthz, ALostProgramIsNotReadyButAlive) {
   auto e = Exporter::start("127.0.0.1:0", [] {
-    return Result<Snapshot>(with_interfaces({{"eth0", "native"}, {"eth1", "none"}}));
+    Snapshot s = with_interfaces({{"eth0", "native"}, {"eth1", "none"}});
+    s.not_ready = {"eth1: no XDP program attached (none)"};
+    return Result<Snapshot>(s);
   });
   ASSERT_TRUE(e.ok()) << e.error().str();
   auto r = healthz(*e);
-  EXPECT_EQ(r.status, 503);
-  EXPECT_EQ(r.body, "unhealthy\neth0: native\neth1: no XDP program attached (none)\n");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body,
+            "ok\neth0: native\neth1: none\nnot ready: eth1: no XDP program attached (none)\n");
+  auto ready = healthz(*e, "/readyz");
+  EXPECT_EQ(ready.status, 503);
+  EXPECT_EQ(ready.body, "not ready\neth1: no XDP program attached (none)\n");
+}
+
+TEST(Readyz, ReadyWithWhatIsEnforced) {
+  auto e = Exporter::start("127.0.0.1:0", [] {
+    Snapshot s = with_interfaces({{"eth0", "native"}});
+    s.ready_summary = "enforcing 3 rules (generation 2) on 1 interfaces: eth0 (native)";
+    return Result<Snapshot>(s);
+  });
+  ASSERT_TRUE(e.ok()) << e.error().str();
+  auto r = healthz(*e, "/readyz");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "ready\nenforcing 3 rules (generation 2) on 1 interfaces: eth0 (native)\n");
+  EXPECT_NE(r.headers.find("text/plain"), std::string::npos) << r.headers;
+}
+
+TEST(Readyz, DegradedIsNotReady) {
+  Snapshot s = with_interfaces({{"eth0", "native"}});
+  s.degraded = true;
+  s.not_ready = {"degraded: the policy in /etc/rl/policies did not load"};
+  auto h = metrics::readiness_of(s);
+  EXPECT_FALSE(h.ok);
+  EXPECT_EQ(h.text, "not ready\ndegraded: the policy in /etc/rl/policies did not load\n");
+  EXPECT_TRUE(metrics::health_of(s).ok) << "alive all the same";
 }
 
 TEST(Healthz, UnavailableWhenTheDataPathCannotBeRead) {
@@ -59,14 +91,19 @@ TEST(Healthz, UnavailableWhenTheDataPathCannotBeRead) {
   EXPECT_EQ(r.status, 503);
   EXPECT_NE(r.body.find("cannot read the data path: read rule counters"), std::string::npos)
       << r.body;
+  auto ready = healthz(*e, "/readyz");
+  EXPECT_EQ(ready.status, 503);
+  EXPECT_NE(ready.body.find("cannot read the data path"), std::string::npos) << ready.body;
 }
 
 TEST(Healthz, AFailedReloadIsReportedButHealthy) {
   Snapshot s = with_interfaces({{"eth0", "native"}});
   s.last_reload_ok = false;
+  s.not_ready = {"the last policy load failed (inotify); the policy before it is enforced"};
   auto h = metrics::health_of(s);
   EXPECT_TRUE(h.ok);
-  EXPECT_NE(h.text.find("last policy reload failed"), std::string::npos) << h.text;
+  EXPECT_NE(h.text.find("the last policy load failed"), std::string::npos) << h.text;
+  EXPECT_FALSE(metrics::readiness_of(s).ok);
 }
 
 // Two exporters in one process each answer for their own snapshot.
@@ -75,7 +112,7 @@ TEST(Healthz, EachExporterAnswersForItsOwnDaemon) {
     return Result<Snapshot>(with_interfaces({{"a0", "native"}}));
   });
   auto b = Exporter::start("127.0.0.1:0", [] {
-    return Result<Snapshot>(with_interfaces({{"b0", "none"}}));
+    return Result<Snapshot>(Error{EBADF, "read rule counters"});
   });
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(healthz(*a).status, 200);

@@ -6,8 +6,9 @@
    type (a misspelt or misplaced key fails), have the type's type, and required fields must be
    present. No cluster is needed. python3-kubernetes 22 describes Kubernetes 1.22.
 2. What rld needs, field by field: hostNetwork, the node's /sys/fs/bpf, the capabilities of
-   packaging/rld.service and no more, the metrics port in the configuration, the probes on
-   /healthz, configuration and policies from ConfigMaps, each policy valid (rlctl policy validate).
+   packaging/rld.service and no more, the metrics port in the configuration, the probes
+   (start-up and liveness on /healthz, readiness on /readyz), configuration and policies from ConfigMaps,
+   each policy valid (rlctl policy validate).
 
 With --cleanup, deploy/kubernetes/rld-cleanup.yaml instead: the same schema check, and that it
 runs rld --cleanup as the tests do, on every node, in the node's network namespace and bpffs.
@@ -217,10 +218,11 @@ def main():
     ports = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
     if ports.get("metrics") != int(port):
         error(f"container port 'metrics' {ports.get('metrics')} is not metrics_listen's {port}")
-    for probe in ("livenessProbe", "readinessProbe"):
+    for probe, path in (("startupProbe", "/healthz"), ("livenessProbe", "/healthz"),
+                        ("readinessProbe", "/readyz")):
         get = c.get(probe, {}).get("httpGet", {})
-        if get.get("path") != "/healthz" or get.get("port") not in ("metrics", int(port)):
-            error(f"{probe} must GET /healthz on the metrics port")
+        if get.get("path") != path or get.get("port") not in ("metrics", int(port)):
+            error(f"{probe} must GET {path} on the metrics port")
     exposed = re.findall(r"^EXPOSE\s+(\d+)", open(containerfile).read(), re.M)
     if exposed != [port]:
         error(f"the image exposes {exposed}, rld listens on {port}")

@@ -113,6 +113,27 @@ TEST(ConfigOptions, EverySettingHasOneFlagAndOneKey) {
   }
 }
 
+TEST_F(ConfigFile, InterfaceWaitIsWholeSecondsUpToAnHour) {
+  Config c;
+  EXPECT_EQ(c.interface_wait_seconds, 60u) << "the default";
+  EXPECT_EQ(error("interface_wait_seconds: 5\n", c), "");
+  EXPECT_EQ(c.interface_wait_seconds, 5u);
+  EXPECT_EQ(error("interface_wait_seconds: 0\n", c), "") << "0: fail at once";
+  EXPECT_EQ(c.interface_wait_seconds, 0u);
+  EXPECT_NE(error("interface_wait_seconds: 3601\n").find("out of range: 0-3600 s"),
+            std::string::npos)
+      << error("interface_wait_seconds: 3601\n");
+  EXPECT_NE(error("interface_wait_seconds: 1m\n"), "");
+  const ConfigOption* wait = nullptr;
+  for (const auto& o : config_options())
+    if (o.key == "interface_wait_seconds") wait = &o;
+  ASSERT_NE(wait, nullptr);
+  EXPECT_EQ(wait->long_flag(), "--interface-wait-seconds");
+  EXPECT_TRUE(set_option(*wait, "120", c).ok());
+  EXPECT_EQ(c.interface_wait_seconds, 120u);
+  EXPECT_FALSE(set_option(*wait, "-1", c).ok());
+}
+
 TEST(ConfigOptions, FlagValuesAreCheckedAsTheFileIs) {
   const ConfigOption* cap = nullptr;
   for (const auto& o : config_options())
@@ -137,8 +158,10 @@ TEST(CheckConfig, ChecksEveryPolicyFileAcrossFiles) {
   std::ofstream(dir / "a.yaml") << rule;
   Config cfg;
   cfg.policy_dir = dir;
+  cfg.interfaces = {"eth0"};
   auto good = check_config(cfg);
   EXPECT_TRUE(good.ok());
+  EXPECT_TRUE(good.warnings.empty());
   EXPECT_NE(good.summary.find("policy: 1 rules"), std::string::npos) << good.summary;
   EXPECT_NE(good.summary.find("  key_capacity: 1048576\n"), std::string::npos);
   std::ofstream(dir / "b.yml") << rule;  // the same rule name in a second file
@@ -158,6 +181,21 @@ TEST(CheckConfig, ChecksEveryPolicyFileAcrossFiles) {
       << empty.summary;
   fs::remove_all(dir);
   EXPECT_FALSE(check_config(cfg).ok());  // no policy directory
+}
+
+// The shipped rld.yaml names no interface: valid, and said loudly.
+TEST(CheckConfig, NoInterfaceIsAWarning) {
+  fs::path dir = fs::temp_directory_path() / ("rl-noif-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Config cfg;
+  cfg.policy_dir = dir;
+  auto c = check_config(cfg);
+  EXPECT_TRUE(c.ok());
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_NE(c.warnings[0].find("rld protects no interface"), std::string::npos) << c.warnings[0];
+  cfg.interfaces = {"eth0"};
+  EXPECT_TRUE(check_config(cfg).warnings.empty());
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -80,6 +80,35 @@ TEST_F(PolicyDir, DataPathFailureKeepsThePolicyInForce) {
   EXPECT_EQ(pm.policy().rules[0].limit.rate.amount, 20u);
 }
 
+// A directory without policy files: refused by default (the policy in force stays); applied as
+// an empty rule set where rld's start asks for it (nothing is in force then).
+TEST_F(PolicyDir, AnEmptyDirectoryAppliesOnlyWhereAsked) {
+  FakeDatapath dp;
+  PolicyManager pm(dp, dir_, {}, {});
+  auto refused = pm.reload("test");
+  EXPECT_FALSE(refused.ok);
+  EXPECT_TRUE(refused.no_files);
+  EXPECT_TRUE(pm.last().no_files);
+  EXPECT_TRUE(dp.applied.empty());
+
+  pm.set_empty_directory_applies(true);
+  auto empty = pm.reload("startup");
+  EXPECT_TRUE(empty.ok);
+  EXPECT_TRUE(empty.no_files);
+  EXPECT_TRUE(pm.last().no_files);
+  EXPECT_EQ(empty.rules, 0u);
+  ASSERT_EQ(dp.applied.size(), 1u);
+  EXPECT_TRUE(dp.applied[0].rules.empty());
+
+  pm.set_empty_directory_applies(false);
+  write("a.yaml", "rules:\n  - name: r1\n    limit: {rate: 10/s}\n");
+  ASSERT_TRUE(pm.reload("test").ok);
+  EXPECT_FALSE(pm.last().no_files);
+  fs::remove(dir_ / "a.yaml");
+  EXPECT_FALSE(pm.reload("test").ok) << "removing every file does not empty the rule set";
+  EXPECT_EQ(pm.rule_count(), 1u);
+}
+
 TEST(PolicyDiff, NamesWhatChanges) {
   auto a = policy::load_string(
       "sets: {lab: [198.18.0.0/16]}\nallow: [198.18.1.0/24]\nrules:\n"

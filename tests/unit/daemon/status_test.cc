@@ -76,5 +76,101 @@ TEST(Status, BeforeTheFirstReloadNothingHasFailed) {
   EXPECT_TRUE(j["reload_running"]);
 }
 
+// A model of an rld that enforces its policy on its interfaces, as readiness sees it.
+StatusModel ready_model() {
+  StatusModel m = model();
+  m.last_reload.ok = true;
+  m.last_reload.errors.clear();
+  m.configured_interfaces = {"eth0", "eth1"};
+  return m;
+}
+
+TEST(Readiness, ReadyWhenThePolicyIsEnforcedOnEveryInterface) {
+  Readiness r = readiness(ready_model());
+  EXPECT_TRUE(r.ready);
+  EXPECT_FALSE(r.degraded);
+  EXPECT_TRUE(r.reasons.empty());
+  EXPECT_EQ(r.summary,
+            "enforcing 3 rules (generation 7) on 2 interfaces: eth0 (native), eth1 (generic)");
+}
+
+TEST(Readiness, AnEmptyPolicyDirectoryIsAnEnforcedEmptyRuleSet) {
+  StatusModel m = ready_model();
+  m.rules = 0;
+  m.last_reload.no_files = true;
+  Readiness r = readiness(m);
+  EXPECT_TRUE(r.ready);
+  EXPECT_NE(r.summary.find("enforcing 0 rules"), std::string::npos) << r.summary;
+  EXPECT_NE(r.summary.find("/etc/rl/policies holds no policy files"), std::string::npos)
+      << r.summary;
+}
+
+TEST(Readiness, AFailedLoadIsNotReady) {
+  StatusModel m = ready_model();
+  m.last_reload.ok = false;
+  m.last_reload.errors = {"/etc/rl/policies/a.yaml:3:5: error: unknown key 'rat'"};
+  Readiness r = readiness(m);
+  EXPECT_FALSE(r.ready);
+  EXPECT_FALSE(r.degraded) << "the directory's policy was enforced before";
+  ASSERT_EQ(r.reasons.size(), 1u);
+  EXPECT_EQ(r.reasons[0],
+            "the last policy load failed (inotify); the policy before it is enforced: "
+            "/etc/rl/policies/a.yaml:3:5: error: unknown key 'rat'");
+}
+
+TEST(Readiness, AnAdoptedRuleSetWhosePolicyFailedIsDegraded) {
+  StatusModel m = ready_model();
+  m.adopted = true;
+  m.reloads_ok = 0;
+  m.last_reload.ok = false;
+  m.last_reload.trigger = "startup";
+  m.last_reload.errors = {"/etc/rl/policies/a.yaml:3:5: error: unknown key 'rat'"};
+  Readiness r = readiness(m);
+  EXPECT_FALSE(r.ready);
+  EXPECT_TRUE(r.degraded);
+  ASSERT_EQ(r.reasons.size(), 1u);
+  EXPECT_EQ(r.reasons[0],
+            "degraded: the policy in /etc/rl/policies did not load; enforcing the 3 rules adopted "
+            "from the pinned state: /etc/rl/policies/a.yaml:3:5: error: unknown key 'rat'");
+  control::Json j = status_json(m);
+  EXPECT_FALSE(j["ready"]);
+  EXPECT_TRUE(j["degraded"]);
+  EXPECT_EQ(j["not_ready"][0], r.reasons[0]);
+  metrics::Snapshot s;
+  fill_snapshot(m, s);
+  EXPECT_TRUE(s.degraded);
+  EXPECT_EQ(s.not_ready, r.reasons);
+
+  // A valid policy since: what it is configured with is enforced.
+  m.reloads_ok = 1;
+  m.last_reload.ok = true;
+  m.last_reload.trigger = "inotify";
+  EXPECT_TRUE(readiness(m).ready);
+  EXPECT_FALSE(readiness(m).degraded);
+}
+
+TEST(Readiness, NoPolicyYetIsNotReady) {
+  StatusModel m = ready_model();
+  m.reloads_ok = 0;
+  m.last_reload = {};
+  Readiness r = readiness(m);
+  EXPECT_FALSE(r.ready);
+  ASSERT_EQ(r.reasons.size(), 1u);
+  EXPECT_EQ(r.reasons[0], "no policy enforced yet");
+}
+
+TEST(Readiness, EveryConfiguredInterfaceMustRunTheProgram) {
+  StatusModel m = ready_model();
+  m.configured_interfaces = {"eth0", "eth1", "bond0"};
+  m.interfaces = {{"eth0", "native"}, {"eth1", "none"}};
+  Readiness r = readiness(m);
+  EXPECT_FALSE(r.ready);
+  EXPECT_EQ(r.reasons, (std::vector<std::string>{"bond0: not attached",
+                                                 "eth1: no XDP program attached (none)"}));
+  control::Json j = status_json(m);
+  EXPECT_FALSE(j["ready"]);
+  EXPECT_FALSE(j["degraded"]);
+}
+
 }  // namespace
 }  // namespace rl::daemon
