@@ -15,7 +15,7 @@ ConfigCheck check_config(const Config& cfg) {
     s += "  " + o.path() + ": " + (v.empty() ? "''" : v) + "\n";
   }
   if (!cfg.cluster_enabled()) s += "cluster limits: off (no redis_host or redis_socket)\n";
-  if (cfg.interfaces.empty()) c.warnings.push_back(kNoInterfaceWarning);
+  if (cfg.interfaces.empty()) c.warnings.emplace_back(kNoInterfaceWarning);
 
   auto loaded = policy::load_directory(cfg.policy_dir);
   if (loaded.no_files) {

@@ -26,7 +26,7 @@ Readiness readiness(const StatusModel& m) {
                         " did not load; enforcing the " + std::to_string(m.rules) +
                         " rules adopted from the pinned state" + first_error);
   } else if (m.reloads_ok == 0) {
-    r.reasons.push_back("no policy enforced yet");
+    r.reasons.emplace_back("no policy enforced yet");
   } else if (!last.ok && !last.trigger.empty()) {
     r.reasons.push_back("the last policy load failed (" + last.trigger +
                         "); the policy before it is enforced" + first_error);
