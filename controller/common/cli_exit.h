@@ -11,6 +11,9 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitUnreachable = 3;  // rlctl: rld's control socket did not answer
+// rld: the configuration file or the policy is what failed the start (LSB's "program is not
+// configured"). The unit does not restart on it: a retry would read the same files.
+inline constexpr int kExitNotConfigured = 6;
 
 // Parses the command line (running subcommand callbacks). nullopt: go on. Otherwise the
 // process's exit code: 0 after --help or --version, kExitUsage after printing a usage error.

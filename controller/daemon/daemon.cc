@@ -128,7 +128,7 @@ Status Daemon::init() {
     // attached yet; the maps this start pinned go too, or the next start would adopt them.
     if (auto s = dp_->unpin_fresh_maps(); !s)
       log::warn("pinned maps left behind", {{"error", s.error().str()}});
-    return Error{0, startup_policy_error(cfg_.policy_dir, first.errors)};
+    return Error{kInvalidPolicyErrno, startup_policy_error(cfg_.policy_dir, first.errors)};
   }
   if (!first.ok)
     log::warn(
@@ -237,10 +237,11 @@ Status Daemon::refuse_unruled_replacement(const ReloadReport& first) const {
   std::string why;
   for (const auto& e : first.errors) why += (why.empty() ? "" : "; ") + e;
   if (why.empty()) why = "no valid policy";
-  return Error{EINVAL, "the policy in " + cfg_.policy_dir +
-                           " does not load, so the data path of another layout (ABI " +
-                           std::to_string(dp_->replaced_abi()) + ") pinned under " + cfg_.pin_root +
-                           " stays attached and enforcing with its own rules: " + why};
+  return Error{kInvalidPolicyErrno, "the policy in " + cfg_.policy_dir +
+                                        " does not load, so the data path of another layout (ABI " +
+                                        std::to_string(dp_->replaced_abi()) + ") pinned under " +
+                                        cfg_.pin_root +
+                                        " stays attached and enforcing with its own rules: " + why};
 }
 
 void Daemon::grow_key_table(uint64_t tracked) {

@@ -4,6 +4,7 @@
 // the metrics endpoint's threads and the key table's counter only read.
 #pragma once
 
+#include <cerrno>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -34,6 +35,10 @@
 namespace rl::daemon {
 
 using control::ControlServer;
+
+// The errno of a start that failed on the policy: nothing but an edit of the files can fix it
+// (rld exits kExitNotConfigured).
+inline constexpr int kInvalidPolicyErrno = EBADMSG;
 
 class Daemon {
  public:

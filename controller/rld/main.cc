@@ -81,9 +81,10 @@ int main(int argc, char** argv) {
       "rld"};
   app.set_version_flag("--version", std::string("rld ") + RL_VERSION);
   app.footer(
-      "Exit status: 0 ok (--check-config: valid); 1 failure (a bad configuration file or policy, "
-      "the kernel refused, --cleanup left rl attached); 2 usage error (unknown flag, bad flag "
-      "value).");
+      "Exit status: 0 ok (--check-config: valid); 1 failure (the kernel refused, --cleanup left "
+      "rl attached; --check-config: a bad configuration file or policy); 2 usage error (unknown "
+      "flag, bad flag value); 6 the configuration file or the policy stopped the start (not "
+      "configured: systemd does not restart rld on it).");
   std::string config_path = "/etc/rl/rld.yaml";
   bool cleanup_only = false, check_only = false;
   app.add_option("-c,--config", config_path, "configuration file (YAML); flags override it")
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
   if (explicit_config || ::access(config_path.c_str(), R_OK) == 0) {
     if (auto s = rl::daemon::load_config_file(config_path, cfg); !s) {
       std::cerr << s.error().message << "\n";
-      return rl::kExitFailure;
+      return check_only ? rl::kExitFailure : rl::kExitNotConfigured;
     }
   }
   if (auto s = flags.apply(cfg); !s) {
@@ -124,7 +125,7 @@ int main(int argc, char** argv) {
   }
   if (auto s = rl::daemon::validate_config(cfg); !s) {
     std::cerr << "rld: " << s.error().message << "\n";
-    return rl::kExitFailure;
+    return check_only ? rl::kExitFailure : rl::kExitNotConfigured;
   }
   rl::log::Level level;
   rl::log::parse_level(cfg.log_level, &level);  // the option table admits only valid levels
@@ -142,8 +143,10 @@ int main(int argc, char** argv) {
 
   auto d = rl::daemon::Daemon::start(cfg);
   if (!d) {
-    rl::log::error("rld failed to start", {{"error", d.error().str()}});
-    return rl::kExitFailure;
+    bool policy = d.error().err == rl::daemon::kInvalidPolicyErrno;
+    rl::log::error("rld failed to start",
+                   {{"error", policy ? d.error().message : d.error().str()}});
+    return policy ? rl::kExitNotConfigured : rl::kExitFailure;
   }
   return (*d)->run();
 }

@@ -9,6 +9,7 @@
 
 #include <regex>
 
+#include "common/cli_exit.h"
 #include "common/fd.h"
 #include "rld_fixture.h"
 
@@ -129,7 +130,7 @@ TEST_F(RldTest, AFirstStartWithAnInvalidPolicyFailsAndNamesTheMistake) {
   write_policy("b.yaml", kTypo);
   auto out = run(rld_argv(), 30s);
   EXPECT_FALSE(out.timed_out) << out.describe();
-  EXPECT_EQ(out.code, 1) << out.describe();
+  EXPECT_EQ(out.code, kExitNotConfigured) << out.describe();
   EXPECT_NE(out.err.find("rld failed to start"), std::string::npos) << out.err;
   EXPECT_TRUE(std::regex_search(out.err, std::regex("rld failed to start.*b\\.yaml:3:\\d+: error")))
       << "the error names file:line:column:\n"

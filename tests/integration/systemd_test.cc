@@ -11,6 +11,7 @@
 #include <regex>
 #include <set>
 
+#include "common/cli_exit.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {
@@ -135,7 +136,7 @@ TEST_F(SystemdTest, NotifiesReadyReloadingWatchdogAndStopping) {
   EXPECT_TRUE(out.ok()) << out.describe();
 }
 
-// A first start whose policy does not load never reports READY: it exits 1, so systemd marks
+// A first start whose policy does not load never reports READY: it exits 6, so systemd marks
 // the unit failed. A start that adopts a pinned rule set reports READY (it enforces, and a start
 // that never became ready would be killed) with a STATUS= that says it is degraded.
 TEST_F(SystemdTest, NoReadyForAnInvalidFirstPolicyAndADegradedStatusWhenAdopting) {
@@ -144,7 +145,7 @@ TEST_F(SystemdTest, NoReadyForAnInvalidFirstPolicyAndADegradedStatusWhenAdopting
   ASSERT_TRUE(notify.ok()) << std::strerror(errno);
   rld_wrapper_ = {"env", "NOTIFY_SOCKET=" + notify_path()};
   auto failed = run(rld_argv(), 30s);
-  EXPECT_EQ(failed.code, 1) << failed.describe();
+  EXPECT_EQ(failed.code, kExitNotConfigured) << failed.describe();
   EXPECT_NE(failed.err.find("a.yaml:3:"), std::string::npos) << failed.err;
   std::vector<std::string> seen;
   EXPECT_EQ(notify.until("READY=1", 500ms, &seen), "") << "READY from a start that failed";
