@@ -300,6 +300,8 @@ bool is_icmp(uint8_t protocol) { return protocol == kIcmp || protocol == kIcmpv6
 
 }  // namespace
 
+std::vector<const Schema*> match_schemas() { return {&kMatchSchema, &kTcpFlagsSchema}; }
+
 void read_match(Reader& r, const Field& f, RuleDraft& d) {
   if (f.is_null()) return;  // `match:` with nothing under it matches everything, like no match
   if (expect_map(r, f, "match")) {

@@ -352,6 +352,11 @@ void read_syn_cookies(Reader& r, const Field& f, Rule& rule) {
 
 }  // namespace
 
+std::vector<const Schema*> rule_schemas() {
+  return {&kRuleSchema,   &kLimitSchema,   &kLimitsItemSchema,
+          &kPrefixSchema, &kClusterSchema, &kNewSourcesSchema};
+}
+
 std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node) {
   if (!node.IsMap()) {
     r.error(r.at(node), "each rule must be a mapping with at least name: and limit:");

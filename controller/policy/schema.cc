@@ -114,6 +114,13 @@ std::optional<CidrOrSet> read_cidr_or_set(Reader& r, const YAML::Node& node,
   return CidrOrSet{*prefix, ""};
 }
 
+std::vector<const Schema*> policy_schemas() {
+  std::vector<const Schema*> all = {&kTopSchema};
+  for (const Schema* s : rule_schemas()) all.push_back(s);
+  for (const Schema* s : match_schemas()) all.push_back(s);
+  return all;
+}
+
 Fragment read_fragment(const std::string& text, const std::string& file,
                        std::vector<Diagnostic>& errors) {
   Reader r(file, errors);

@@ -14,6 +14,7 @@
 #include "policy/rate.h"
 #include "rlctl/commands.h"
 #include "rlctl/completion.h"
+#include "rlctl/man_page.h"
 #include "rlctl/table.h"
 
 namespace {
@@ -140,6 +141,7 @@ int main(int argc, char** argv) {
       "  rlctl policy diff web.yaml        what applying it would change\n"
       "  rlctl policy apply web.yaml       validate, install into the policy directory, apply\n"
       "  rlctl deny add 198.51.100.0/24 --ttl 10m\n"
+      "                                    drop a network's packets for 10 minutes\n"
       "  rlctl top -n 20                   current offenders by dropped packets\n"
       "  rlctl top --by traffic            the keys sending the most, estimated from samples\n"
       "  rlctl key show 198.51.100.7       one source's tokens, block and drops in each rule\n"
@@ -487,6 +489,11 @@ int main(int argc, char** argv) {
   app.add_subcommand("version", "print rlctl's version, as --version does")->callback([&] {
     std::cout << version << "\n";
   });
+  // For the build: rlctl(8)'s list of commands (an empty group hides it from --help and
+  // completion).
+  app.add_subcommand("man-commands", "rlctl(8)'s COMMANDS section, as help2man include text")
+      ->group("")
+      ->callback([&] { std::cout << rlctl::man_commands(app); });
 
   // CLI11 would only say that a subcommand is required.
   if (auto unknown = rlctl::unknown_command(app, std::vector<std::string>(argv + 1, argv + argc))) {
