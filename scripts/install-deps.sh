@@ -16,6 +16,7 @@ packages=(
   clang-format clang-tidy libclang-rt-dev  # format and tidy checks; ASan, UBSan, libFuzzer runtimes
   libsystemd-dev systemd libcap2-bin
   dpkg-dev help2man debootstrap python3-kubernetes
+  lintian man-db groff-base file binutils  # the package checks: lintian, man pages, stripping
 )
 
 missing=()
