@@ -15,7 +15,8 @@ std::pair<std::string, std::string> type_and_choices(const CLI::Option& o) {
   auto open = t.find('{'), close = t.rfind('}');
   if (open == std::string::npos || close == std::string::npos || close < open) return {type, ""};
   std::string choices;
-  for (char c : t.substr(open + 1, close - open - 1)) choices += c == ',' ? std::string(", ") : std::string(1, c);
+  for (char c : t.substr(open + 1, close - open - 1))
+    choices += c == ',' ? std::string(", ") : std::string(1, c);
   return {type, choices};
 }
 
