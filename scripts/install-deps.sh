@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Installs every build, test and benchmark dependency of rl from Debian packages.
 # Idempotent: packages already present are left alone; quiet unless something fails.
 set -euo pipefail

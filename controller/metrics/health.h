@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // /healthz on the metrics endpoint, for Kubernetes probes and load balancers' checks: healthy
 // while rld can read its data path and every interface it manages still runs an XDP program.
 // A failed policy reload is not unhealthy: the policy before it is still enforced (the alert

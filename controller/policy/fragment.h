@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One policy file after reading, before merging: what the file says plus the locations
 // needed to report problems that only show up across files (undefined or duplicate names).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Reading a rule's `match:`: which packets the rule applies to.
 #include <algorithm>
 #include <cctype>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Reading one entry of `rules:`: everything except its match (match_schema.cc).
 #include "policy/describe.h"
 #include "policy/fragment.h"

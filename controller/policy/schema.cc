@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Reading one policy file: the top level, source sets, allow and deny. Rules are read by
 // rule_schema.cc; cross-file checks happen in merge.cc.
 #include <algorithm>

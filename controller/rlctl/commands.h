@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rlctl's command tree as the user meets it: finding a command by its words (`rlctl help policy
 // validate`), and naming an unknown command with the closest known one before CLI11, which
 // would only say that a subcommand is required.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rlctl: the operator's command line for rld.
 #include <CLI/CLI.hpp>
 #include <algorithm>

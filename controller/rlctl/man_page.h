@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The COMMANDS section of rlctl(8), written from rlctl's own CLI11 definition as help2man
 // include text, so the page lists every command and option rlctl parses and no other.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Run by cpack after it has written the packages (CPACK_POST_BUILD_SCRIPTS), on rl-dbgsym.
 # CMake 3.25 (Debian 12's) writes that package's md5sums with the absolute paths of its staging
 # directory, so neither dpkg --verify nor lintian finds a file it lists, and gives the package no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld's start-up hazards: a second rld on the same pin root, a pin root off bpffs, and a pinned
 // link whose interface was deleted and created again.
 #include <sys/statfs.h>

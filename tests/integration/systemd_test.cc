@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld as systemd runs it: the notify protocol (READY after attach and policy, RELOADING/READY
 // around reloads, the watchdog, STOPPING) on a socket the test owns, journald priorities when
 // stderr is the journal's stream, and rld working with only the capabilities and no-new-privs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // /healthz over real HTTP: 200 while every interface runs a program and the data path reads,
 // 503 with the reason otherwise; /metrics is unaffected.
 #include <gtest/gtest.h>

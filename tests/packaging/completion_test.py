@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """rlctl's bash completion against rlctl itself: for every command path `rlctl --help` shows
 (recursively), completing after it offers exactly the subcommands and options that --help
 lists; option values and positional arguments complete to their choices, files, interfaces.

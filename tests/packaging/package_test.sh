@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The Debian package as a fresh machine gets it. cpack builds it; its control data and file list
 # are checked, and what Debian asks of a package: the copyright file (DEP-5), the changelog,
 # stripped programs with their debug information in rl-dbgsym by build ID, man pages that

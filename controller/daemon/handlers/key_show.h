@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // `rlctl key show KEY [--rule NAME]`: one key's state in each rule that keys on sources, read
 // from the pinned key table (like `nft list meter`), with what the offender table knows of it.
 #pragma once

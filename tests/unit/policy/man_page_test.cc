@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rl-policy(5) against the loader: every key a policy file may hold is documented, every key the
 // page documents is one the loader accepts, and so for the values of `key:`. The page is written
 // by hand; this keeps it from drifting from the schema.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The real rlctl binary on commands that need no rld: an unknown command is named with the
 // closest known one and exits 2 (usage), `rlctl help` and `rlctl version` say what --help and
 // --version say, and `rlctl man-commands` (rlctl(8)'s COMMANDS section) lists every command
