@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Data path benchmark: ns per packet through BPF_PROG_TEST_RUN (the kernel times `repeat` runs
 // of one frame on one CPU), for the paths that matter, each as a ratio to an empty XDP program
 // measured in the same run. Not a test: it prints figures.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "jit_lines.h"
 
 #include <bpf/bpf.h>

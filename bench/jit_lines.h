@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Where a loaded BPF program's source lines landed in its JIT image, so that CPU samples (perf,
 // which cannot disassemble BPF without libopcodes) can be charged to source lines. The kernel
 // keeps, for each line-info record the compiler emitted, the address of its first JIT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // jit_lines --prog-id ID: where a loaded program's source lines landed in its JIT image
 // (jit_lines.h), for scripts/profile-lines.py to charge perf's samples of a running program to
 // source lines: rld's program on live traffic (scripts/bench-live.sh, RL_BENCH_PERF_DIR).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Memory latency by working-set size: a dependent pointer chase over random 64-byte lines.
 // It explains the key table's cost once keys outgrow the caches (docs/benchmarks.md).
 //

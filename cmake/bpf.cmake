@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # rl_bpf_skeleton(<name> <source.bpf.c>)
 # Compiles an XDP program with clang for the BPF target and generates its libbpf skeleton with
 # bpftool. Defines the INTERFACE target <name>_skel whose include directory holds <name>.skel.h:

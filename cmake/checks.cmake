@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Build variants the CI stages use (scripts/test.sh); a plain build needs none of them.
 #   RL_WERROR    warnings in C++ fail the build
 #   RL_SANITIZE  AddressSanitizer and UndefinedBehaviorSanitizer, any report fatal

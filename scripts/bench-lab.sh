@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # shellcheck shell=bash disable=SC2154
 # Sourced by the live benchmarks (bench-live.sh, bench-protect.sh): the lab they share
 # (bench_lab_up), the receiving NAPI thread, the generator, and the contenders every benchmark

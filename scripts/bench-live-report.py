@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Tables for scripts/bench-live.sh: reads its raw measurements and prints markdown.
 
 Raw lines (tab-separated): round, contender, flood, frames sent, seconds, frames received,

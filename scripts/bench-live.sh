@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Receive CPU per packet on live traffic: rl against the floor of any limiter and against
 # netfilter's limiters, every contender under the same floods in the same run. Not a test: it
 # prints figures (markdown tables) on stdout, progress on stderr.

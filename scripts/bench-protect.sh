@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Protection: what a legitimate client still gets from nginx while a flood of spoofed sources
 # hits the server, with each contender in front. Not a test: it prints figures (markdown tables)
 # on stdout, progress on stderr.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Fails when a tracked C/C++ source differs from what clang-format makes of it, naming each
 # place. The BPF programs are in kernel style (bpf/.clang-format), wherever they live.
 #

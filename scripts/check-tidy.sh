@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # clang-tidy with the checks in .clang-tidy over controller/ and tools/, two files at a time.
 # Needs a configured build directory (compile_commands.json) whose generated headers (the BPF
 # skeletons) are built: scripts/test.sh does both first.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The main job in one command, on a fresh machine (as root): install the dependencies, build,
 # start rld on a lab interface with the shipped policies, send a short flood from spoofed
 # sources, and show it being limited in `rlctl stats`, `rlctl top` and on the metrics endpoint.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Runs the libFuzzer targets of a build made with -DRL_FUZZ=ON for a bounded time each, both at
 # once. Seeds: the shipped policies and the policy test corpus for the policy loader, frames
 # from the packet builder for the packet parser. A crash fails with its reproducer's path; rerun

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Installs every build, test and benchmark dependency of rl from Debian packages.
 # Idempotent: packages already present are left alone; quiet unless something fails.
 set -euo pipefail
@@ -17,6 +18,7 @@ packages=(
   libsystemd-dev systemd libcap2-bin
   dpkg-dev help2man debootstrap python3-kubernetes
   systemd-container  # the package lifecycle test boots systemd in a container (systemd-nspawn)
+  lintian man-db groff-base file binutils  # the package checks: lintian, man pages, stripping
 )
 
 missing=()

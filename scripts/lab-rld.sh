@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Sourced by scripts that run rld in a hand-made lab (demo.sh, bench-live.sh). Expects $build
 # and $lab (a name scripts/lab.sh accepts); sets $work, $pins and $rld, creates the lab, and
 # removes everything on exit: rld, its pins and links, the namespaces and $work.

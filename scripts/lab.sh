@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # A lab by hand, the same shape as the integration tests' rl::testing::Lab with one server: two
 # network namespaces joined by a veth pair, nothing in the host namespace, no route out.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Charge CPU samples to the BPF source lines they fell on.
 
 usage: perf script -F ip | scripts/profile-lines.py LINES [--top N]

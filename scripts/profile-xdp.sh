@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Where the data path's time goes, by source line: runs one bench_xdp path for a while under
 # perf (CPU clock samples, every CPU) and charges the samples that fell in the XDP programs to
 # the source lines the JIT placed there (bench/jit_lines.h, scripts/profile-lines.py). perf

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Build rl and run every check and test CI runs, in stages; a failure names its stage.
 #   checks        clang-format over the tracked sources, clang-tidy over controller/ and tools/
 #   unprivileged  the build, C++ warnings as errors, and the tests that need no root (label unit)

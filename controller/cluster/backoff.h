@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // When to try reaching Redis again after a failure: exponential backoff with jitter, so a
 // fleet that lost Redis at the same moment does not come back in lockstep, and a dead server
 // costs each node a handful of connection attempts rather than one per call.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Deltas waiting for Redis. While the store is unreachable the caller adds each interval's
 // deltas here, summed per (rule, key); when it is back, take() hands them all out for one
 // replaying sync. Memory is bounded: past max_keys a new key is refused and counted, never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "cluster/redis_conn.h"
 
 #include <hiredis/hiredis.h>

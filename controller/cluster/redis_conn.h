@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One connection to Redis through hiredis, owned. Commands are queued, then exchanged in one
 // round trip in which every wait is bounded by a single deadline, so no call can stall past it
 // however the server or the network misbehaves (hiredis' own socket timeouts bound each

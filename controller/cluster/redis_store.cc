@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "cluster/redis_store.h"
 
 #include <hiredis/hiredis.h>

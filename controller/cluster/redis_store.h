@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The fleet-wide counter store in Redis (docs/cluster.md). A sync is one pipelined round trip:
 // one script call per rule carrying all of that rule's keys. Windows follow Redis' clock, so
 // nodes with skewed clocks still share them. A failed command drops the connection; calls then

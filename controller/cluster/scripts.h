@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The Lua scripts the store runs in Redis (scripts/*.lua), embedded at build time with their
 // SHA1. Knowing the SHA1 up front lets a reconnect send SCRIPT LOAD and the first EVALSHA in
 // the same round trip.

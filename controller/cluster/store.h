@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The fleet-wide counter store: every node adds what its kernel admitted for each key of a
 // cluster rule since the last sync, and learns which keys are over the fleet's limit. One call
 // is one round trip to Redis, however many keys it carries.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "cluster/sync_batch.h"
 
 #include <hiredis/hiredis.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A sync request as script calls: per rule (strictly, per rule and window, which a rule
 // has one of), one call per kMaxCallKeys of its keys, each key once, and the replies back as
 // OverLimit for the request's indices. The rule's keys travel as arguments; the script's one

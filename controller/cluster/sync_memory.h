@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // How the sync path's memory is kept between syncs.
 #pragma once
 

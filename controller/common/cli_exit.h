@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Exit codes rld and rlctl share, and command-line parsing that keeps to them: CLI11 returns
 // its own codes (105 and up) for usage errors, where scripts expect 2.
 #pragma once

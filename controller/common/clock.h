@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The kernel's clocks as the controller reads them, in ns.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // RAII owners for kernel handles: a file descriptor and an mmapped map region.
 #pragma once
 

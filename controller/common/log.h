@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Structured logging: one logfmt line per event on stderr (journald and log shippers parse it).
 //   ts=2026-11-22T07:30:00.123Z level=info msg="policy applied" generation=3 rules=6
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A std::mutex the thread-safety analysis can see. libstdc++'s std::mutex and std::lock_guard
 // carry no capability attributes, so GUARDED_BY members locked through them would all be
 // reported; these thin wrappers add the attributes and nothing else.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // IPv4/IPv6 addresses and CIDR prefixes as the policy model and the compiler see them.
 #pragma once
 

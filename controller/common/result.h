@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Errors as values on the control path: an Error carries errno (0 when none applies) and a
 // message with its context; Result<T> is a value or an Error.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Clang's thread-safety attributes, as in Abseil and Envoy. A clang build with -Wthread-safety
 // checks that members marked GUARDED_BY are touched only with their mutex held; other compilers
 // see nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Rule bitmaps: bit i is the rule at position i.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Interning of rule bitmaps into class ids, shared by the source and port passes: packets whose
 // dimension selects the same set of rules share one bitmap in the data path.
 #pragma once

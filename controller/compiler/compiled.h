@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The compiler's output: everything one generation of the data path holds, as plain values.
 // The datapath writes it into the inactive generation and switches; unit tests inspect it.
 #pragma once

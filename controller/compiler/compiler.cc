@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The compiler driver: rule order, identities, then the class passes.
 #include "compiler/compiler.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Policy -> data path entries. A pure function: no kernel, no I/O.
 #pragma once
 

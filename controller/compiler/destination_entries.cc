@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Destination prefix flattening, as for sources (source_entries.cc) without the lists: each LPM
 // entry carries the rules every prefix covering it admits. A family no rule names a destination
 // of gets no entries at all, so its packets skip the lookup (rl_gen_config.dst_lpm); while no rule

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Classes of the fields indexed by their value in tables of their own: the TCP flags byte and
 // the TTL (256 entries each, rl_byte_classes) and the L3 length (65536, a table of
 // rl_port_classes). A rule without a condition on a field is in every class of its table and in

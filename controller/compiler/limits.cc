@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A rule's limiter as the data path's integer parameters. The arithmetic here defines the
 // limiter's exact behaviour; docs/datapath.md states the formulas.
 #include "compiler/compiler.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The compiler's passes over a policy whose rules are already in priority order.
 #pragma once
 

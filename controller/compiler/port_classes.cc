@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // L4 index classes. Port lists are ranges, so the rule set is constant between range
 // boundaries: the pass sweeps boundaries instead of evaluating all 65536 ports per rule.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Source prefix flattening. The LPM trie returns only the longest matching prefix, so each entry
 // must already carry what every shorter prefix covering it contributes. Prefixes sorted by
 // (address, length) come in pre-order (a prefix before everything it contains), and a stack

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The hash a source filter gives an address (rl_abi.h, RL_FILTER_BITS_LOG2): rl_filter_hash of
 // its prefix of the filter's length, for the policy's filter (source_entries.cc) and the runtime
 // lists' (datapath/runtime_filter.cc) alike. The XDP program's side is rl_source_prefix_hash

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rlctl's side of the control socket.
 #pragma once
 

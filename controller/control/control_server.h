@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld's side of the control socket, served from the event loop without blocking it: every
 // connection is non-blocking and read as its bytes arrive, so a client that connects and sends
 // nothing (or sends slowly, or does not read its reply) holds only its own slot. A connection

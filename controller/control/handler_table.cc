@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "control/handler_table.h"
 
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The control protocol's commands and who answers each: rld registers one handler per command
 // (daemon.cc), and dispatch() checks the protocol version, finds the handler and turns bad
 // arguments into an error reply, so no handler repeats that and no exception leaves it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld's control protocol: one JSON request and one JSON response per connection on a Unix
 // socket (mode 0600, root), each a single line.
 //   -> {"v":1,"cmd":"status","args":{}}

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A BPF ring buffer read in bounded batches: poll() hands at most `batch` records to the
 // handler and returns, so that a ring a flood keeps full cannot hold the event loop (it goes
 // back to signals and the control socket, then reads on).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // `rld --check-config`: everything rld would check before touching the kernel, without
 // touching it (no program loaded, nothing attached, pinned or mounted).
 #pragma once

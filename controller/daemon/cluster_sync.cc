@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "daemon/cluster_sync.h"
 
 #include "daemon/key_text.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Where a Redis round trip happens: every sync interval (default 100 ms), or at once when the
 // kernel reports a key racing through its share, rld drains what the kernel admitted for keys of
 // cluster rules, sends the increases to Redis in one round trip, and writes the keys Redis

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld's configuration: a YAML file (--config, default /etc/rl/rld.yaml) whose every setting can
 // also be given as a flag; flags win.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld's settings, each declared once: its YAML key, flag, type (the Config member it fills),
 // help, unit and bounds. The table drives the configuration file's parser, rld's flags and
 // --help, `rld --check-config`'s listing, and the test that keeps rld.yaml.example and the docs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld: keeps the kernel's data path in sync with the policy directory and answers rlctl.
 // One thread runs the event loop (signals, inotify, the offender ring buffer, the control
 // socket, a housekeeping timer), raised above the kernel's packet threads (loop_priority.h);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld's side of cluster-wide limits: the Redis store and the sync thread, made from rld's
 // configuration when it names a Redis (cluster_sync.h does the syncing).
 #include <unistd.h>

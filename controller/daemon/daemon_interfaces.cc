@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The interfaces rld runs on: those its configuration names and the pinned links an earlier
 // run left (attached at start), and rlctl's attach and detach.
 #include <net/if.h>

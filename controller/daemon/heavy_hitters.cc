@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "daemon/heavy_hitters.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The keys that sent the most sampled packets, for `rlctl top --by traffic`: Space-Saving
 // (Metwally, Agrawal, El Abbadi 2005) over a table of fixed capacity m, with its "stream
 // summary" (entries grouped in buckets of equal count, buckets in count order), so that a sample

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One limiter key as the data path keeps it: the key rld builds for an address under a rule,
 // and what its slot's state word means (tokens or window counts, a block). Pure: no kernel.
 #pragma once

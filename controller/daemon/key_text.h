@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A limiter key as text, the same in logs, rlctl and Redis key names on every node:
 //   source "198.18.0.7", source_prefix "198.18.0.0/24", source_port "198.18.0.7|53", rule "*";
 //   destination "dst:192.0.2.10" (with a shorter prefix "dst:192.0.2.0/24"), source_destination

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "daemon/key_usage.h"
 
 #include <pthread.h>

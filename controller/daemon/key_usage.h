@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // How full the key table is, read by a thread of its own once a second. Counting means reading
 // the table (16 MiB by default, a few milliseconds, longer while a flood contends for memory),
 // which neither the event loop nor a metrics scrape should wait for: `rlctl status` and the

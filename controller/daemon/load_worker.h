@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Policy loads off the event loop. Parsing a large or hostile policy takes a second or more; on
 // the loop thread that would stall rlctl, signals, the offender log and inotify. Jobs run one
 // at a time on a worker thread, each with a time limit counted from its start:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The event loop's scheduling. Under a receive flood the kernel's packet work competes with rld
 // for CPU: softirq work past its budget moves to ksoftirqd, and threaded NAPI runs in kernel
 // threads, both SCHED_OTHER at nice 0. A control thread at a real-time priority (or a negative

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What a metrics scrape shows, gathered on the exporter's thread: the data path's counters and
 // the rule set in force, what rld says about itself (status.h), the cluster sync's figures and
 // the runtime lists' sizes. A function of the narrow data path interfaces, so that unit tests

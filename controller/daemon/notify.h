@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld's side of systemd's service protocol (Type=notify): READY once the program is attached
 // with the policy applied, RELOADING/READY around every policy reload, STOPPING on the way
 // out, and the watchdog ping from the event loop. Outside systemd (no NOTIFY_SOCKET) every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The offenders rld remembers for `rlctl top`: a table of fixed capacity that forgets the least
 // recently seen offender when a new one arrives and it is full. A spoofed flood reports a new
 // key with every report, so every operation here costs O(1) whatever the table holds: an

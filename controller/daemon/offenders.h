@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Offenders reported by the data path (rl_events): logged, rate-limited, one structured line
 // each, and kept in a bounded table for `rlctl top`. Under a spoofed flood every report may be
 // a new key: each costs O(1), and poll() consumes a bounded batch so that the event loop gets

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rlctl policy diff: what applying a policy would change, by name.
 #include <map>
 #include <set>

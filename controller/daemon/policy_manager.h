@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The policy in force and its reloads. Pure policy logic over an injected Datapath: a reload
 // loads and validates every file, compiles, and applies in one generation switch, or changes
 // nothing and reports why.

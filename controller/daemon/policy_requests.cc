@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The Daemon's policy loads: each runs on the LoadWorker within load_limits() and
 // reload_timeout_ms, and is applied (or answered) back on the event loop. Directory reloads
 // requested while one waits to start are merged into it: however many inotify events, SIGHUPs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // An open-addressing index (linear probing, load at most 1/2) from a key to a slot number in a
 // table of fixed capacity: the offender table's and the heavy-hitter table's. The table keeps
 // its entries; a cell holds slot + 1 (0 is empty). Deletion shifts later cells of a run back

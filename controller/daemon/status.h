@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What rld says about itself, one model for both ways it is read: `rlctl status` renders it as
 // JSON (status_json), a metrics scrape copies it into the exporter's Snapshot (fill_snapshot),
 // so the two cannot tell different stories about the same rld. Built by Daemon::status_model()

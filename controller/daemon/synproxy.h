@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The stack's half of SYN cookies. The XDP program answers a syn_cookies rule's SYNs and checks
 // the cookie the client's ACK brings back; the connection to the local server is then opened by
 // the kernel's SYNPROXY, which needs netfilter in place:

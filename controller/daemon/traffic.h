@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // `rlctl top --by traffic`: the data path samples 1 in 2^k packets of matched rules into
 // rl_samples (bpf/lib/sample.h); rld keeps the heavy hitters of the samples per 10 s epoch, the
 // current one and the one before, so that the figures describe the last 10 to 20 seconds, and

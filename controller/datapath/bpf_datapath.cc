@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "datapath/bpf_datapath.h"
 
 #include <bpf/btf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The kernel data path: owns the loaded rl_xdp skeleton (programs and maps) and writes rule
 // sets into it with a generation switch.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The data path as rld's logic sees it: small interfaces, one per concern, so that each part of
 // rld asks only for what it uses and its tests can hand it a fake (tests/support/fake_datapath.h).
 // BpfDatapath implements them all on the kernel's maps.

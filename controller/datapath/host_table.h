@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The runtime lists' host table (abi/rl_abi.h, "Host table"): rld's side. A host's entry (/32,
 // /128) goes into a way of its set, in the one line a packet from it reads. Pure code over the
 // two maps' mmapped sets, so that unit tests can drive it; rld's main loop is its only writer,

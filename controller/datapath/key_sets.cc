@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Splitting a set while packets run on every CPU. To split set s = active - 2^L into s and
 // t = active:
 //   1. Clear set t and copy into it the keys of s whose wide index has bit L set. No packet

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Growing the key table while packets use it (linear hashing; the index is rl_set_index in
 // abi/rl_hash.h). rl_keys is allocated at its capacity, but packets use only its first `active`
 // sets: a table of a few thousand keys stays within a megabyte, which the CPU's caches and TLB

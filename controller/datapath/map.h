@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Typed views of BPF maps on the control path: each call is one syscall and returns errors as
 // values carrying errno and the map's name.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One rld per pin root: two daemons driving the same pinned maps and links would fight over the
 // rule generations and the control socket. The lock is a flock on the pin root directory itself
 // (bpffs holds no regular files), so the kernel drops it when the holder exits, however it ends.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "datapath/pin_scope.h"
 
 #include <bpf/bpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Whether rld's pins can outlive it. They do on the host's bpffs; under `ip netns exec` (which
 // gives the command a mount namespace with a fresh /sys) or in a container without the host's
 // /sys/fs/bpf, the pin root lies on a bpffs private to rld's mount namespace: the pins, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "datapath/pins.h"
 
 #include <linux/magic.h>

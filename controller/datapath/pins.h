@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // bpffs pins: where rld keeps the data path's maps and links so that the limiter keeps
 // enforcing, with its state, while rld restarts or after it crashes.
 //

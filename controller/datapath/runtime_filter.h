@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The runtime lists' filter (abi/rl_abi.h, "Runtime filter"): rld's side. Packets look in the
 // runtime tries only for a source whose filter bit is set, so an operator's `rlctl deny` of
 // thousands of offenders does not make every other packet walk a deep trie. Pure code over the

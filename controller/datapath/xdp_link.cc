@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "datapath/xdp_link.h"
 
 #include <bpf/bpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Attaching the XDP program to interfaces through BPF links pinned in bpffs. A pinned link keeps
 // the program attached when rld exits or crashes; attaching a new program to an interface that
 // already has rld's link replaces the program in place (bpf_link_update), so the interface is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The Prometheus collectable behind /metrics: it reads a Snapshot at scrape time, so the numbers
 // are as fresh as the scrape and nothing polls the kernel between scrapes.
 #pragma once

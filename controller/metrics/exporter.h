@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The /metrics HTTP endpoint: a prometheus-cpp Exposer serving a Collector. rld owns one for as
 // long as it runs; scrapes call the SnapshotFn on the server's own threads.
 #pragma once

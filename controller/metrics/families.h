@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Snapshot -> Prometheus metric families. Kept apart from the HTTP server so that tests can
 // check the exposition without one.
 #pragma once

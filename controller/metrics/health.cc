@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "metrics/health.h"
 
 namespace rl::metrics {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // /healthz and /readyz on the metrics endpoint, for Kubernetes probes and load balancers' checks.
 // /healthz is liveness: rld answers and can read its data path; restarting rld would not fix
 // anything else. /readyz is readiness: rld enforces the policy it is configured with on every

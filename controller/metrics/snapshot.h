@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What the metrics exporter shows, read from the kernel at scrape time. rld fills a Snapshot
 // from its data path and policy state; tests fill one by hand.
 #pragma once

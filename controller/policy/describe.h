@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Policy elements as operators read them: one line per rule, in the vocabulary of the files.
 #pragma once
 

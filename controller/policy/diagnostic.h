@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A problem found in a policy file, pinned to where the operator has to fix it.
 #pragma once
 

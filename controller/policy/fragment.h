@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One policy file after reading, before merging: what the file says plus the locations
 // needed to report problems that only show up across files (undefined or duplicate names).
 #pragma once
@@ -69,6 +70,12 @@ struct CidrOrSet {
 // Reports entries that are not strings, and CIDRs that do not parse.
 std::optional<CidrOrSet> read_cidr_or_set(Reader& r, const YAML::Node& node,
                                           const SourceLocation& at, const std::string& type_error);
+// Every mapping a policy file may hold, with the keys it accepts (schema.cc; the rule's in
+// rule_schema.cc, the match's in match_schema.cc). rl-policy(5) is tested against them.
+std::vector<const Schema*> policy_schemas();
+std::vector<const Schema*> rule_schemas();
+std::vector<const Schema*> match_schemas();
+
 // The name of the set holding a rule's inline CIDRs; '#' keeps it apart from user names.
 inline std::string inline_set_name(const std::string& rule) { return rule + "#inline"; }
 

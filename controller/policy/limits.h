@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Whether the data path can enforce a limit as written: its counters are fixed-width, so some
 // rates and bursts are too fast, too slow or too large to represent.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The bounds of one policy load (every file of it together), so that no policy file can hang
 // or balloon rld or rlctl. docs/policies.md states them for operators.
 #pragma once

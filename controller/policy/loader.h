@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Loading policy files: YAML in, a validated Policy or every problem found out.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Reading a rule's `match:`: which packets the rule applies to.
 #include <algorithm>
 #include <cctype>
@@ -299,6 +300,8 @@ bool carries_ports(uint8_t protocol) { return protocol == kTcp || protocol == kU
 bool is_icmp(uint8_t protocol) { return protocol == kIcmp || protocol == kIcmpv6; }
 
 }  // namespace
+
+std::vector<const Schema*> match_schemas() { return {&kMatchSchema, &kTcpFlagsSchema}; }
 
 void read_match(Reader& r, const Field& f, RuleDraft& d) {
   if (f.is_null()) return;  // `match:` with nothing under it matches everything, like no match

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Merging the files of a policy into one Policy, with the checks that need all of them:
 // names defined once, references resolved, rules ordered and reachable.
 #pragma once

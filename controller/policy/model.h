@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The policy model: what operators write, after parsing and validation. Pure data; the
 // compiler (controller/compiler) turns it into map entries.
 #pragma once

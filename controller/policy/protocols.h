@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // IP protocol and ICMP type names accepted in policy files.
 #pragma once
 

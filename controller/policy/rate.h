@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Human-written quantities in policy files: rates ("100/s", "10Mbit/s"), byte sizes ("64KiB")
 // and durations ("2h30m"). Errors carry a message meant for the operator, without location.
 #pragma once

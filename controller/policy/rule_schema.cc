@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Reading one entry of `rules:`: everything except its match (match_schema.cc).
 #include "policy/describe.h"
 #include "policy/fragment.h"
@@ -351,6 +352,11 @@ void read_syn_cookies(Reader& r, const Field& f, Rule& rule) {
 }
 
 }  // namespace
+
+std::vector<const Schema*> rule_schemas() {
+  return {&kRuleSchema,   &kLimitSchema,   &kLimitsItemSchema,
+          &kPrefixSchema, &kClusterSchema, &kNewSourcesSchema};
+}
 
 std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node) {
   if (!node.IsMap()) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Reading one policy file: the top level, source sets, allow and deny. Rules are read by
 // rule_schema.cc; cross-file checks happen in merge.cc.
 #include <algorithm>
@@ -112,6 +113,13 @@ std::optional<CidrOrSet> read_cidr_or_set(Reader& r, const YAML::Node& node,
     return std::nullopt;
   }
   return CidrOrSet{*prefix, ""};
+}
+
+std::vector<const Schema*> policy_schemas() {
+  std::vector<const Schema*> all = {&kTopSchema};
+  for (const Schema* s : rule_schemas()) all.push_back(s);
+  for (const Schema* s : match_schemas()) all.push_back(s);
+  return all;
 }
 
 Fragment read_fragment(const std::string& text, const std::string& file,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Finding rules that can never match because an earlier rule matches exactly the same packets
 // (the first matching rule applies).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // "Did you mean" suggestions for misspelled keys, values and names in policy files.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Reading YAML nodes against the policy schema: locations, unknown keys, typed scalars. Every
 // accessor reports its own error and returns nothing, so callers just skip what failed and
 // keep going to find the next problem.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "policy/yaml_scan.h"
 
 #include <yaml-cpp/eventhandler.h>

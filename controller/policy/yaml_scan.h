@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A pass over a YAML text's parser events before yaml-cpp builds nodes from it. yaml-cpp
 // bounds nothing worth relying on: a node costs about 550 bytes, and an alias is one node that
 // the schema walk reads as everything it stands for (a "billion laughs" file is a few hundred

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "rlctl/completion.h"
 
 #include <functional>
@@ -34,6 +35,11 @@ std::string bash_word(const std::string& s) {
 
 std::string bash_completion(const CLI::App& app) {
   std::ostringstream subs, opts, valued, choice, positional;
+  // A positional argument named "command" (rlctl help) completes to the commands.
+  std::string commands;
+  for (const CLI::App* s :
+       app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); }))
+    commands += (commands.empty() ? "" : " ") + s->get_name();
   // A subcommand of an app with fallthrough also takes its ancestors' options (rlctl's -o,
   // --socket): they are offered after the subcommand as well.
   std::function<void(const CLI::App&, const std::string&, const std::vector<const CLI::Option*>&)>
@@ -45,8 +51,8 @@ std::string bash_completion(const CLI::App& app) {
           if (!o->nonpositional()) {
             positional << "  [" << bash_word(path) << "]=" << positional_kind(o->get_name(true))
                        << "\n";
-            if (std::string c = choices(*o); !c.empty())
-              choice << "  [" << bash_word(path) << "]=" << bash_word(c) << "\n";
+            std::string c = o->get_name(true) == "command" ? commands : choices(*o);
+            if (!c.empty()) choice << "  [" << bash_word(path) << "]=" << bash_word(c) << "\n";
             continue;
           }
           own.push_back(o);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rlctl: the operator's command line for rld.
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -12,7 +13,9 @@
 #include "policy/describe.h"
 #include "policy/loader.h"
 #include "policy/rate.h"
+#include "rlctl/commands.h"
 #include "rlctl/completion.h"
+#include "rlctl/man_page.h"
 #include "rlctl/table.h"
 
 namespace {
@@ -139,6 +142,7 @@ int main(int argc, char** argv) {
       "  rlctl policy diff web.yaml        what applying it would change\n"
       "  rlctl policy apply web.yaml       validate, install into the policy directory, apply\n"
       "  rlctl deny add 198.51.100.0/24 --ttl 10m\n"
+      "                                    drop a network's packets for 10 minutes\n"
       "  rlctl top -n 20                   current offenders by dropped packets\n"
       "  rlctl top --by traffic            the keys sending the most, estimated from samples\n"
       "  rlctl key show 198.51.100.7       one source's tokens, block and drops in each rule\n"
@@ -152,7 +156,8 @@ int main(int argc, char** argv) {
       "Exit status: 0 ok (policy validate: valid); 1 failure (rld refused the request, an "
       "invalid policy, no such rule or interface); 2 usage error (unknown command or option, "
       "bad value); 3 rld's control socket did not answer.");
-  app.set_version_flag("--version", std::string("rlctl ") + RL_VERSION);
+  const std::string version = std::string("rlctl ") + RL_VERSION;
+  app.set_version_flag("--version", version);
   Globals g;
   app.add_option("-s,--socket", g.socket, "rld's control socket")->capture_default_str();
   app.add_option("-o,--output", g.output, "table or json")->check(CLI::IsMember({"table", "json"}));
@@ -478,6 +483,34 @@ int main(int argc, char** argv) {
   completion->add_option("shell", shell, "bash")->check(CLI::IsMember({"bash"}));
   completion->callback([&] { std::cout << rlctl::bash_completion(app); });
 
+  auto* help =
+      app.add_subcommand("help", "the help of rlctl or of a command: rlctl help policy validate");
+  std::vector<std::string> help_words;
+  help->add_option("command", help_words, "a command, e.g. policy validate");
+  help->callback([&] {
+    auto found = rlctl::find_command(app, help_words);
+    if (found.command == nullptr) {
+      std::cerr << found.error << "\n";
+      std::exit(rl::kExitUsage);
+    }
+    // The formatter, as App::help() would show the help of the command parsed (this one).
+    std::cout << found.command->get_formatter()->make_help(
+        found.command, rlctl::command_path(*found.command), CLI::AppFormatMode::Normal);
+  });
+  app.add_subcommand("version", "print rlctl's version, as --version does")->callback([&] {
+    std::cout << version << "\n";
+  });
+  // For the build: rlctl(8)'s list of commands (an empty group hides it from --help and
+  // completion).
+  app.add_subcommand("man-commands", "rlctl(8)'s COMMANDS section, as help2man include text")
+      ->group("")
+      ->callback([&] { std::cout << rlctl::man_commands(app); });
+
+  // CLI11 would only say that a subcommand is required.
+  if (auto unknown = rlctl::unknown_command(app, std::vector<std::string>(argv + 1, argv + argc))) {
+    std::cerr << *unknown << "\n";
+    return rl::kExitUsage;
+  }
   if (auto rc = rl::parse_command_line(app, argc, argv)) return *rc;
   return rl::kExitOk;
 }

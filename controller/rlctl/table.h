@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Aligned text tables for rlctl's human output.
 #pragma once
 

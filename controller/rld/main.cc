@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld: attaches the rate limiter to interfaces and keeps it in sync with the policy directory.
 //
 //   rld --config /etc/rl/rld.yaml

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The coarse clock packets read (bpf/lib/clock.h): jiffies scaled by the tick the loader
 // measured, against the kernel's own coarse clock and against real time.
 #include <time.h>

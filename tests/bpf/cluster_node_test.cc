@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A node's whole cluster sync at scale, as rld runs it: the kernel's counts for 100,000 keys
 // read back, turned into deltas, sent to a real redis-server in one round trip, and the keys
 // over the fleet limit written into the kernel. It prints its figures (docs/cluster.md,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Cluster rules in the kernel: admitted counts per key for rld to send, fleet over-limit entries
 // that drop a key until they expire, and early-sync events when a key races through its share.
 #include <bpf/libbpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Random policies and random frames (valid, truncated, junk) through the kernel program and
 // through the reference model: every decision must be identical.
 #include <random>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Offender reports through the ring buffer: one event when a key starts exceeding, then at
 // most one per key per report interval.
 #include <bpf/libbpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Two threads on two CPUs hit the same key at once through BPF_PROG_TEST_RUN (each call runs
 // its repeats in the kernel on the calling CPU). With the clock frozen the formula admits a
 // known number; the kernel must admit exactly that many, whatever the interleaving.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A loaded rl_xdp program (real verifier, real maps) driven through BPF_PROG_TEST_RUN.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // bench/jit_lines.h against the program the verifier and the JIT really made, and
 // scripts/profile-lines.py charging a sample to the line it fell on.
 #include "jit_lines.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Each algorithm's admitted counts against its formula, with the controlled clock.
 #include <arpa/inet.h>
 

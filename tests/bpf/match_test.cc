@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Rule selection: allow/deny lists, priority, conditions, key kinds, generation switches; and
 // crafted packets (odd headers a parser gives up on or skips), which must never get past a deny
 // list or a rule that matches on addresses alone.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The per-CPU memo of the last match (bpf/lib/memo.h): a packet with its CPU's previous packet's
 // headers takes that packet's outcome only under the same rule set, and a packet that differs in
 // any field a rule of the set names is matched again; fields no rule names do not count. Each test

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // New-source budgets: what a flood of never-repeating sources gets past a per-source rule, against
 // the formula (budget burst + rate, plus the rule's own limit on the shared key), with the
 // controlled clock; and what a known source keeps meanwhile.

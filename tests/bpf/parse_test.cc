@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Parsing through the real program: every header the data path understands, and frames cut
 // short at every length, which must be counted as malformed and never read out of bounds.
 // What crafted packets must not get past (lists, address rules): match_test.cc.

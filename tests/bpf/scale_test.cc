@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The verifier accepts the program once, whatever the policy; these tests load policies at
 // the data path's stated limits and check that lookups stay correct.
 #include <random>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Stacked limits against their formulas with the controlled clock: every limit must admit a
 // packet, and a packet one limit refuses costs the others nothing.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // SYN cookies on the real verifier: a SYN to a syn_cookies rule comes back as a SYN-ACK built by
 // the program (XDP_TX), well-formed down to its checksums and options; the ACK carrying that
 // cookie back passes, and one with any other number is dropped. The kernel's own helpers make

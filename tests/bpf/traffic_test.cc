@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Traffic samples for `rlctl top --by traffic` (bpf/lib/sample.h): with traffic_sample_shift k,
 // about 1 in 2^k packets of matched rules reaches rl_samples, each with the key its rule's
 // limiter uses, its length and its verdict, at random gaps of mean 2^k; a full ring sheds samples

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Backoff on its own, with a clock the test moves.
 #include "cluster/backoff.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Windows follow the Redis server's clock (TIME inside the script), never a node's: every
 // check here is against the server time each reply carries, or that the test reads from Redis.
 #include <chrono>

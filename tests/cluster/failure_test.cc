@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Redis going away, hanging, or refusing us: calls fail fast with errors that say why, the
 // store reconnects no faster than its backoff, and pending deltas arrive once it is back.
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Heartbeats and the list of peers, both on the server's clock.
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // PendingDeltas on its own: no Redis.
 #include "cluster/pending.h"
 

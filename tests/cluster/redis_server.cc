@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "redis_server.h"
 
 #include <hiredis/hiredis.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A real redis-server for tests: loopback only (127.0.0.1 on a free port, or a Unix socket),
 // its own temp dir as working dir, no persistence, protected mode on. The destructor kills it
 // and removes the dir, so a failed assertion leaves nothing behind; PR_SET_PDEATHSIG kills it

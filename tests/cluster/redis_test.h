@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Shared by the tests that need Redis: a fresh server per test, store options that point at
 // it, and a look at a key's stored window.
 #pragma once

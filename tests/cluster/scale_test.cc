@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The benchmark behind docs/cluster.md, "Measured": one sync of 100,000 active keys. It prints
 // its figures; the only assertions are the round-trip count and a generous time bound.
 //   ctest --test-dir build -R cluster.Scale --verbose

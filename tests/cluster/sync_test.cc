@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Counting, over-limit reports and their for_ms, against a real Redis.
 #include <chrono>
 #include <random>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The sliding window as docs/cluster.md defines it, written plainly (128-bit products, no
 // closed forms) to judge what the Lua script reports.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Frames of any length and content through the reference model, the specification the
 // differential test holds the BPF parser to: its parser, and the shipped policies' rules matched
 // and limited on what it parsed. Any crash, sanitizer report or read past the frame is a finding.

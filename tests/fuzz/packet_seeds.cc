@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Writes the packet fuzzer's seed corpus: one frame per file, made by the packet builder, over
 // the shapes the parser tells apart (VLAN tags, IPv4 options and fragments, IPv6 extension
 // headers and fragments, each L4 protocol) and each of them cut short.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Policy text as rld reads it from a file: YAML through validation, and a valid policy through
 // the compiler. Any crash, sanitizer report, leak or hang past -timeout is a finding.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Command-line conventions against a real rld: global options after the subcommand, exit
 // codes, refusals that change nothing, `rld --check-config` touching no kernel state, and a
 // pin root on a bpffs private to `ip netns exec` said out loud.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Cluster-wide limits end to end: three rld nodes, each in its own namespace with its own
 // XDP-attached veth, sharing one real redis-server (on a Unix socket: reachable from every
 // namespace, no network). One spoofed source floods all three nodes at once.

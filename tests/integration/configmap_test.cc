@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Policies from a Kubernetes ConfigMap volume, as the kubelet writes one (its AtomicWriter):
 // each key is a symlink to ..data/KEY, ..data a symlink to a hidden timestamped directory, and
 // an update writes a new directory and swaps ..data with one rename. rld must see each swap as

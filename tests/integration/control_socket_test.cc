@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The control socket against clients that misbehave: connecting and sending nothing, sending
 // half a request, or opening more connections than rld keeps. None of them may hold the event
 // loop: rlctl still answers at once, and rld closes what it will not wait for. And the thread

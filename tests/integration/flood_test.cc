@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld's control plane under a flood of spoofed sources: a million IPv6 sources, then 131,071 IPv4
 // ones, as fast as the lab sends, against a per-source rule that reports every offender. While
 // it runs, `rlctl status` and a metrics scrape must each answer within 100 ms (probed every

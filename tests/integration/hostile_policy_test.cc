@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Hostile files where policies are read: links to devices and to other programs' secrets, FIFOs,
 // dangling and looping links, read errors, directories, huge files, deep nesting, alias bombs.
 // `rlctl policy validate` must refuse each quickly with exit 1, and a live rld must reject each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A throwaway network for integration tests: one client namespace joined by a veth pair to each
 // of N server namespaces. Nothing lives in the host's namespace and no namespace has a route
 // out, so generated traffic (spoofed sources included) stays between the lab's own ends.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The lab itself, end to end: namespaces, veths and addresses come up; spoofed-source traffic
 // from rlsend reaches the server's counters and sockets; rlsend refuses what it must refuse and
 // stops by itself; and nothing is left behind, whichever way a test ends.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Moves the calling thread into a named network namespace for a scope, for work that must
 // happen in-process there (attaching an XDP program by ifindex, opening a socket); everything
 // else goes through `ip netns exec` in a child.

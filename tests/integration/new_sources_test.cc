@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // New-source budgets end to end: a flood of a million spoofed IPv6 sources and 131,071 IPv4 ones,
 // at kFloodRate, against a per-source rule with a budget. What reaches the server
 // namespace's socket must stay within the budget's formula, whatever the number of sources, and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld on a real veth in a lab namespace, driven by rlctl, fed by rlsend. rld runs with
 // `nsenter --net` so that it keeps the host's mount namespace: its pins live in the host's bpffs
 // (under a name unique to the test) and survive a killed rld, as they would in production.

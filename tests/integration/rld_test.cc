@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld end to end: real packets from spoofed sources through a veth into a namespace where rld
 // has attached the XDP program; what passes is counted by a UDP socket behind it.
 #include <bpf/bpf.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rlflood end to end: frames the kernel makes in live-frames mode leave the client end of a veth
 // and reach the server namespace with the sources the flood promised and checksums the server's
 // kernel accepts; unpaced, the flood offers more than the receiving side takes; and rlflood

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What the lab's socket tools (udp_sink, tcp_peer) share: a peer's address as text and a
 // monotonic clock in seconds.
 #pragma once

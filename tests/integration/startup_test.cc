@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld's start-up hazards: a second rld on the same pin root, a pin root off bpffs, a pinned
 // link whose interface was deleted and created again, and a policy that does not load (a first
 // start fails; a start that adopts a pinned rule set runs degraded), with /readyz telling which.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // SYN cookies end to end: rld on the server's veth with a syn_cookies rule, a real TCP server
 // behind it, real clients (IPv4 and IPv6) in the client namespace connecting while spoofed SYNs
 // and ACKs from 198.18.0.0/16 flood the port. Every client connection completes; no spoofed packet

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld as systemd runs it: the notify protocol (READY after attach and policy, never for a start
 // that fails, RELOADING/READY around reloads, STATUS= as readiness changes, the watchdog,
 // STOPPING) on a socket the test owns, journald priorities when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // tcp_peer: the two ends of real TCP connections for the lab, each bounded in count and time.
 //   tcp_peer serve --port P [--expect N] [--seconds S]
 //     accepts connections (IPv4 and IPv6), echoes one message on each, closes it; says

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // `rlctl top --by traffic` end to end: rld samples 1 in 16 packets on a real veth, three
 // sources send at clearly different known rates, and rlctl ranks them in that order with
 // estimates within the error it states.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Drives the lab's tools from a test: rlsend in the client namespace, udp_sink and tcp_peer in
 // a server namespace, and their JSON summaries as values. The binaries' paths come from the
 // build (RL_RLSEND_PATH, RL_UDP_SINK_PATH, RL_TCP_PEER_PATH, defined for every target that links

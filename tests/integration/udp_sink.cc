@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // udp_sink: counts the UDP datagrams that reach an application socket, per source address, and
 // the distinct source ports they came from, for a bounded time; the integration tests compare
 // that with what was sent. Prints, when done:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Checks the operator material against what the exporter really exports.
 
   --dashboard FILE   the Grafana dashboard parses, is importable, and every panel query and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Collector without a server: Snapshot in, metric families out.
 #include "metrics/collector.h"
 

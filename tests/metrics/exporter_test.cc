@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The exporter over real HTTP on loopback, and promtool's verdict on what it serves.
 #include "metrics/exporter.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // metrics_fixture_server: the exporter serving the fixed test Snapshot.
 //
 //   metrics_fixture_server [--port N]   serve on 127.0.0.1:N (default 0: a free port) until

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One fixed Snapshot shared by the exporter's tests and metrics_fixture_server, so that the
 // Prometheus server test, the dashboard check and the unit tests all see the same numbers.
 #pragma once

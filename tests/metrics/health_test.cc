@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // /healthz and /readyz over real HTTP. /healthz: 200 while the data path reads (liveness),
 // 503 otherwise. /readyz: 200 while rld enforces what it is configured with, 503 with the
 // reasons otherwise. /metrics is unaffected.

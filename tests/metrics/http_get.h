@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A minimal HTTP/1.0 GET over a plain socket, loopback only: enough to read /metrics and the
 // Prometheus query API without adding an HTTP client dependency to the tests.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A real Prometheus server scrapes metrics_fixture_server and answers a query with the fixture's
 // number: the exposition is not just well-formed but ingested as meant. Loopback only; every
 // wait is bounded; both servers and the scratch directory go away even when an assertion fails.

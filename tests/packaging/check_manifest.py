@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Checks deploy/kubernetes/rld-daemonset.yaml (or rld-cleanup.yaml, below).
 
 1. Schema: every object is checked against the Kubernetes API types as python3-kubernetes

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """rlctl's bash completion against rlctl itself: for every command path `rlctl --help` shows
 (recursively), completing after it offers exactly the subcommands and options that --help
 lists; option values and positional arguments complete to their choices, files, interfaces.
@@ -66,7 +67,7 @@ with tempfile.TemporaryDirectory() as empty:
             failures.append(f"rlctl {' '.join(path)} --help lists no options")
         paths.append(path)
         todo += [path + [s] for s in subs]
-        positional = {"attach", "detach", "validate", "diff", "apply", "completion"}
+        positional = {"attach", "detach", "validate", "diff", "apply", "completion", "help"}
         if not path or path[-1] not in positional:
             expect(["rlctl", *path, ""], subs, empty)
         expect(["rlctl", *path, "-"], opts | global_opts if path else opts, empty)
@@ -78,6 +79,9 @@ with tempfile.TemporaryDirectory() as empty:
     expect(["rlctl", "-s", "/tmp/x.sock", "-o", "j"], {"json"}, empty)
     expect(["rlctl", "-s", "/tmp/x.sock", "policy", ""], help_sections(["policy"])[0], empty)
     expect(["rlctl", "completion", ""], {"bash"}, empty)
+    # `rlctl help COMMAND`: the commands, as --help lists them.
+    expect(["rlctl", "help", ""], help_sections([])[0], empty)
+    expect(["rlctl", "help", "po"], {"policy"}, empty)
     expect(["rlctl", "stats", "-o", ""], {"table", "json"}, empty)
     expect(["rlctl", "top", "--by", ""], {"drops", "traffic"}, empty)
     expect(["rlctl", "attach", ""], set(os.listdir("/sys/class/net")), empty)

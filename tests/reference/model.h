@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A reference model of the data path, written from the documented semantics rather than from
 // the BPF code: frame parsing, rule matching on the policy model (not on compiled maps), and
 // the three limiters with their exact integer formulas. The differential test runs random

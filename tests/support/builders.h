@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Terse construction of policies in tests.
 #pragma once
 

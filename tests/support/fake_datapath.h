@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // An in-memory data path for rld's logic in unit tests: every interface of datapath/datapath.h,
 // with state the test can set and read. It judges no packets; the BPF tests do that on the
 // kernel's verifier and maps.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Scratch directories and whole-file reads and writes for tests.
 #pragma once
 

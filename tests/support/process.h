@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Child processes for tests (senders and sinks in the lab, rld, Redis, Prometheus, promtool):
 // every one runs in its own process group, has a bounded lifetime and is killed with its whole
 // group when its owner goes away, so a failing test cannot leave one running.

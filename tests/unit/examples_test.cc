@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The shipped policies work as shipped: they load, merge and compile. The example configuration
 // and the docs list exactly the settings of rld's option table.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What a lab sender needs to know about the interface it writes on, and the check that it is
 // running inside a lab namespace rather than the machine's own.
 #pragma once

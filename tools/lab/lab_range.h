@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The only addresses the lab's senders (rlsend, rlflood) put in a frame. Sources: the benchmarking
 // range 198.18.0.0/15 and the documentation range 2001:db8::/32, from which spoofed floods are
 // drawn. Destinations: those, or the lab hosts' own documentation ranges 192.0.2.0/24 and

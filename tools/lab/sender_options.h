@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The command-line options every lab sender shares (interface, addresses, sources, ports, how many
 // frames, how fast, for how long), declared and checked once. A tool's own Options derive from
 // SenderOptions, so a validated value is safe to act on: addresses in the lab ranges, bounded

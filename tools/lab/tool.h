@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What every lab sender's main() does around its send loop: exit codes, error lines, a stop flag
 // raised by SIGINT/SIGTERM, and the checks that it runs in a lab namespace on an interface that
 // exists.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Builds Ethernet frames byte by byte: VLAN tags, IPv4 (options, fragments), IPv6 (extension
 // headers, fragments), TCP, UDP, ICMP/ICMPv6, with valid checksums. Used by the BPF tests, the
 // benchmarks and rlsend; it can also cut frames short to make malformed ones.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What the XDP program is loaded with: the template frame (source 0, valid checksums) and the
 // constants that let it derive any other source's frame without reading the one it is given.
 #pragma once

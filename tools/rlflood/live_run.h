@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The send loop: BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES, called again and again until
 // the frame count, the time bound or a stop request, whichever comes first.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rlflood: a live-frames flood for the lab. The kernel makes and transmits the frames itself
 // (BPF_PROG_TEST_RUN with BPF_F_TEST_XDP_LIVE_FRAMES, as xdp-trafficgen does), so one CPU offers
 // millions of frames per second, more than a receiving CPU can take. Like rlsend it refuses

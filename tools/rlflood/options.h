@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rlflood's command line, parsed and validated: an Options value is safe to act on (addresses in
 // the lab ranges, a source range that the XDP program can count through, bounded count and time).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The frames rlsend cycles through: one per source address, built once up front so the send loop
 // only copies bytes.
 #pragma once

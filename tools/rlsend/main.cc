@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rlsend: a bounded AF_PACKET frame generator for the lab. It refuses addresses outside the lab
 // ranges and the host's own network namespace, and always stops by itself.
 #include <cstdio>

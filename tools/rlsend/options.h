@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rlsend's command line, parsed and validated: an Options value is safe to act on (addresses in
 // the lab ranges, bounded count and time, consistent protocol flags).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The send loop: writes frames round-robin on an AF_PACKET socket, paced to a rate, and stops by
 // itself after the count, the time bound or a stop request, whichever comes first.
 #pragma once

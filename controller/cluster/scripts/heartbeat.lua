@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: GPL-2.0-only
 -- A node's heartbeat (docs/cluster.md, "Nodes").
 -- KEYS[1]: <prefix>:nodes, a sorted set of node -> last seen (server ms).
 -- ARGV[1]: the node; ARGV[2]: how long (ms) a silent node is remembered.

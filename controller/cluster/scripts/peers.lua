@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: GPL-2.0-only
 -- The nodes seen recently (docs/cluster.md, "Nodes"). Reads only.
 -- KEYS[1]: <prefix>:nodes; ARGV[1]: how far back (ms) a node counts as seen.
 -- Returns {now_ms, node, last_seen_ms, ...}, oldest first.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: GPL-2.0-only
 -- One rule's share of a sync (docs/cluster.md, "The sync script").
 -- KEYS[1]: <prefix>:{<rule>}:<window ms>, the rule's hash: key text -> its counts, packed as
 -- three little-endian doubles (COUNTS): the last window the key was written in, its count

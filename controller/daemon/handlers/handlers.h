@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rlctl's requests that read or change the data path and the rules in force, each a function of
 // exactly what it needs: rld's table (daemon.cc) binds them to the kernel's data path, unit tests
 // (tests/unit/daemon/handlers_test.cc) to tests/support/fake_datapath.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "daemon/handlers/key_show.h"
 
 #include <algorithm>

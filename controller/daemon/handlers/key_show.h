@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // `rlctl key show KEY [--rule NAME]`: an address's keys in each rule that keys on addresses, one
 // per limit of the rule (a rule can stack a per-source and a per-/24 limit, each with keys of its
 // own), each key's state read from the pinned key table (like `nft list meter`), with what the

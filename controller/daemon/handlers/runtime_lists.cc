@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "common/log.h"
 #include "daemon/handlers/handlers.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The compiler alone: no kernel. Checks the map entries it produces against the policy.
 #include "compiler/compiler.h"
 

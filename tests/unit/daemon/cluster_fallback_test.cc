@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A cluster rule while Redis is unreachable, over the in-memory data path: a closed rule holds
 // each key to its share of the fleet's limit (limit / nodes) on this node, an open one blocks
 // nothing, and cluster.status says so. The cluster lab test does the same against a real

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld's configuration: the option table's parser, its errors and `rld --check-config`'s checks.
 #include <gtest/gtest.h>
 #include <unistd.h>

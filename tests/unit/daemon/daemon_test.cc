@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld's policy logic without a kernel: the in-memory data path records what would be applied.
 #include <gtest/gtest.h>
 

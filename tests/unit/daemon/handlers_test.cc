@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rlctl's requests as rld answers them, over the in-memory data path: what each one changes in
 // the maps and what it replies, without a kernel. The integration tests ask the same of a real
 // rld on real maps.

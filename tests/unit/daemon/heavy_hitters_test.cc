@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The heavy-hitter table behind `rlctl top --by traffic` (Space-Saving) and its two epochs:
 // exact counts on crafted streams, the capacity bound and its guarantees, O(1) work per
 // sample, and what an epoch change forgets.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What `rlctl key show` makes of a slot's state word, without a kernel.
 #include <gtest/gtest.h>
 

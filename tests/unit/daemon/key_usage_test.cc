@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // KeyUsageSampler: counts on its own thread, and between counts runs the cheaper look with the
 // latest count (rld grows the key table from the keys inserted since).
 #include "daemon/key_usage.h"

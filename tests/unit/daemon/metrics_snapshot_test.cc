@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A metrics scrape over the in-memory data path: the counters of the rules the data path holds,
 // each stacked limit under its name in the policy, the runtime lists counted by kind, and the
 // cluster sync's figures only when cluster limits are on.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The offender table stays within its capacity, forgets the least recently seen offender first,
 // and costs the same per report however many offenders a flood has reported.
 #include "daemon/offender_table.h"

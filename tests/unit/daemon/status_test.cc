@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The status model as `rlctl status` and a metrics scrape render it: the same facts in both.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The runtime lists' host table (controller/datapath/host_table.h) over sets the test owns, with
 // packets modelled as the XDP program reads a way (bpf/lib/host_table.h: the word, the address,
 // the word again).

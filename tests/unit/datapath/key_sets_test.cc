@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The key table's growth (controller/datapath/key_sets.h) over a table in the test's memory,
 // with packets modelled as the XDP program indexes (rl_set_index) and the kernel's grace period
 // replaced by a function that plays the packets racing the split.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The runtime lists' filter (controller/datapath/runtime_filter.h) over words the test owns, with
 // packets modelled as the XDP program reads them (bpf/lib/classify.h, rl_runtime_filter_hit: the
 // switch word once, the address masked with rl_mask_addr and hashed, rl_rtf_bit) and the tries

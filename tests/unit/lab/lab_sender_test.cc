@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The checks every lab sender makes before a frame leaves: only lab addresses, bounded counts,
 // rates and times, and usage errors rather than wrapped numbers.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Broken policies, one per file in corpus/, each stating on its first line the error it must
 // produce: "# expect: LINE:COL: error: <message substring>".
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The bounds of one load: nesting, YAML nodes with aliases expanded (across every file), the
 // deadline, and what the loader reads from hostile files. Each refusal is one clear error at
 // file:line:column, quick, and printable.

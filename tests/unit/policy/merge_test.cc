@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Policies spread over several files: merging, cross-file checks, directory loading.
 #include <gtest/gtest.h>
 #include <unistd.h>
