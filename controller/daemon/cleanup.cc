@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "daemon/cleanup.h"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld --cleanup: takes rl off the host whatever state the host is in: every XDP link rl pinned,
 // the pins, the stack's SYNPROXY table with the sysctl it changed. A removal must work when the
 // configuration file is broken or gone, and while an rld still runs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "daemon/kernel_floor.h"
 
 #include <sys/utsname.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The oldest kernel rld runs on. At load rld runs a BPF_PROG_TYPE_SYSCALL program (the clock
 // probe in bpf/progs/rl_xdp.bpf.c), which Linux 5.14 introduced; on an older kernel the load
 // fails deep inside libbpf with an error that names none of this, so rld checks first.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 #include "daemon/link_wait.h"
 
 #include <linux/netlink.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Waiting at start for configured interfaces that do not exist yet (a VLAN, a bond, a NIC whose
 // driver loads late), with a bound, as systemd-networkd-wait-online does: rld watches rtnetlink's
 // link events and looks again at each one, so it attaches as soon as the last one appears.

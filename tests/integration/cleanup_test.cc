@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld --cleanup takes rl off the host whatever the configuration holds and whether or not an rld
 // still runs: no XDP program on the lab's interfaces, no pin, no nftables table, the conntrack
 // sysctl as it was. rld runs with a SYN-cookie rule, so that there is a table and a sysctl to

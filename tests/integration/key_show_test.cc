@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // `rlctl key show` on a rule that stacks a per-source and a per-/24 limit, against a real rld
 // whose XDP program judged real packets from several sources of one /24: each limit's key, state
 // and drops, checked against what the receiver got and the data path's counters.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // An upgrade across data path layouts: the rld of this source (ABI RL_ABI_VERSION) runs with
 // rules and runtime allow/deny entries, then an rld built with RL_ABI_VERSION_BUMP=1 (another
 // ABI, and an rl_control of another size) starts on the same pins, as a package of another layout

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld's xdp_mode against the kernel: `generic` attaches in generic (SKB) mode and limits real
 // packets; `auto` picks native on a veth (whose driver has native XDP) and falls back to generic
 // on a macvlan (whose driver has none on this kernel: no ndo_bpf), saying so; `native` on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // rld --cleanup's pure parts: which configuration it works with when the file is broken or gone,
 // and which process it would stop.
 #include "daemon/cleanup.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The kernel floor rld checks at start: the release's major.minor against 5.14.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // `rlctl key show` as rld answers it, over the in-memory data path and rule views compiled from
 // a real policy: every limit of a stacked rule with its own key, state and drops.
 #include <gtest/gtest.h>

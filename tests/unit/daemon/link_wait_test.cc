@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Waiting for interfaces at start, in the test's own network namespace: "lo" is there, a name
 // nobody creates is waited for up to the bound and reported. (tests/integration/startup_test.cc
 // creates one while rld waits.)
