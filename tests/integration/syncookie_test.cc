@@ -261,18 +261,8 @@ TEST_F(SynCookieLabTest, AReadOnlyProcSysWithTheSysctlDirectoryBoundElsewhere) {
   ASSERT_EQ(tcp_loose(), "1\n") << "a fresh namespace's default";
   const std::string bound = (dir_ / "netfilter").string();
   std::filesystem::create_directories(bound);
-  // Runs in the server's network namespace (behind nsenter --net), so the directory bound is
-  // that namespace's view of the sysctls.
-  const std::vector<std::string> container = {
-      "unshare",
-      "--mount",
-      "--propagation",
-      "private",
-      "sh",
-      "-c",
-      "mount --bind /proc/sys/net/netfilter \"$0\" && mount -o bind,ro /proc/sys /proc/sys && "
-      "exec \"$@\"",
-      bound};
+  // Behind nsenter --net: the directory bound is the server namespace's view of the sysctls.
+  const std::vector<std::string> container = container_sysctls(bound);
   auto in_container = [&](std::vector<std::string> argv) {
     std::vector<std::string> all = {"nsenter", "--net=/run/netns/" + lab_->server_ns()};
     all.insert(all.end(), container.begin(), container.end());
