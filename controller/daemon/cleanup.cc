@@ -69,7 +69,7 @@ int cleanup(const Config& cfg) {
     } else {
       log::info("detached", {{"interface", ifname}});
     }
-  if (auto s = SynProxy::remove(); !s) {
+  if (auto s = SynProxy::remove(cfg.netfilter_sysctl_dir); !s) {
     log::error("cleanup failed", {{"error", s.error().str()}});
     rc = kExitFailure;
   }

@@ -30,6 +30,9 @@ struct Config {
   uint32_t reload_debounce_ms = 200;
   uint32_t reload_timeout_ms = 10000;
   bool detach_on_exit = false;
+  // Where nf_conntrack_tcp_loose is (SYN cookies): a container whose /proc/sys is read-only
+  // gets the node's directory bound read-write elsewhere.
+  std::string netfilter_sysctl_dir = "/proc/sys/net/netfilter";
   bool key_table_full = false;
   // The event loop's scheduling (loop_priority.h): SCHED_FIFO at this priority, or with 0,
   // SCHED_OTHER at loop_nice.

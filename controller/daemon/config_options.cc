@@ -92,6 +92,18 @@ std::vector<ConfigOption> make_table() {
        "detach from the interfaces on SIGTERM (default: keep enforcing; rld --cleanup removes "
        "everything)",
        "", 0, 0},
+      {"",
+       "netfilter_sysctl_dir",
+       "--netfilter-sysctl-dir",
+       &Config::netfilter_sysctl_dir,
+       "directory holding the nf_conntrack_tcp_loose sysctl that syn_cookies rules set (a "
+       "container with a read-only /proc/sys: the node's /proc/sys/net/netfilter mounted "
+       "read-write elsewhere)",
+       "",
+       0,
+       0,
+       {},
+       O::kAbsolutePath},
       {"", "loop_realtime_priority", "--loop-realtime-priority", &Config::loop_realtime_priority,
        "SCHED_FIFO priority of the thread answering rlctl and signals, ahead of a flood's "
        "ksoftirqd and NAPI threads (needs CAP_SYS_NICE; 0: loop_nice instead)",

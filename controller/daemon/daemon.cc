@@ -377,7 +377,7 @@ int Daemon::run() {
       auto s = detach_xdp(ifname, cfg_.pin_root);
       log::info(s ? "detached" : "detach failed", {{"interface", ifname}});
     }
-    if (auto s = SynProxy::remove(); !s) log::error(s.error().str());
+    if (auto s = SynProxy::remove(cfg_.netfilter_sysctl_dir); !s) log::error(s.error().str());
   }
   return 0;
 }

@@ -99,7 +99,7 @@ class Daemon {
   std::unique_ptr<KeyUsageSampler> key_usage_;  // reads dp_; read by the exporter's threads
   std::optional<uint64_t> inserted_at_count_;   // keys_inserted() at key_usage_'s last count
   std::unique_ptr<PolicyManager> policies_;
-  SynProxy synproxy_;  // the stack side of syn_cookies rules
+  SynProxy synproxy_{cfg_.netfilter_sysctl_dir};  // the stack side of syn_cookies rules
   std::unique_ptr<OffenderLog> offenders_;
   std::unique_ptr<TrafficLog> traffic_;  // traffic samples, when traffic_sample_shift is set
   std::unique_ptr<ClusterSync> cluster_;

@@ -56,46 +56,60 @@ Result<std::string> list_table(Nft& nft) {
   return nft.run("list table " + table_name());
 }
 
-Result<int> read_tcp_loose() {
-  std::ifstream in(kTcpLooseSysctl);
+Result<int> read_tcp_loose(const std::string& path) {
+  std::ifstream in(path);
   int v = 0;
-  if (!(in >> v)) return errno_error(std::string("read ") + kTcpLooseSysctl);
+  if (!(in >> v)) return errno_error("read " + path);
   return v;
 }
 
-// Whether rld can read and write the sysctl, checked without changing it, so that a policy
-// is refused before nftables is touched. "" when it can; otherwise what is missing. Absent
-// because nf_conntrack is not loaded is not an error here: the table's ct and notrack
-// expressions load it, and the sysctl is looked at again after the table went in.
+// Whether rld can read and write the sysctl in `dir`, checked without changing it, so that a
+// policy is refused before nftables is touched. Absent because nf_conntrack is not loaded is not
+// an error here: the table's ct and notrack expressions load it, and the sysctl is looked at
+// again after the table went in.
 enum class Sysctl { kUsable, kAbsent };
-Result<Sysctl> check_tcp_loose() {
-  const std::string path = kTcpLooseSysctl;
+Result<Sysctl> check_tcp_loose(const std::string& dir) {
+  const std::string path = tcp_loose_path(dir);
   if (::access(path.c_str(), F_OK) != 0) {
     if (errno != ENOENT) return errno_error("SYN cookies need " + path);
+    // The default directory may itself come with conntrack; /proc/sys/net says /proc/sys is
+    // there. Another directory is a mount of it, which must be there.
+    const bool procfs = dir == kNetfilterSysctlDir;
     struct stat st {};
-    if (::stat("/proc/sys/net", &st) != 0)
-      return Error{ENOENT, "SYN cookies need " + path +
-                               ", and /proc/sys is not visible to rld (a unit with ProcSubset=pid, "
-                               "or a container without /proc/sys)"};
+    if (::stat(procfs ? "/proc/sys/net" : dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      return Error{
+          ENOENT,
+          "SYN cookies need " + path + ", and " +
+              (procfs ? std::string("/proc/sys is not visible to rld (a unit with "
+                                    "ProcSubset=pid, or a container without /proc/sys)")
+                      : "netfilter_sysctl_dir " + dir + " is not a directory (mount the node's " +
+                            kNetfilterSysctlDir + " there)")};
     return Sysctl::kAbsent;
   }
   if (UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)); !fd)
     return errno_error("SYN cookies need read access to " + path);
   if (UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC)); !fd) {
     int e = errno;
-    std::string why = e == EROFS ? " (read-only: a container without a writable /proc/sys, or a "
-                                   "unit with ProtectKernelTunables=)"
-                                 : "";
+    std::string why;
+    if (e == EROFS && dir == kNetfilterSysctlDir)
+      why =
+          " (read-only: a container without a writable /proc/sys, or a unit with "
+          "ProtectKernelTunables=; in a container, mount the node's " +
+          std::string(kNetfilterSysctlDir) +
+          " read-write at another path, a hostPath volume in Kubernetes, and set "
+          "netfilter_sysctl_dir to it)";
+    else if (e == EROFS)
+      why = " (read-only: netfilter_sysctl_dir " + dir + " is mounted read-only)";
     return errno_error("SYN cookies need write access to " + path + why, e);
   }
   return Sysctl::kUsable;
 }
 
-Status write_tcp_loose(int v) {
-  std::ofstream out(kTcpLooseSysctl);
+Status write_tcp_loose(const std::string& path, int v) {
+  std::ofstream out(path);
   out << v << "\n";
   out.flush();
-  if (!out) return errno_error(std::string("write ") + kTcpLooseSysctl);
+  if (!out) return errno_error("write " + path);
   return {};
 }
 
@@ -123,6 +137,12 @@ std::vector<policy::PortRange> merged(std::vector<policy::PortRange> ports) {
 }
 
 }  // namespace
+
+std::string tcp_loose_path(const std::string& sysctl_dir) {
+  std::string path = sysctl_dir;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path + "/" + kTcpLooseName;
+}
 
 std::vector<policy::PortRange> syn_cookie_ports(const policy::Policy& p) {
   std::vector<policy::PortRange> ports;
@@ -168,14 +188,15 @@ int recorded_tcp_loose(const std::string& listing) {
 Status SynProxy::install(const std::vector<policy::PortRange>& ports) {
   if (known_ && ports == ports_) return {};
   if (ports.empty()) {
-    if (auto s = remove(); !s) return s;
+    if (auto s = remove(sysctl_dir_); !s) return s;
     known_ = true;
     ports_.clear();
     return {};
   }
   // All or nothing: a table without the sysctl set would let the cookie's ACK open a conntrack
   // entry the server's socket knows nothing about, and connections to the port would fail.
-  auto sysctl = check_tcp_loose();
+  const std::string path = tcp_loose_path(sysctl_dir_);
+  auto sysctl = check_tcp_loose(sysctl_dir_);
   if (!sysctl) return sysctl.error();
   Nft nft;
   auto listing = list_table(nft);
@@ -185,24 +206,24 @@ Status SynProxy::install(const std::vector<policy::PortRange>& ports) {
   int before = recorded_tcp_loose(*listing);
   if (before < 0 && *sysctl == Sysctl::kAbsent) before = 1;
   if (before < 0) {
-    auto now = read_tcp_loose();
+    auto now = read_tcp_loose(path);
     if (!now) return now.error().wrap("SYN cookies");
     before = *now;
   }
   if (auto out = nft.run(synproxy_script(ports, before)); !out)
     return out.error().wrap("SYN cookies: install the stack's SYNPROXY");
-  if (Status set = write_tcp_loose(0); !set) {
+  if (Status set = write_tcp_loose(path, 0); !set) {
     // Back to what was there: the table before this one (by its listing) or none.
     std::string back = "table " + table_name() + "\ndelete table " + table_name() + "\n";
     if (!listing->empty()) back += *listing;
     auto undone = nft.run(back);
     // Why, as the sysctl looks now that the table (and conntrack with it) was in.
-    auto now = check_tcp_loose();
+    auto now = check_tcp_loose(sysctl_dir_);
     Error e = !now                      ? now.error()
               : *now == Sysctl::kAbsent ? Error{ENOENT,
                                                 "SYN cookies need the kernel's connection "
                                                 "tracking (nf_conntrack): " +
-                                                    std::string(kTcpLooseSysctl) + " is absent"}
+                                                    path + " is absent"}
                                         : set.error().wrap("SYN cookies");
     if (!undone) e.message += "; and removing rld's table again failed: " + undone.error().str();
     return e;
@@ -214,7 +235,8 @@ Status SynProxy::install(const std::vector<policy::PortRange>& ports) {
       {{"nftables",
         "table " + table_name() + ": notrack for SYNs, SYNPROXY for untracked and invalid packets"},
        {"ports", port_list(ports)},
-       {"sysctl", "net.netfilter.nf_conntrack_tcp_loose=0 (was " + std::to_string(before) + ")"}});
+       {"sysctl", "net.netfilter.nf_conntrack_tcp_loose=0 (was " + std::to_string(before) + ")"},
+       {"sysctl_path", path}});
   return {};
 }
 
@@ -233,19 +255,30 @@ void SynProxy::settle(const policy::Policy& in_force) {
                {{"error", s.error().str()}});
 }
 
-Status SynProxy::remove() {
+Status SynProxy::remove(const std::string& sysctl_dir) {
   Nft nft;
   auto listing = list_table(nft);
   if (!listing) return listing.error().wrap("SYN cookies");
   if (listing->empty()) return {};
+  // The record goes with the table: it stays unless the value can be written back.
+  const std::string path = tcp_loose_path(sysctl_dir);
+  int before = recorded_tcp_loose(*listing);
+  if (before >= 0) {
+    auto sysctl = check_tcp_loose(sysctl_dir);
+    if (sysctl && *sysctl == Sysctl::kAbsent)
+      sysctl = Error{ENOENT, "SYN cookies: " + path + " is absent"};
+    if (!sysctl)
+      return sysctl.error().wrap("SYN cookies: table " + table_name() + " left in place to " +
+                                 "restore nf_conntrack_tcp_loose=" + std::to_string(before));
+  }
   if (auto out = nft.run("delete table " + table_name()); !out)
     return out.error().wrap("SYN cookies: remove the stack's SYNPROXY");
-  int before = recorded_tcp_loose(*listing);
   if (before >= 0)
-    if (auto s = write_tcp_loose(before); !s) return s.error().wrap("SYN cookies");
+    if (auto s = write_tcp_loose(path, before); !s) return s.error().wrap("SYN cookies");
   log::info("SYN cookies: stack side removed",
             {{"nftables", "table " + table_name()},
-             {"sysctl", "net.netfilter.nf_conntrack_tcp_loose=" + std::to_string(before)}});
+             {"sysctl", "net.netfilter.nf_conntrack_tcp_loose=" + std::to_string(before)},
+             {"sysctl_path", path}});
   return {};
 }
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -22,7 +23,13 @@
 namespace rl::daemon {
 
 inline constexpr char kSynProxyTable[] = "rl_synproxy";  // family inet
-inline constexpr char kTcpLooseSysctl[] = "/proc/sys/net/netfilter/nf_conntrack_tcp_loose";
+// Where the sysctl is by default; netfilter_sysctl_dir names another view of that directory (a
+// container whose /proc/sys is read-only gets the node's bound read-write elsewhere).
+inline constexpr char kNetfilterSysctlDir[] = "/proc/sys/net/netfilter";
+inline constexpr char kTcpLooseName[] = "nf_conntrack_tcp_loose";
+
+// The sysctl's file in `sysctl_dir`.
+std::string tcp_loose_path(const std::string& sysctl_dir);
 
 // The destination ports of the policy's syn_cookies rules, sorted and merged.
 std::vector<policy::PortRange> syn_cookie_ports(const policy::Policy& p);
@@ -36,6 +43,10 @@ int recorded_tcp_loose(const std::string& listing);
 
 class SynProxy final : public PolicyHooks {
  public:
+  // `sysctl_dir`: the directory holding nf_conntrack_tcp_loose (netfilter_sysctl_dir).
+  explicit SynProxy(std::string sysctl_dir = kNetfilterSysctlDir)
+      : sysctl_dir_(std::move(sysctl_dir)) {}
+
   // Installs the stack side for the policy about to be applied, in addition to what is in force
   // (both rule sets' SYNs are answered correctly during the switch); an error refuses the policy:
   // without SYNPROXY, connections whose SYN the program answered would be reset.
@@ -47,12 +58,15 @@ class SynProxy final : public PolicyHooks {
   // removes the stack side, and the first settle() after enabling puts it back.
   void enable(bool on) { enabled_ = on; }
 
-  // Removes rld's table, if any, and restores the sysctl (rld --cleanup, --detach-on-exit).
-  static Status remove();
+  // Removes rld's table, if any, and restores the sysctl in `sysctl_dir` (rld --cleanup,
+  // --detach-on-exit). When the recorded value cannot be written back the table stays, with
+  // its record, so that a run that can write it restores it.
+  static Status remove(const std::string& sysctl_dir);
 
  private:
   Status install(const std::vector<policy::PortRange>& ports);
 
+  std::string sysctl_dir_;
   bool enabled_ = true;
   bool known_ = false;  // whether ports_ is what the kernel holds (false until the first install)
   std::vector<policy::PortRange> ports_;

@@ -99,16 +99,28 @@ TEST_F(CleanupTest, StopsARunningRldFirst) {
 }
 
 // What deploy/kubernetes/rld-cleanup.yaml runs on each node once the rld DaemonSet is deleted
-// (its args, with the test's pin root: tests/packaging/check_manifest.py --cleanup holds the
-// manifest to them), over the pins an rld left when its pod was killed.
+// (its args, with the test's pin root and sysctl directory: tests/packaging/check_manifest.py
+// --cleanup holds the manifest to them), over the pins an rld left when its pod was killed, in a
+// container's view of /proc/sys: read-only, the netfilter directory bound read-write elsewhere.
 TEST_F(CleanupTest, TheCleanupManifestsCommandAfterAKilledPod) {
   start_with_cookies();
   rld_->stop(SIGKILL);
-  auto out = cleanup({"--pin-root", pin_root_});
+  const std::string bound = (dir_ / "netfilter").string();
+  std::filesystem::create_directories(bound);
+  auto in_pod = [&] {
+    std::vector<std::string> argv = {"nsenter", "--net=/run/netns/" + lab_->server_ns()};
+    auto container = container_sysctls(bound);
+    argv.insert(argv.end(), container.begin(), container.end());
+    argv.insert(argv.end(), {RL_RLD_PATH, "--cleanup", "--pin-root", pin_root_,
+                             "--netfilter-sysctl-dir", bound});
+    return run(argv, 30s);
+  };
+  auto out = in_pod();
   EXPECT_TRUE(out.ok()) << out.describe();
   expect_nothing_left();
   // Again, as when the kubelet restarts the pod: nothing to do, still a success.
-  EXPECT_TRUE(cleanup({"--pin-root", pin_root_}).ok());
+  auto again = in_pod();
+  EXPECT_TRUE(again.ok()) << again.describe();
 }
 
 }  // namespace

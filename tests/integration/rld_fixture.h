@@ -189,6 +189,22 @@ class RldTest : public ::testing::Test {
     return received({.src = src, .count = 20, .rate = 2000});
   }
 
+  // A wrapper (rld_wrapper_, or before a command run behind nsenter --net) that gives the
+  // command what a Kubernetes container that is not privileged sees: /proc/sys read-only, and
+  // the network namespace's /proc/sys/net/netfilter mounted read-write at `bound` (an existing
+  // directory), as the DaemonSets' hostPath volume does; netfilter_sysctl_dir names `bound`.
+  static std::vector<std::string> container_sysctls(const std::string& bound) {
+    return {"unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            "mount --bind /proc/sys/net/netfilter \"$0\" && mount -o bind,ro /proc/sys /proc/sys "
+            "&& exec \"$@\"",
+            bound};
+  }
+
   LabOptions lab_options_;  // set in a derived fixture's constructor to shape the lab
   // Runs rld inside the server namespace (env, setpriv): set before start_rld().
   std::vector<std::string> rld_wrapper_;

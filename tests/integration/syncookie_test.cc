@@ -4,8 +4,10 @@
 // and ACKs from 198.18.0.0/16 flood the port. Every client connection completes; no spoofed packet
 // leaves a socket or a conntrack entry behind. A control run without cookies shows the same flood
 // does leave half-open sockets, so the check can fail.
+#include <filesystem>
 #include <sstream>
 
+#include "common/cli_exit.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {
@@ -221,11 +223,13 @@ TEST_F(SynCookieLabTest, AReadOnlySysctlRefusesThePolicyAndLeavesNoTable) {
   const std::string kWhy =
       "SYN cookies need write access to /proc/sys/net/netfilter/nf_conntrack_tcp_loose "
       "(read-only: a container without a writable /proc/sys, or a unit with "
-      "ProtectKernelTunables=)";
+      "ProtectKernelTunables=; in a container, mount the node's /proc/sys/net/netfilter "
+      "read-write at another path, a hostPath volume in Kubernetes, and set "
+      "netfilter_sysctl_dir to it)";
 
   write_policy("web.yaml", policy(true));
   auto first = run(rld_argv(), 30s);
-  EXPECT_EQ(first.code, 1) << first.describe();
+  EXPECT_EQ(first.code, kExitNotConfigured) << first.describe();
   EXPECT_NE(first.err.find(kWhy), std::string::npos) << first.err;
   EXPECT_FALSE(table_installed()) << in_server("nft list ruleset");
   EXPECT_EQ(tcp_loose(), "1\n");
@@ -244,6 +248,74 @@ TEST_F(SynCookieLabTest, AReadOnlySysctlRefusesThePolicyAndLeavesNoTable) {
   EXPECT_FALSE(table_installed()) << in_server("nft list ruleset");
   EXPECT_EQ(tcp_loose(), "1\n");
   EXPECT_TRUE(rld_->running()) << rld_->err();
+}
+
+// A container whose /proc/sys is read-only, as Kubernetes gives a pod that is not privileged,
+// with its network namespace's /proc/sys/net/netfilter mounted read-write at another path (what
+// the DaemonSet's hostPath volume does) and netfilter_sysctl_dir naming it: the syn_cookies
+// policy goes in, the sysctl changes in rld's network namespace, a real client connects through
+// the cookies, and rld --cleanup run the same way (the cleanup manifest) restores the sysctl. The
+// same --cleanup without the setting cannot write the sysctl and leaves the table with its
+// record instead of losing the value to restore.
+TEST_F(SynCookieLabTest, AReadOnlyProcSysWithTheSysctlDirectoryBoundElsewhere) {
+  ASSERT_EQ(tcp_loose(), "1\n") << "a fresh namespace's default";
+  const std::string bound = (dir_ / "netfilter").string();
+  std::filesystem::create_directories(bound);
+  // Behind nsenter --net: the directory bound is the server namespace's view of the sysctls.
+  const std::vector<std::string> container = container_sysctls(bound);
+  auto in_container = [&](std::vector<std::string> argv) {
+    std::vector<std::string> all = {"nsenter", "--net=/run/netns/" + lab_->server_ns()};
+    all.insert(all.end(), container.begin(), container.end());
+    all.insert(all.end(), argv.begin(), argv.end());
+    return run(all, 30s);
+  };
+  // The container really is read-only where rld looks by default, and writable where bound.
+  auto ro = in_container({"sh", "-c", "echo 1 > /proc/sys/net/netfilter/nf_conntrack_tcp_loose"});
+  EXPECT_FALSE(ro.ok()) << ro.describe();
+  EXPECT_NE(ro.err.find("Read-only file system"), std::string::npos) << ro.err;
+  auto rw = in_container({"sh", "-c", "echo 1 > \"$0\"/nf_conntrack_tcp_loose", bound});
+  EXPECT_TRUE(rw.ok()) << rw.describe();
+
+  rld_wrapper_ = container;
+  rld_extra_args_ = {"--netfilter-sysctl-dir", bound};
+  write_policy("web.yaml", policy(true));
+  start_rld();
+  client_takes_xdp_tx();
+  EXPECT_TRUE(table_installed()) << in_server("nft list ruleset");
+  EXPECT_EQ(tcp_loose(), "0\n") << "set in rld's network namespace through the bound directory";
+  EXPECT_TRUE(rld_->wait_for("sysctl_path=" + bound + "/nf_conntrack_tcp_loose", 5s))
+      << rld_->err();
+
+  constexpr uint64_t kConnections = 10;
+  auto server = start_tcp_server(*lab_, 0, {.port = kPort, .expect = kConnections, .seconds = 20});
+  ASSERT_TRUE(server.ok()) << server.error().str();
+  auto v4 =
+      tcp_connect(*lab_, {.to = lab_->pair().server.ipv4, .port = kPort, .count = kConnections});
+  ASSERT_TRUE(v4.ok()) << v4.error().str();
+  EXPECT_EQ(v4->completed, kConnections) << v4->failed << " failed";
+  auto served = finish_tcp_server(*server, 10s);
+  ASSERT_TRUE(served.ok()) << served.error().str();
+  EXPECT_EQ(served->accepted, kConnections);
+  EXPECT_GE(global("syn_cookies_accepted"), kConnections) << "through the cookies";
+
+  rld_.reset();  // rld stopped: the limiter and its stack side stay
+  ASSERT_TRUE(table_installed());
+
+  // Without the setting the sysctl cannot be restored: the table stays with its record.
+  auto unset = in_container({RL_RLD_PATH, "--cleanup", "--pin-root", pin_root_});
+  EXPECT_FALSE(unset.ok()) << unset.describe();
+  EXPECT_NE(unset.err.find("table inet rl_synproxy left in place to restore "
+                           "nf_conntrack_tcp_loose=1"),
+            std::string::npos)
+      << unset.err;
+  EXPECT_TRUE(table_installed());
+  EXPECT_EQ(tcp_loose(), "0\n");
+
+  auto out = in_container(
+      {RL_RLD_PATH, "--cleanup", "--pin-root", pin_root_, "--netfilter-sysctl-dir", bound});
+  EXPECT_TRUE(out.ok()) << out.describe();
+  EXPECT_FALSE(table_installed());
+  EXPECT_EQ(tcp_loose(), "1\n") << "the recorded value restored";
 }
 
 }  // namespace

@@ -9,10 +9,13 @@
 2. What rld needs, field by field: hostNetwork, the node's /sys/fs/bpf, the capabilities of
    packaging/rld.service and no more, the metrics port in the configuration, the probes
    (start-up and liveness on /healthz, readiness on /readyz), configuration and policies from ConfigMaps,
-   each policy valid (rlctl policy validate).
+   each policy valid (rlctl policy validate), and netfilter_sysctl_dir a read-write mount of
+   the node's /proc/sys/net/netfilter (syn_cookies rules; the container's /proc/sys is
+   read-only).
 
 With --cleanup, deploy/kubernetes/rld-cleanup.yaml instead: the same schema check, and that it
-runs rld --cleanup as the tests do, on every node, in the node's network namespace and bpffs.
+runs rld --cleanup as the tests do, on every node, in the node's network namespace and bpffs,
+with the node's netfilter sysctls where its arguments say.
 
 usage: check_manifest.py MANIFEST UNIT_FILE RLCTL CONTAINERFILE
        check_manifest.py --cleanup MANIFEST UNIT_FILE CONTAINERFILE
@@ -111,9 +114,34 @@ def load_objects(manifest):
     return objects
 
 
+# The node's directory of nf_conntrack_tcp_loose, which syn_cookies rules set. A container that
+# is not privileged gets /proc/sys read-only, so the pods mount the node's directory read-write
+# at another path and name it in netfilter_sysctl_dir.
+NODE_SYSCTL_DIR = "/proc/sys/net/netfilter"
+POD_SYSCTL_DIR = "/host/proc/sys/net/netfilter"
+
 # What the cleanup DaemonSet runs: the arguments tests/integration/cleanup_test.cc runs rld with
 # (TheCleanupManifestsCommandAfterAKilledPod), on the default pin root.
-CLEANUP_ARGS = ["--cleanup", "--pin-root", "/sys/fs/bpf/rl"]
+CLEANUP_ARGS = ["--cleanup", "--pin-root", "/sys/fs/bpf/rl",
+                "--netfilter-sysctl-dir", POD_SYSCTL_DIR]
+
+
+def check_sysctl_dir(pod, container, sysctl_dir):
+    """netfilter_sysctl_dir must be the node's /proc/sys/net/netfilter, mounted read-write."""
+    if sysctl_dir == "/proc" or sysctl_dir.startswith("/proc/"):
+        error(f"netfilter_sysctl_dir {sysctl_dir}: /proc/sys is read-only in the container; mount "
+              f"the node's {NODE_SYSCTL_DIR} at another path and name that")
+        return
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    m = {m["mountPath"]: m for m in container.get("volumeMounts", [])}.get(sysctl_dir)
+    if not m:
+        error(f"netfilter_sysctl_dir {sysctl_dir} is not a volume mount")
+        return
+    if m.get("readOnly") or m.get("subPath"):
+        error(f"{sysctl_dir} must be mounted read-write and whole: rld writes the sysctl there")
+    host = volumes.get(m["name"], {}).get("hostPath", {})
+    if host.get("path") != NODE_SYSCTL_DIR or host.get("type") != "Directory":
+        error(f"{sysctl_dir} must be the node's {NODE_SYSCTL_DIR} (hostPath, type Directory)")
 
 
 def main_cleanup(manifest, unit, containerfile):
@@ -151,6 +179,9 @@ def main_cleanup(manifest, unit, containerfile):
     bpf = {m["mountPath"]: m for m in c.get("volumeMounts", [])}.get("/sys/fs/bpf")
     if not bpf or volumes.get(bpf["name"], {}).get("hostPath", {}).get("path") != "/sys/fs/bpf":
         error("/sys/fs/bpf must be the node's (hostPath): the pins are there")
+    args = c.get("args") or []
+    if "--netfilter-sysctl-dir" in args[:-1]:
+        check_sysctl_dir(pod, c, args[args.index("--netfilter-sysctl-dir") + 1])
 
 
 def main():
@@ -208,6 +239,10 @@ def main():
         error(f"the policy directory {policy_dir} does not come from a ConfigMap")
     elif "subPath" in pm:
         error("the policies are mounted with subPath, which the kubelet never updates")
+    sysctl_dir = config.get("netfilter_sysctl_dir", NODE_SYSCTL_DIR)
+    if "--netfilter-sysctl-dir" in args[:-1]:
+        sysctl_dir = args[args.index("--netfilter-sysctl-dir") + 1]
+    check_sysctl_dir(pod, c, sysctl_dir)
     socket_dir = os.path.dirname(config.get("control_socket", "/run/rl/rld.sock"))
     if socket_dir not in mounts:
         error(f"{socket_dir} (control socket) needs a writable volume: the root is read-only")

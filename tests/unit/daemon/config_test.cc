@@ -135,6 +135,26 @@ TEST_F(ConfigFile, InterfaceWaitIsWholeSecondsUpToAnHour) {
   EXPECT_FALSE(set_option(*wait, "-1", c).ok());
 }
 
+TEST_F(ConfigFile, NetfilterSysctlDirIsAnAbsolutePath) {
+  Config c;
+  EXPECT_EQ(c.netfilter_sysctl_dir, "/proc/sys/net/netfilter") << "the default";
+  EXPECT_EQ(error("netfilter_sysctl_dir: /host/proc/sys/net/netfilter\n", c), "");
+  EXPECT_EQ(c.netfilter_sysctl_dir, "/host/proc/sys/net/netfilter");
+  EXPECT_EQ(error("netfilter_sysctl_dir: host/proc/sys/net/netfilter\n", c),
+            path.string() + ":1:23: error: netfilter_sysctl_dir: must be an absolute path");
+  EXPECT_EQ(error("netfilter_sysctl_dir: \"\"\n", c),
+            path.string() + ":1:23: error: netfilter_sysctl_dir: must be an absolute path");
+  EXPECT_EQ(c.netfilter_sysctl_dir, "/host/proc/sys/net/netfilter") << "bad input changes nothing";
+  const ConfigOption* dir = nullptr;
+  for (const auto& o : config_options())
+    if (o.key == "netfilter_sysctl_dir") dir = &o;
+  ASSERT_NE(dir, nullptr);
+  EXPECT_EQ(dir->long_flag(), "--netfilter-sysctl-dir");
+  EXPECT_TRUE(set_option(*dir, "/run/nf", c).ok());
+  EXPECT_EQ(c.netfilter_sysctl_dir, "/run/nf");
+  EXPECT_FALSE(set_option(*dir, "relative", c).ok());
+}
+
 TEST(ConfigOptions, FlagValuesAreCheckedAsTheFileIs) {
   const ConfigOption* cap = nullptr;
   for (const auto& o : config_options())

@@ -56,5 +56,11 @@ TEST(SynProxy, RecordedSysctlIsReadBack) {
   EXPECT_EQ(recorded_tcp_loose(""), -1);
 }
 
+TEST(SynProxy, SysctlPathIsInTheConfiguredDirectory) {
+  EXPECT_EQ(tcp_loose_path(kNetfilterSysctlDir), "/proc/sys/net/netfilter/nf_conntrack_tcp_loose");
+  EXPECT_EQ(tcp_loose_path("/host/proc/sys/net/netfilter/"),
+            "/host/proc/sys/net/netfilter/nf_conntrack_tcp_loose");
+}
+
 }  // namespace
 }  // namespace rl::daemon
