@@ -118,12 +118,15 @@ Status Daemon::init() {
     policies_->adopt(std::move(views));
   }
   // On the worker like every load, so that its time limit holds; nothing else runs yet. With
-  // nothing in force, a directory without policy files is an explicit empty rule set.
+  // nothing in force, a directory without policy files is an explicit empty rule set; a data
+  // path of another layout may hold rules, which an empty directory must not replace.
   ReloadReport first;
-  policies_->set_empty_directory_applies(!dp_->adopted());
+  policies_->set_empty_directory_applies(!dp_->adopted() && !dp_->replaced_abi());
   request_reload("startup", true, [&first](const ReloadReport& r) { first = r; });
   loads_->drain();
   policies_->set_empty_directory_applies(false);
+  // Across layouts the old program still enforces its rules: say so, not just that none load.
+  if (auto s = refuse_unruled_replacement(first); !s) return s;
   if (!first.ok && !dp_->adopted()) {
     // Nothing would be enforced: fail the start, visibly, rather than run open. Nothing is
     // attached yet; the maps this start pinned go too, or the next start would adopt them.
@@ -140,7 +143,6 @@ Status Daemon::init() {
          {"errors", std::to_string(first.errors.size())},
          {"first", first.errors.empty() ? "" : first.errors.front()}});
 
-  if (auto s = refuse_unruled_replacement(first); !s) return s;
   // Attach after the first policy is in place, so the program never runs a half-set state.
   if (auto s = attach_interfaces(); !s) return s;
 
