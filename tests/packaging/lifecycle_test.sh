@@ -148,24 +148,9 @@ in_c grep -q "^interfaces: \[$ifs\]" /etc/rl/rld.yaml || fail "rld.yaml has no i
 policy() {  # NAME CONTENT: a file in the policy directory, written as an editor would
   printf '%s' "$2" >"$work/policy" && cp "$work/policy" "$root/etc/rl/policies/$1"
 }
-policy web.yaml "rules:
-  - name: web
-    match: {protocol: tcp, port: 8080}
-    limit: {rate: 100/s, burst: 100}
-    syn_cookies: true
-  - name: udp-echo
-    match: {protocol: udp, port: 9000}
-    limit: {rate: 50/s, burts: 50}
-"
-if in_c systemctl enable --now rld >"$work/start.log" 2>&1; then fail "rld started with a broken policy"; fi
-for _ in $(seq 1 50); do [ "$(in_c systemctl is-active rld || true)" = failed ] && break; sleep 0.2; done
-[ "$(in_c systemctl is-active rld || true)" = failed ] || fail "rld is $(in_c systemctl is-active rld), not failed"
-in_c journalctl -u rld --no-pager >"$work/journal"
-grep -q "web.yaml:8:[0-9]*" "$work/journal" || { tail -20 "$work/journal"; fail "the journal does not name web.yaml:8:COLUMN"; }
-[[ "$(in_c ip -d link show dev "$ifs")" != *prog/xdp* ]] || fail "a failed start left a program on $ifs"
-
-step "the fixed policy: rld active, READY, rules on $ifs"
-policy web.yaml "rules:
+# Two rules, one of them for SYN cookies; the first start gets the same file with a typo on
+# line 8 (burts), the fixed start the file itself.
+web_policy="rules:
   - name: web
     match: {protocol: tcp, port: 8080}
     limit: {rate: 100/s, burst: 100}
@@ -174,6 +159,16 @@ policy web.yaml "rules:
     match: {protocol: udp, port: 9000}
     limit: {rate: 50/s, burst: 50}
 "
+policy web.yaml "${web_policy/burst: 50/burts: 50}"
+if in_c systemctl enable --now rld >"$work/start.log" 2>&1; then fail "rld started with a broken policy"; fi
+for _ in $(seq 1 50); do [ "$(in_c systemctl is-active rld || true)" = failed ] && break; sleep 0.2; done
+[ "$(in_c systemctl is-active rld || true)" = failed ] || fail "rld is $(in_c systemctl is-active rld), not failed"
+in_c journalctl -u rld --no-pager >"$work/journal"
+grep -q "web.yaml:8:[0-9]*" "$work/journal" || { tail -20 "$work/journal"; fail "the journal does not name web.yaml:8:COLUMN"; }
+[[ "$(in_c ip -d link show dev "$ifs")" != *prog/xdp* ]] || fail "a failed start left a program on $ifs"
+
+step "the fixed policy: rld active, READY, rules on $ifs"
+policy web.yaml "$web_policy"
 in_c systemctl restart rld || { in_c journalctl -u rld --no-pager | tail -20; fail "systemctl restart rld"; }
 [ "$(in_c systemctl is-active rld)" = active ] || fail "rld is not active"
 rlctl_json() { in_c rlctl -o json "$@"; }
