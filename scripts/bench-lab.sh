@@ -80,7 +80,7 @@ napi_setup() {
 }
 # The machine, for a report's header. The kernel's return-thunk mitigations are named because
 # under them every return mispredicts, BPF functions' and helpers' included, which weighs on
-# every contender's calls (docs/benchmarks.md, "A call's return, on this CPU").
+# every contender's calls (bench/results/2026-11-24-call-return-thunk.md).
 bench_machine() {
   local cpu v f returns=""
   cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)

@@ -11,13 +11,13 @@
  * load, where bpf_ktime_get_coarse_ns() is a call into the kernel. On CPUs whose returns go
  * through a return thunk (the SRSO and retbleed mitigations of AMD Zen), each call's return
  * mispredicts, and that helper cost 4% to 10% of rl's receive CPU on live frames
- * (docs/benchmarks.md). The kernel advances jiffies by whole ticks of CLOCK_MONOTONIC
- * (tick_do_update_jiffies64), so jiffies * tick + base is the time of the last tick's boundary,
- * where bpf_ktime_get_coarse_ns() returns the time that tick was handled: both up to a tick
- * behind real time. The loader measures tick (clock_getres of CLOCK_MONOTONIC_COARSE) and base
- * (the precise time and jiffies read together, rl_xdp.bpf.c's rl_clock) and writes them before
- * the program is attached, so no packet reads them while they change; a program loaded without
- * them (rl_jiffy_ns zero) calls the helper.
+ * (bench/results/2026-11-24-call-return-thunk.md). The kernel advances jiffies by whole ticks of
+ * CLOCK_MONOTONIC (tick_do_update_jiffies64), so jiffies * tick + base is the time of the last
+ * tick's boundary, where bpf_ktime_get_coarse_ns() returns the time that tick was handled: both up
+ * to a tick behind real time. The loader measures tick (clock_getres of CLOCK_MONOTONIC_COARSE) and
+ * base (the precise time and jiffies read together, rl_xdp.bpf.c's rl_clock) and writes them before
+ * the program is attached, so no packet reads them while they change; a program loaded without them
+ * (rl_jiffy_ns zero) calls the helper.
  *
  * Tests set rl_clock_override_ns (through the skeleton's mmapped .bss) to drive limiters
  * deterministically; it is zero in production.

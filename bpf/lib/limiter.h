@@ -27,11 +27,12 @@
  * bucket, whatever the number of sources, and known keys keep their own buckets. Such a rule
  * looks its key up without inserting it, so the key table's summary (rl_abi.h) answers first: a
  * new source costs its packet a line of the summary, which stays cached, instead of its set's
- * line from memory, which was half of the packet's time in such a flood (docs/benchmarks.md). The
- * budget is a GCRA word like any other, so CPUs racing for tokens get exactly what the formula
- * allows. A CPU that takes a token and then finds its key inserted by another CPU (the same new key
- * on two CPUs) has spent a token for nothing: the error is on the strict side. One that finds no
- * way free for its key gives the token back (rl_refund).
+ * line from memory, which was half of the packet's time in such a flood
+ * (bench/results/2026-11-24-key-summary-ab.md). The budget is a GCRA word like any other, so CPUs
+ * racing for tokens get exactly what the formula allows. A CPU that takes a token and then finds
+ * its key inserted by another CPU (the same new key on two CPUs) has spent a token for nothing: the
+ * error is on the strict side. One that finds no way free for its key gives the token back
+ * (rl_refund).
  */
 #ifndef RL_BPF_LIMITER_H
 #define RL_BPF_LIMITER_H
@@ -422,10 +423,11 @@ static __always_inline int rl_set_scan(struct rl_set *set, __u32 tag)
 /* The slot of the key with hash h in rl_keys, or NULL; *found gets rl_set_find's result.
  * A known key (every packet of a source but its first) is found by a scan of the set's tags
  * here, as rl_set_find's first scan would find it, without the call: a BPF-to-BPF call and its
- * frame were 1% to 7% of the drop path on live frames (docs/benchmarks.md). rl_set_find scans
- * again for the rest: a new key, a way being claimed. The summary is not asked here: a key's
- * print follows its tag (rl_way_take), and a lookup here must find a key another CPU has just
- * inserted (a stacked limit's refund of a packet judged on it, a budget's second look). */
+ * frame were 1% to 7% of the drop path on live frames
+ * (bench/results/2026-11-23-live-by-source-line.md). rl_set_find scans again for the rest: a new
+ * key, a way being claimed. The summary is not asked here: a key's print follows its tag
+ * (rl_way_take), and a lookup here must find a key another CPU has just inserted (a stacked limit's
+ * refund of a packet judged on it, a budget's second look). */
 static __always_inline struct rl_slot *rl_key_slot(__u64 h, __u64 now, int claim, int *found)
 {
 	__u32 set_idx = 0, tag = 0;
@@ -545,10 +547,11 @@ static __always_inline int rl_judge_known(struct rl_slot *s, const struct rl_rul
  * into the program: RL_LIMIT_* as rl_limit returns, or RL_LIMIT_SLOW when the scan of the key's
  * set does not find it (a new key, a way being claimed, a table rld has not published), and the
  * global rl_limit takes the packet on from info->hash and info->found. On CPUs whose returns go
- * through a return thunk, the call to rl_limit cost about 7 ns a packet (docs/benchmarks.md).
- * info->hash is the key's hash on entry: the caller has it from the key it built, or from the
- * CPU's memo of its last match (memo.h). A refusal also reads the key's state word into *seen,
- * after the judgement, for the memo's refusal (memo.h). */
+ * through a return thunk, the call to rl_limit cost about 7 ns a packet
+ * (bench/results/2026-11-24-no-call-known-key-ab.md). info->hash is the key's hash on entry: the
+ * caller has it from the key it built, or from the CPU's memo of its last match (memo.h). A
+ * refusal also reads the key's state word into *seen, after the judgement, for the memo's refusal
+ * (memo.h). */
 static __always_inline int rl_limit_known(const struct rl_rule *r, struct rl_limit_info *info,
 					  __u64 *seen)
 {
@@ -632,7 +635,8 @@ static __always_inline struct rl_slot *rl_overflow_slot(const struct rl_rule *r,
  * back (rl_refund); NULL when it gave none. A budget whose set is full gives no token (strict).
  * Every packet of a spoofed flood asks the budget, so it is judged as a known key is, GCRA's
  * first attempt without a call (rl_judge_known): the call's return was about 6 ns of that
- * packet's path on a CPU whose returns go through a return thunk (docs/benchmarks.md). */
+ * packet's path on a CPU whose returns go through a return thunk
+ * (bench/results/2026-11-24-bench-xdp-new-source-budget.md). */
 static __always_inline struct rl_slot *rl_new_source_token(const struct rl_rule *nb,
 							   const struct rl_pkt *p, __u64 now,
 							   struct rl_unadmitted_seen *seen)

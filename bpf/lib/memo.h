@@ -3,9 +3,9 @@
  * The last match, per CPU. A packet whose parsed headers are those of the packet its CPU judged
  * before, in every field the rule set in force reads, takes that packet's outcome of the source
  * lists and the rule lookup, and the rule's key and its hash, instead of working them out again:
- * the source filter, the class tables, the rule bitmaps and the hash (docs/benchmarks.md, "The
- * last match"). Packets of a flood from one source, and of one flow on its receive queue, come one
- * after another on a CPU.
+ * the source filter, the class tables, the rule bitmaps and the hash
+ * (bench/results/2026-11-25-memo-last-match-ab.md). Packets of a flood from one source, and of one
+ * flow on its receive queue, come one after another on a CPU.
  *
  * Exact, not a cache that may be stale: the outcome is a function of the headers the rule set reads
  * and of the generation's tables alone, and rld never writes the tables of the generation in force.

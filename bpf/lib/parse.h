@@ -302,7 +302,7 @@ static __always_inline int rl_parse_ip(struct xdp_md *ctx, __u32 l3_off, __u32 e
  * continues as one state; and what the walk writes to *p reads back the same way. Neither the
  * parse nor the rest of the program is then checked more than once per outcome code, and the
  * packet pays no call: a BPF function's return costs a mispredict on CPUs whose returns go through
- * a return thunk (docs/benchmarks.md). */
+ * a return thunk (bench/results/2026-11-24-no-call-known-key-ab.md). */
 static __always_inline int rl_parse_frame(struct xdp_md *ctx, struct rl_pkt *p)
 {
 	void *data = (void *)(long)ctx->data;

@@ -10,10 +10,10 @@
  *   gap at random, uniform over 1 .. 2^(k+1) - 1 (mean 2^k), as sFlow agents draw theirs. So a
  *   packet that is not sampled decrements a word no other CPU reads; bpf_get_prandom_u32() (a
  *   helper call, 14 to 16 ns a packet on a CPU whose returns go through a return thunk,
- *   docs/benchmarks.md) runs once per sample, not per packet. The count ignores the packet's
- *   content and the gap is unknown outside the kernel, so a sender cannot steer which of its
- *   packets are sampled, and samples * 2^k stays an unbiased estimate of a key's packets.
- *   CPUs sample their own streams independently: the program runs to completion on its CPU
+ *   bench/results/2026-11-24-traffic-sampling.md) runs once per sample, not per packet. The count
+ *   ignores the packet's content and the gap is unknown outside the kernel, so a sender cannot
+ *   steer which of its packets are sampled, and samples * 2^k stays an unbiased estimate of a key's
+ *   packets. CPUs sample their own streams independently: the program runs to completion on its CPU
  *   (scratch.h), so the count is never read and written by two runs at once.
  * - A sampled packet reserves a record in rl_samples. The reservation takes the ring's producer
  *   lock, shared by all CPUs: that is one lock per 2^k packets, not per packet. A full ring
@@ -24,8 +24,9 @@
  * - The submit does not wake rld until RL_SAMPLES_WAKEUP_BYTES wait in the ring. The kernel's
  *   default wakes the reader whenever it had caught up, which a quick reader always has: one
  *   wake-up (an irq_work and a context switch, microseconds) per sample cost 10 to 20 ns per
- *   packet at 1 in 1,024 (docs/benchmarks.md). rld reads the ring on every turn of its loop
- *   anyway, at least once a second, and before it answers `rlctl top --by traffic`.
+ *   packet at 1 in 1,024 (bench/results/2026-11-24-traffic-sampling.md). rld reads the ring on
+ *   every turn of its loop anyway, at least once a second, and before it answers `rlctl top --by
+ *   traffic`.
  * - With the shift 0 (the default) the whole thing is removed by the verifier: a load-time
  *   constant, as rl_trace_decisions is.
  */

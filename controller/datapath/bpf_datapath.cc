@@ -556,10 +556,10 @@ rl_runtime_lpm6_key runtime_key6(const Prefix& p) {
 // rl_control.runtime_acl_v4/v6 count each family's entries (hosts and prefixes), so that packets
 // skip the lookups while a family has none. rld's main loop is their only writer, and each add or
 // remove moves its family's count by one: counting by listing the trie made every change a pass
-// over it, quadratic in the entries an operator adds (docs/benchmarks.md, "Runtime lists"). The
-// count goes up before an entry goes in and down after one is gone, so a packet never reads fewer
-// than the maps hold (0 would skip an entry); load_runtime_lists() recounts, which mends a count a
-// crash left too high.
+// over it, quadratic in the entries an operator adds (bench/results/2026-11-24-runtime-lists.md).
+// The count goes up before an entry goes in and down after one is gone, so a packet never reads
+// fewer than the maps hold (0 would skip an entry); load_runtime_lists() recounts, which mends a
+// count a crash left too high.
 template <typename K>
 Status runtime_put(const MapRef<K, rl_runtime_entry>& map, uint32_t& count, const K& key,
                    const rl_runtime_entry& e) {
