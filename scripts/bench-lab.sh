@@ -23,8 +23,8 @@ bench_lab_up() {
       "$@" >/dev/null
   fi
   for f in "$build/tools/rlflood/rlflood" "$build/controller/rld/rld" "$build/controller/rlctl/rlctl" \
-    "$build/bpf/skel/rl_drop.bpf.o" "$build/bpf/skel/rl_src_drop.bpf.o" \
-    "$build/bpf/skel/rl_src_slot.bpf.o"; do
+    "$build/bench/bpf/skel/rl_drop.bpf.o" "$build/bench/bpf/skel/rl_src_drop.bpf.o" \
+    "$build/bench/bpf/skel/rl_src_slot.bpf.o"; do
     [ -e "$f" ] || { echo "$0: $f is missing (build first)" >&2; exit 1; }
   done
   # One live benchmark at a time: each finds its NAPI thread by the interface's name and needs
@@ -227,11 +227,11 @@ print(json.load(sys.stdin)[0]["xdp"]["prog"]["id"])')
 }
 none_on() { :; }
 none_off() { :; }
-drop_on() { xdp_obj "$build/bpf/skel/rl_drop.bpf.o"; }
+drop_on() { xdp_obj "$build/bench/bpf/skel/rl_drop.bpf.o"; }
 drop_off() { xdp_off; }
-src_on() { xdp_obj "$build/bpf/skel/rl_src_drop.bpf.o"; }
+src_on() { xdp_obj "$build/bench/bpf/skel/rl_src_drop.bpf.o"; }
 src_off() { xdp_off; }
-slot_on() { xdp_obj "$build/bpf/skel/rl_src_slot.bpf.o"; }
+slot_on() { xdp_obj "$build/bench/bpf/skel/rl_src_slot.bpf.o"; }
 slot_off() { xdp_off; }
 rl_on() {
   rld_start "$rld" "${RL_BENCH_KEY_CAPACITY:-1048576}" "${RL_BENCH_SAMPLE_SHIFT:-0}" \

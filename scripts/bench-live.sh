@@ -78,7 +78,7 @@
 # drops (the floor for any limiter: it pays the first touch of the headers), and one that also
 # keeps one slot per source, drops a packet whose source holds its slot and passes the rest (the
 # floor for any limiter with per-source state: from many sources its slot's line comes from
-# memory; bpf/progs/rl_src_slot.bpf.c).
+# memory; bench/bpf/rl_src_slot.bpf.c).
 #
 # Rounds are interleaved (round 1 of everything, then round 2, ...), and within a round each flood
 # and mode is measured for every contender back to back, in an order that rotates. Each contender

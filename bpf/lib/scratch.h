@@ -25,6 +25,7 @@
 #include "parse.h"
 #include "limiter.h"
 #include "memo.h"
+#include "outcome.h"
 
 struct rl_scratch {
 	/* The packet's headers, and the CPU's last match's in the other one (memo.h). */
@@ -32,6 +33,7 @@ struct rl_scratch {
 	struct rl_limit_info info;
 	struct rl_memo memo;		      /* the CPU's last match */
 	struct rl_memo_unadmitted unadmitted; /* the CPU's last unadmitted refusal */
+	struct rl_outcome outcome;	      /* this packet's, for rl_account */
 	__u32 sample_left; /* matched packets this CPU lets by before its next sample */
 	__u32 pad;
 };

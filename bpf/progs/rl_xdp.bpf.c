@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * rl_xdp: the rate limiter's XDP program. Order of decisions for a packet:
- *   parse -> runtime allow/deny -> policy allow/deny -> first matching rule -> its limiter
- *   (for a key the table does not hold yet: the rule's new-source budget first, limiter.h)
- *   -> for a packet whose transport could not be parsed and that nothing above decided, the
- *   malformed verdict.
- * Every packet that matched a rule may then be sampled for `rlctl top --by traffic` with its
- * verdict (sample.h), whatever that verdict is.
- * Only a packet without a usable IP header skips the lists and rules: it has no source to judge.
- * The generation is read once per packet, so each packet sees one complete rule set. A packet
- * whose headers equal its CPU's previous one's in every field the rule set reads takes that
- * packet's outcome of the policy lists and the rules, and from its source its key, from the CPU's
- * memo (memo.h).
+ * rl_xdp: the rate limiter's XDP program. A packet goes through the stages rl_xdp() lists:
+ *   setup -> parse -> runtime allow/deny -> policy lists and first matching rule (or the
+ *   CPU's memo of its last match, memo.h) -> the rule's key -> SYN cookies -> cluster block
+ *   -> the rule's own limit and its stacked limits -> admitted or refused
+ * Each stage either decides the packet, filling its outcome (outcome.h), or leaves what the
+ * next needs in struct rl_path; rl_account() books every outcome in one place. A packet
+ * without a usable IP header skips the lists and rules: it has no source to judge. One whose
+ * transport could not be parsed, and that nothing decided, gets the malformed verdict. The
+ * generation is read once per packet, so each packet sees one complete rule set.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -28,14 +25,15 @@
 #include "sample.h"
 #include "scratch.h"
 #include "memo.h"
+#include "outcome.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Load-time settings. */
 const volatile __u32 rl_trace_decisions = 0; /* tests: record each decision in rl_trace */
-/* Benchmarks: replace the low 32 bits of an IPv6 source with n mod rl_bench_src_spread, n
- * counting packets, so one BPF_PROG_TEST_RUN repeat loop sees a stream of distinct sources
- * (2001:db8::/96 + n for the benchmark's frames). Zero, and compiled out, in production. */
+/* Benchmarks and tests: replace the low 32 bits of an IPv6 source with n mod
+ * rl_bench_src_spread, n counting packets, so one BPF_PROG_TEST_RUN repeat loop sees a stream of
+ * distinct sources. Zero, and compiled out by the verifier, in production. */
 const volatile __u32 rl_bench_src_spread = 0;
 /* The kernel has the conntrack lookup SYN cookies need (bpf/lib/syncookie.h). */
 const volatile __u32 rl_syncookies_available = 0;
@@ -43,20 +41,33 @@ const volatile __u32 rl_syncookies_available = 0;
 struct rl_decision rl_trace = {};
 __u32 rl_bench_counter = 0;
 
-static __always_inline int rl_finish(__u32 verdict, __u32 reason, int pos, __u32 rule_id,
-				     __u64 hash, int overflow, int unadmitted, __u32 limit)
+/* What a stage needs of the stages before it. */
+struct rl_path {
+	struct xdp_md *ctx;
+	struct rl_scratch *scratch;
+	struct rl_pkt *pkt;
+	struct rl_control *ctl;
+	struct rl_gen_config *gc;
+	struct rl_rule *rule;		   /* from the rule stage on */
+	struct rl_rule_counters *counters; /* the rule's; NULL before a rule matched */
+	struct rl_limit_info *info;	   /* the rule's key, and what its limit found */
+	__u64 bytes;
+	__u64 now;
+	__u32 epoch; /* names the rule set (memo.h); its low bit is the generation */
+	__u32 gen;
+	__u32 at;     /* which of scratch->pkt is this packet's */
+	int repeat;   /* the packet has the memo's source (memo.h) */
+	int sc;	      /* the SYN cookie class (syncookie.h) */
+	__u32 resets; /* rl_key_resets as the memo's words were read */
+};
+
+static __always_inline int rl_decide(struct rl_outcome *o, __u32 verdict, __u32 reason,
+				     __u32 counter)
 {
-	if (rl_trace_decisions) {
-		rl_trace.verdict = verdict;
-		rl_trace.reason = reason;
-		rl_trace.rule_pos = pos;
-		rl_trace.rule_id = rule_id;
-		rl_trace.key_hash = hash;
-		rl_trace.overflow = overflow;
-		rl_trace.unadmitted = unadmitted;
-		rl_trace.limit = limit;
-	}
-	return verdict;
+	o->d.verdict = verdict;
+	o->d.reason = reason;
+	o->counter = counter;
+	return 1;
 }
 
 /* Anything but an explicit pass drops: a generation written before the policy said otherwise
@@ -64,6 +75,98 @@ static __always_inline int rl_finish(__u32 verdict, __u32 reason, int pos, __u32
 static __always_inline __u32 rl_malformed_verdict(const struct rl_gen_config *gc)
 {
 	return gc->malformed_verdict == RL_VERDICT_PASS ? XDP_PASS : XDP_DROP;
+}
+
+/* The one place a packet's outcome is counted: the global counter, the rule's counters rc (a
+ * packet of a rule counts as passed or dropped, so readers derive matched), the test trace, and
+ * the traffic sample of a packet that matched a rule (its key k). A global function, verified
+ * once: the verifier would otherwise walk it again for every way a packet can end. */
+__attribute__((noinline)) int rl_account(const struct rl_outcome *o, struct rl_rule_counters *rc,
+					 const struct rl_key *k, __u64 bytes)
+{
+	if (!o)
+		return XDP_DROP;
+	if (o->counter != RL_GC_MAX)
+		rl_count(o->counter, bytes);
+	if (rc) {
+		if (o->d.verdict == XDP_DROP) {
+			rc->dropped_pkts++;
+			rc->dropped_bytes += bytes;
+		} else {
+			if (o->monitored) {
+				rc->monitored_pkts++;
+				rc->monitored_bytes += bytes;
+			}
+			rc->passed_pkts++;
+			rc->passed_bytes += bytes;
+		}
+	}
+	if (rl_trace_decisions)
+		__builtin_memcpy(&rl_trace, &o->d, sizeof(rl_trace));
+	if (k)
+		return rl_traffic(k, bytes, o->d.verdict);
+	return o->d.verdict;
+}
+
+static __always_inline int rl_booked(const struct rl_path *p, const struct rl_outcome *o)
+{
+	return rl_account(o, p->counters, p->counters ? &p->info->key : 0, p->bytes);
+}
+
+/* The CPU's scratch, the control block and the rule set in force; 0 if a map is missing. */
+static __always_inline int rl_stage_setup(struct rl_path *p)
+{
+	__u32 zero = 0;
+	p->scratch = bpf_map_lookup_elem(&rl_scratch, &zero);
+	if (!p->scratch)
+		return 0;
+	p->at = rl_memo_parse_into(&p->scratch->memo);
+	p->pkt = &p->scratch->pkt[p->at];
+	__builtin_memset(p->pkt, 0, sizeof(*p->pkt));
+	p->ctl = bpf_map_lookup_elem(&rl_control, &zero);
+	if (!p->ctl)
+		return 0;
+	p->epoch = RL_READ_ONCE(p->ctl->active_gen);
+	p->gen = p->epoch & 1;
+	p->gc = bpf_map_lookup_elem(&rl_gen_config, &p->gen);
+	return p->gc != 0;
+}
+
+/* Headers: a packet without a usable IP header is decided here. One whose transport could not
+ * be parsed still has a source for the lists and the rules that need no port. */
+static __always_inline int rl_stage_parse(struct rl_path *p, struct rl_outcome *o)
+{
+	struct rl_pkt *pkt = p->pkt;
+	int rc = rl_parse_frame(p->ctx, pkt);
+	if (rc == RL_PARSE_NON_IP)
+		return rl_decide(o, XDP_PASS, RL_REASON_NON_IP, RL_GC_NON_IP);
+	if (rc < 0)
+		return rl_decide(o, rl_malformed_verdict(p->gc), RL_REASON_MALFORMED,
+				 RL_GC_MALFORMED);
+	if (pkt->flags & RL_PKT_F_NO_L4)
+		rl_count(RL_GC_MALFORMED, p->bytes);
+	if (pkt->fragment)
+		rl_count(RL_GC_FRAGMENTS, p->bytes);
+	if (rl_bench_src_spread && pkt->family == 6) {
+		/* Atomic, so that CPUs running at once never send the same source twice. */
+		__u32 n = __sync_fetch_and_add(&rl_bench_counter, 1);
+		pkt->saddr[3] = bpf_htonl(n % rl_bench_src_spread);
+	}
+	return 0;
+}
+
+/* rlctl's runtime allow and deny entries, before the policy. */
+static __always_inline int rl_stage_runtime_lists(struct rl_path *p, struct rl_outcome *o)
+{
+	if (!(p->ctl->runtime_acl_v4 | p->ctl->runtime_acl_v6))
+		return 0;
+	/* Expiries are seconds to hours away: a tick of lateness does not matter. */
+	__u32 f = rl_lookup_runtime(p->ctl, p->pkt, rl_now_coarse());
+	if (f & RL_SRC_F_ALLOW)
+		return rl_decide(o, XDP_PASS, RL_REASON_RUNTIME_ALLOW, RL_GC_RUNTIME_ALLOWED);
+	if (f & RL_SRC_F_DENY)
+		return rl_decide(o, XDP_DROP, RL_REASON_RUNTIME_DENY, RL_GC_RUNTIME_DENIED);
+	return 0;
 }
 
 /* The source lists' verdict on the packet (RL_MEMO_ALLOW or RL_MEMO_DENY), else the position of
@@ -85,285 +188,239 @@ static __always_inline int rl_match(__u32 gen, const struct rl_gen_config *gc,
 }
 
 /* No list and no rule decided the packet. */
-static __always_inline int rl_undecided(const struct rl_gen_config *gc, const struct rl_pkt *p,
-					__u64 bytes)
+static __always_inline int rl_undecided(const struct rl_path *p, struct rl_outcome *o)
 {
-	if (p->flags & RL_PKT_F_NO_L4)
-		return rl_finish(rl_malformed_verdict(gc), RL_REASON_MALFORMED, -1, 0, 0, 0, 0, 0);
-	rl_count(RL_GC_UNMATCHED, bytes);
-	return rl_finish(XDP_PASS, RL_REASON_UNMATCHED, -1, 0, 0, 0, 0, 0);
+	if (p->pkt->flags & RL_PKT_F_NO_L4) /* counted malformed by the parse stage */
+		return rl_decide(o, rl_malformed_verdict(p->gc), RL_REASON_MALFORMED, RL_GC_MAX);
+	return rl_decide(o, XDP_PASS, RL_REASON_UNMATCHED, RL_GC_UNMATCHED);
 }
 
-SEC("xdp")
-int rl_xdp(struct xdp_md *ctx)
+/* The policy's lists, then its first matching rule, from the CPU's memo when the headers equal
+ * its last match's: decides the packet, or leaves p->rule set. */
+static __always_inline int rl_stage_rule(struct rl_path *p, struct rl_outcome *o)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	__u64 bytes = data_end - data;
-	__u32 zero = 0;
-
-	rl_count(RL_GC_RX, bytes);
-	if (rl_trace_decisions)
-		rl_trace.memo = 0;
-
-	struct rl_scratch *scratch = bpf_map_lookup_elem(&rl_scratch, &zero);
-	if (!scratch)
-		return XDP_PASS;
-	struct rl_memo *memo = &scratch->memo;
-	__u32 at = rl_memo_parse_into(memo);
-	struct rl_pkt *pkt = &scratch->pkt[at];
-	__builtin_memset(pkt, 0, sizeof(*pkt));
-
-	struct rl_control *ctl = bpf_map_lookup_elem(&rl_control, &zero);
-	if (!ctl)
-		return XDP_PASS;
-	/* The epoch names the rule set (memo.h), its low bit the generation that holds it. */
-	__u32 epoch = RL_READ_ONCE(ctl->active_gen);
-	__u32 gen = epoch & 1;
-	struct rl_gen_config *gc = bpf_map_lookup_elem(&rl_gen_config, &gen);
-	if (!gc)
-		return XDP_PASS;
-
-	int rc = rl_parse_frame(ctx, pkt);
-	if (rc == RL_PARSE_NON_IP) {
-		rl_count(RL_GC_NON_IP, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_NON_IP, -1, 0, 0, 0, 0, 0);
-	}
-	if (rc < 0) {
-		rl_count(RL_GC_MALFORMED, bytes);
-		return rl_finish(rl_malformed_verdict(gc), RL_REASON_MALFORMED, -1, 0, 0, 0, 0, 0);
-	}
-	/* The source is known: the lists and the rules that need no port judge it first. */
-	if (pkt->flags & RL_PKT_F_NO_L4)
-		rl_count(RL_GC_MALFORMED, bytes);
-	if (pkt->fragment)
-		rl_count(RL_GC_FRAGMENTS, bytes);
-
-	if (rl_bench_src_spread && pkt->family == 6) {
-		/* Atomic, so that CPUs running at once never send the same source twice. */
-		__u32 n = __sync_fetch_and_add(&rl_bench_counter, 1);
-		pkt->saddr[3] = bpf_htonl(n % rl_bench_src_spread);
-	}
-
-	if (ctl->runtime_acl_v4 | ctl->runtime_acl_v6) {
-		/* Expiries are seconds to hours away: a tick of lateness does not matter. */
-		__u32 f = rl_lookup_runtime(ctl, pkt, rl_now_coarse());
-		if (f & RL_SRC_F_ALLOW) {
-			rl_count(RL_GC_RUNTIME_ALLOWED, bytes);
-			return rl_finish(XDP_PASS, RL_REASON_RUNTIME_ALLOW, -1, 0, 0, 0, 0, 0);
-		}
-		if (f & RL_SRC_F_DENY) {
-			rl_count(RL_GC_RUNTIME_DENIED, bytes);
-			return rl_finish(XDP_DROP, RL_REASON_RUNTIME_DENY, -1, 0, 0, 0, 0, 0);
-		}
-	}
-
-	int pos = rl_memo_outcome(memo, epoch, gc, pkt, &scratch->pkt[at ^ 1]);
+	struct rl_memo *memo = &p->scratch->memo;
+	int pos = rl_memo_outcome(memo, p->epoch, p->gc, p->pkt, &p->scratch->pkt[p->at ^ 1]);
 	if (pos == RL_MEMO_MISS) {
-		pos = rl_match(gen, gc, pkt);
-		rl_memo_keep(memo, epoch, at, pos);
-	} else if (rl_trace_decisions) {
-		rl_trace.memo = 1;
+		pos = rl_match(p->gen, p->gc, p->pkt);
+		rl_memo_keep(memo, p->epoch, p->at, pos);
+	} else {
+		o->d.memo = 1;
 	}
-	if (pos == RL_MEMO_ALLOW) {
-		rl_count(RL_GC_ALLOWLISTED, bytes);
-		return rl_finish(XDP_PASS, RL_REASON_ALLOWLIST, -1, 0, 0, 0, 0, 0);
-	}
-	if (pos == RL_MEMO_DENY) {
-		rl_count(RL_GC_DENYLISTED, bytes);
-		return rl_finish(XDP_DROP, RL_REASON_DENYLIST, -1, 0, 0, 0, 0, 0);
-	}
+	if (pos == RL_MEMO_ALLOW)
+		return rl_decide(o, XDP_PASS, RL_REASON_ALLOWLIST, RL_GC_ALLOWLISTED);
+	if (pos == RL_MEMO_DENY)
+		return rl_decide(o, XDP_DROP, RL_REASON_DENYLIST, RL_GC_DENYLISTED);
 	if (pos < 0 || pos >= RL_MAX_RULES)
-		return rl_undecided(gc, pkt, bytes);
-	__u32 ridx = gen * RL_MAX_RULES + pos;
-	struct rl_rule *r = bpf_map_lookup_elem(&rl_rules, &ridx);
-	if (!r)
-		return rl_undecided(gc, pkt, bytes);
+		return rl_undecided(p, o);
+	__u32 ridx = p->gen * RL_MAX_RULES + pos;
+	p->rule = bpf_map_lookup_elem(&rl_rules, &ridx);
+	if (!p->rule)
+		return rl_undecided(p, o);
+	o->d.rule_pos = pos;
+	o->d.rule_id = p->rule->id;
+	p->counters = rl_rule_counters(p->rule->stats_slot);
+	p->info = &p->scratch->info;
+	__builtin_memset(p->info, 0, sizeof(*p->info));
+	p->info->bytes = p->bytes;
+	p->info->ridx = ridx;
+	return 0;
+}
 
-	/* Every path below counts the packet as passed or dropped, so the reader derives matched
-	 * (rl_rule_counters): one read-modify-write fewer on the rule's line per packet. */
-	struct rl_rule_counters *rc_ = rl_rule_counters(r->stats_slot);
-	/* The rule's key, built before any verdict: a sampled packet carries it (sample.h). */
-	struct rl_limit_info *info = &scratch->info;
-	__builtin_memset(info, 0, sizeof(*info));
-	info->bytes = bytes;
-	info->ridx = ridx;
-	/* A packet that met the memo parsed into the other packet than the memo's (a miss makes its
-	 * own packet the memo's). From the memo's source, its key may be remembered, or be the one
-	 * to remember; from another (a family without source prefixes), it is its own. */
-	int repeat = memo->at != at && rl_memo_same_source(pkt, &scratch->pkt[at ^ 1]);
-	if (repeat && memo->keyed) {
+/* The rule's key, built before any verdict so that a sampled packet carries it (sample.h). A
+ * packet that met the memo parsed into the other packet than the memo's (a miss makes its own
+ * packet the memo's). From the memo's source, its key may be remembered, or be the one to
+ * remember; from another (a family without source prefixes), it is its own. */
+static __always_inline void rl_stage_key(struct rl_path *p)
+{
+	struct rl_memo *memo = &p->scratch->memo;
+	struct rl_limit_info *info = p->info;
+	p->repeat = memo->at != p->at && rl_memo_same_source(p->pkt, &p->scratch->pkt[p->at ^ 1]);
+	if (p->repeat && memo->keyed) {
 		__builtin_memcpy(&info->key, &memo->key, sizeof(info->key));
 		info->hash = memo->hash;
-	} else {
-		rl_key_build(&info->key, r, pkt);
-		info->hash = rl_key_hash(&info->key, rl_hash_seed);
-		if (repeat)
-			rl_memo_keep_key(memo, &info->key, info->hash);
+		return;
 	}
+	rl_key_build(&info->key, p->rule, p->pkt);
+	info->hash = rl_key_hash(&info->key, rl_hash_seed);
+	if (p->repeat)
+		rl_memo_keep_key(memo, &info->key, info->hash);
+}
 
-	/* A syn_cookies rule answers SYNs itself and lets through only packets of connections
-	 * conntrack knows and ACKs with a valid cookie; what it lets through meets the limit as
-	 * usual, and a SYN's admission is the SYN-ACK's (so rl cannot be made a reflector). */
-	int sc = RL_SC_FLOW;
-	if (rl_syncookies_available && (r->flags & RL_RULE_F_SYN_COOKIES) &&
-	    pkt->port_kind == RL_PORT_KIND_TCP) {
-		sc = rl_syncookie_classify(ctx, pkt);
-		if (sc == RL_SC_REJECT) {
-			rl_count(RL_GC_SYNCOOKIE_REJECTED, bytes);
-			if (rc_) {
-				rc_->dropped_pkts++;
-				rc_->dropped_bytes += bytes;
-			}
-			return rl_traffic(&info->key, bytes,
-					  rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED, pos,
-						    r->id, 0, 0, 0, 0));
-		}
-		if (sc == RL_SC_COOKIE_OK)
-			rl_count(RL_GC_SYNCOOKIE_ACCEPTED, bytes);
-	}
+/* A syn_cookies rule answers SYNs itself and lets through only packets of connections conntrack
+ * knows and ACKs with a valid cookie; what it lets through meets the limit as usual, and a SYN's
+ * admission is the SYN-ACK's (rl_stage_verdict), so rl cannot be made a reflector. */
+static __always_inline int rl_stage_syncookie(struct rl_path *p, struct rl_outcome *o)
+{
+	p->sc = RL_SC_FLOW;
+	if (!rl_syncookies_available || !(p->rule->flags & RL_RULE_F_SYN_COOKIES) ||
+	    p->pkt->port_kind != RL_PORT_KIND_TCP)
+		return 0;
+	p->sc = rl_syncookie_classify(p->ctx, p->pkt);
+	if (p->sc == RL_SC_REJECT)
+		return rl_decide(o, XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED,
+				 RL_GC_SYNCOOKIE_REJECTED);
+	if (p->sc == RL_SC_COOKIE_OK)
+		rl_count(RL_GC_SYNCOOKIE_ACCEPTED, p->bytes);
+	return 0;
+}
 
-	__u64 now = (r->flags & RL_RULE_F_PRECISE_CLOCK) ? rl_now_precise() : rl_now_coarse();
+/* The fleet used up this key's limit (cluster.h): the local bucket is not charged. */
+static __always_inline int rl_stage_cluster(struct rl_path *p, struct rl_outcome *o)
+{
+	const struct rl_rule *r = p->rule;
+	p->now = (r->flags & RL_RULE_F_PRECISE_CLOCK) ? rl_now_precise() : rl_now_coarse();
+	p->info->now = p->now;
+	if (!(r->flags & RL_RULE_F_CLUSTER) || !rl_cluster_over_limit(&p->info->key, p->now))
+		return 0;
+	o->monitored = r->action == RL_ACTION_MONITOR;
+	return rl_decide(o, o->monitored ? XDP_PASS : XDP_DROP, RL_REASON_CLUSTER_LIMITED,
+			 RL_GC_CLUSTER_LIMITED);
+}
 
-	info->now = now;
-	int res;
-	if ((r->flags & RL_RULE_F_CLUSTER) && rl_cluster_over_limit(&info->key, now)) {
-		/* The fleet used up this key's limit: the local bucket is not charged. */
-		rl_count(RL_GC_CLUSTER_LIMITED, bytes);
-		if (rc_) {
-			if (r->action == RL_ACTION_MONITOR) {
-				rc_->monitored_pkts++;
-				rc_->monitored_bytes += bytes;
-				rc_->passed_pkts++;
-				rc_->passed_bytes += bytes;
-			} else {
-				rc_->dropped_pkts++;
-				rc_->dropped_bytes += bytes;
-			}
-		}
-		__u32 v = r->action == RL_ACTION_MONITOR ? XDP_PASS : XDP_DROP;
-		return rl_traffic(&info->key, bytes,
-				  rl_finish(v, RL_REASON_CLUSTER_LIMITED, pos, r->id, 0, 0, 0, 0));
-	}
-	/* From the memo's source, the memo may hold the key's refusal (memo.h). */
-	res = repeat ? rl_memo_refusal(memo, r, now, bytes) : RL_LIMIT_SLOW;
-	__u32 resets = rl_key_resets; /* before the words (rl_memo_refusal) */
+/* The rule's own limit: from the memo's refusal of the key or of the rule's unadmitted sources
+ * when it holds one (memo.h), else the key table (limiter.h). */
+static __always_inline int rl_own_limit(struct rl_path *p, struct rl_outcome *o)
+{
+	const struct rl_rule *r = p->rule;
+	struct rl_limit_info *info = p->info;
+	struct rl_memo *memo = &p->scratch->memo;
+	int res = p->repeat ? rl_memo_refusal(memo, r, p->now, p->bytes) : RL_LIMIT_SLOW;
+	p->resets = rl_key_resets; /* before the words (rl_memo_refusal) */
 	if (res == RL_LIMIT_SLOW) {
 		__u64 seen = 0;
 		res = rl_limit_known(r, info, &seen);
-		if (repeat && (res == RL_LIMIT_OVER || res == RL_LIMIT_BLOCKED) &&
+		if (p->repeat && (res == RL_LIMIT_OVER || res == RL_LIMIT_BLOCKED) &&
 		    rl_memo_refusals_kept(r))
-			rl_memo_keep_refusal(memo, seen, resets);
-	} else if (rl_trace_decisions) {
-		rl_trace.memo = 2;
+			rl_memo_keep_refusal(memo, seen, p->resets);
+	} else {
+		o->d.memo = 2;
 	}
 	/* A source the summary rules out: the memo may hold its rule's unadmitted refusal. */
-	struct rl_memo_unadmitted *unadm = &scratch->unadmitted;
+	struct rl_memo_unadmitted *unadm = &p->scratch->unadmitted;
 	if (res == RL_LIMIT_SLOW && info->found == RL_SET_UNSEEN) {
-		res = rl_memo_unadmitted_refusal(unadm, epoch, ridx, r, now, bytes, info);
-		if (res != RL_LIMIT_SLOW && rl_trace_decisions)
-			rl_trace.memo = 3;
+		res = rl_memo_unadmitted_refusal(unadm, p->epoch, info->ridx, r, p->now, p->bytes,
+						 info);
+		if (res != RL_LIMIT_SLOW)
+			o->d.memo = 3;
 	}
 	if (res == RL_LIMIT_SLOW) {
 		/* rl_limit writes what it sees into the memo's words. */
 		unadm->kept = 0;
 		unadm->words.seen = 0;
-		res = rl_limit(r, pkt, info, &unadm->words);
+		res = rl_limit(r, p->pkt, info, &unadm->words);
 		if (unadm->words.seen && rl_memo_refusals_kept(r))
-			rl_memo_keep_unadmitted(unadm, epoch, ridx, resets, info);
+			rl_memo_keep_unadmitted(unadm, p->epoch, info->ridx, p->resets, info);
 	}
 	if (info->inserted)
 		rl_count(RL_GC_KEY_INSERTED, 0);
 	if (info->unadmitted)
-		rl_count(RL_GC_NEW_UNADMITTED, bytes);
-	__u32 by = 0; /* the limit that refused the packet */
+		rl_count(RL_GC_NEW_UNADMITTED, p->bytes);
+	return res;
+}
+
+/* The rule's own limit, then its stacked limits (stacked.h): RL_LIMIT_*, with the limit that
+ * refused the packet in o->d.limit (0 for the rule's own) and the judging key in o->d. */
+static __always_inline int rl_stage_limits(struct rl_path *p, struct rl_outcome *o)
+{
+	const struct rl_rule *r = p->rule;
+	struct rl_limit_info *info = p->info;
+	int res = rl_own_limit(p, o);
 	if (res == RL_LIMIT_ADMIT && r->more_limits) {
-		struct rl_stack_ctx stk = {.now = now, .bytes = bytes, .ridx = ridx};
-		res = rl_more_limits(r, pkt, &stk);
+		struct rl_stack_ctx stk = {.now = p->now, .bytes = p->bytes, .ridx = info->ridx};
+		res = rl_more_limits(r, p->pkt, &stk);
 		if (stk.inserted)
 			rl_count(RL_GC_KEY_INSERTED, 0);
 		if (res != RL_LIMIT_ADMIT) {
 			rl_limit_refund(r, info);
-			by = stk.by;
+			o->d.limit = stk.by;
 			info->hash = stk.hash;
 			info->overflow = stk.overflow;
 		}
 	}
 	if (info->overflow)
-		rl_count(RL_GC_KEY_OVERFLOW, bytes);
+		rl_count(RL_GC_KEY_OVERFLOW, p->bytes);
+	o->d.key_hash = info->hash;
+	o->d.overflow = info->overflow;
+	o->d.unadmitted = info->unadmitted;
+	return res;
+}
 
-	if (res == RL_LIMIT_ADMIT) {
-		if (r->flags & RL_RULE_F_CLUSTER)
-			rl_cluster_admitted_add(r, &info->key, rl_cost_units(r, bytes));
-		if (sc == RL_SC_SYN) {
-			int v = rl_syncookie_answer(ctx, pkt);
-			if (v == XDP_DROP) {
-				rl_count(RL_GC_SYNCOOKIE_REJECTED, bytes);
-				if (rc_) {
-					rc_->dropped_pkts++;
-					rc_->dropped_bytes += bytes;
-				}
-				return rl_traffic(&info->key, bytes,
-						  rl_finish(XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED,
-							    pos, r->id, info->hash, info->overflow,
-							    info->unadmitted, r->more_limits));
-			}
-			if (v == XDP_TX)
-				rl_count(RL_GC_SYNCOOKIE_SENT, bytes);
-			if (rc_) {
-				rc_->passed_pkts++;
-				rc_->passed_bytes += bytes;
-			}
-			return rl_traffic(
-			    &info->key, bytes,
-			    rl_finish(v,
-				      v == XDP_TX ? RL_REASON_SYNCOOKIE_SENT : RL_REASON_ADMITTED,
-				      pos, r->id, info->hash, info->overflow, info->unadmitted,
-				      r->more_limits));
-		}
-		if (rc_) {
-			rc_->passed_pkts++;
-			rc_->passed_bytes += bytes;
-		}
-		return rl_traffic(&info->key, bytes,
-				  rl_finish(XDP_PASS, RL_REASON_ADMITTED, pos, r->id, info->hash,
-					    info->overflow, info->unadmitted, r->more_limits));
+/* An admitted packet passes; an admitted SYN of a syn_cookies rule is answered. */
+static __always_inline void rl_admitted(struct rl_path *p, struct rl_outcome *o)
+{
+	const struct rl_rule *r = p->rule;
+	o->d.limit = r->more_limits;
+	if (r->flags & RL_RULE_F_CLUSTER)
+		rl_cluster_admitted_add(r, &p->info->key, rl_cost_units(r, p->bytes));
+	if (p->sc != RL_SC_SYN) {
+		rl_decide(o, XDP_PASS, RL_REASON_ADMITTED, RL_GC_MAX);
+		return;
 	}
+	int v = rl_syncookie_answer(p->ctx, p->pkt);
+	if (v == XDP_DROP)
+		rl_decide(o, XDP_DROP, RL_REASON_SYNCOOKIE_REJECTED, RL_GC_SYNCOOKIE_REJECTED);
+	else if (v == XDP_TX)
+		rl_decide(o, XDP_TX, RL_REASON_SYNCOOKIE_SENT, RL_GC_SYNCOOKIE_SENT);
+	else
+		rl_decide(o, v, RL_REASON_ADMITTED, RL_GC_MAX);
+}
 
-	__u32 reason = RL_REASON_LIMITED;
+/* A refused packet is dropped, or passed by a monitor rule, and its key reported. */
+static __always_inline void rl_refused(struct rl_path *p, int res, struct rl_outcome *o)
+{
+	const struct rl_rule *r = p->rule;
+	struct rl_limit_info *info = p->info;
+	__u32 reason = RL_REASON_LIMITED, counter = RL_GC_MAX;
 	if (res == RL_LIMIT_BLOCKED) {
 		reason = RL_REASON_BLOCKED;
-		rl_count(RL_GC_BLOCKED, bytes);
+		counter = RL_GC_BLOCKED;
 	} else if (res == RL_LIMIT_EXHAUSTED) {
 		reason = RL_REASON_CAS_EXHAUSTED;
-		rl_count(RL_GC_CAS_EXHAUSTED, bytes);
+		counter = RL_GC_CAS_EXHAUSTED;
 	}
 	/* An unadmitted packet is reported as its shared key: one report for a whole flood. A
 	 * stacked limit that refused has reported its own key. */
-	if (!by)
-		rl_offender(r, info->unadmitted ? &info->shared : &info->key, info->hash, now,
+	if (!o->d.limit)
+		rl_offender(r, info->unadmitted ? &info->shared : &info->key, info->hash, p->now,
 			    res == RL_LIMIT_BLOCKED);
 	if (r->more_limits)
-		rl_count_limit(r->stats_slot, by, bytes);
+		rl_count_limit(r->stats_slot, o->d.limit, p->bytes);
+	o->monitored = r->action == RL_ACTION_MONITOR;
+	rl_decide(o, o->monitored ? XDP_PASS : XDP_DROP, reason, counter);
+}
 
-	if (r->action == RL_ACTION_MONITOR) {
-		if (rc_) {
-			rc_->monitored_pkts++;
-			rc_->monitored_bytes += bytes;
-			rc_->passed_pkts++;
-			rc_->passed_bytes += bytes;
-		}
-		return rl_traffic(&info->key, bytes,
-				  rl_finish(XDP_PASS, reason, pos, r->id, info->hash,
-					    info->overflow, info->unadmitted, by));
-	}
-	if (rc_) {
-		rc_->dropped_pkts++;
-		rc_->dropped_bytes += bytes;
-	}
-	return rl_traffic(&info->key, bytes,
-			  rl_finish(XDP_DROP, reason, pos, r->id, info->hash, info->overflow,
-				    info->unadmitted, by));
+/* A packet's life, one stage a line. */
+SEC("xdp")
+int rl_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct rl_path p = {.ctx = ctx, .bytes = data_end - data};
+
+	rl_count(RL_GC_RX, p.bytes);
+	if (!rl_stage_setup(&p))
+		return XDP_PASS;
+	struct rl_outcome *o = &p.scratch->outcome;
+	__builtin_memset(o, 0, sizeof(*o));
+	o->d.rule_pos = -1;
+	if (rl_stage_parse(&p, o))
+		return rl_booked(&p, o);
+	if (rl_stage_runtime_lists(&p, o))
+		return rl_booked(&p, o);
+	if (rl_stage_rule(&p, o))
+		return rl_booked(&p, o);
+	rl_stage_key(&p);
+	if (rl_stage_syncookie(&p, o))
+		return rl_booked(&p, o);
+	if (rl_stage_cluster(&p, o))
+		return rl_booked(&p, o);
+	int res = rl_stage_limits(&p, o);
+	if (res == RL_LIMIT_ADMIT)
+		rl_admitted(&p, o);
+	else
+		rl_refused(&p, res, o);
+	return rl_booked(&p, o);
 }
 
 /* The data path's clock, for the controller: expiries it writes (runtime entries, cluster

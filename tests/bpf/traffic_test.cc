@@ -171,7 +171,11 @@ TEST_F(BpfTest, NoSamplesWhileSamplingIsOff) {
 }
 
 // The verifier's processed instructions, with sampling on and off (dead code when the shift is
-// 0), within its budget of 1,000,000.
+// 0), against the program's budget: the count it has on the CI kernel plus a margin of about 7%.
+// A change that needs more raises kVerifierBudget in its own commit, with the reason and the new
+// count in docs/benchmarks.md; the kernel's own limit (1,000,000) is far above either.
+constexpr uint32_t kVerifierBudget = 400'000;
+
 TEST_F(TrafficSampleTest, VerifierBudget) {
   uint32_t on = verified_insns(dp_->prog_fd());
   LoadOptions o;
@@ -182,9 +186,8 @@ TEST_F(TrafficSampleTest, VerifierBudget) {
   ASSERT_TRUE(off.ok()) << off.error().str();
   uint32_t without = verified_insns((*off)->prog_fd());
   std::printf("verified instructions: %u with traffic sampling, %u without\n", on, without);
-  // Which is larger depends on where the verifier prunes; both stay well within budget.
-  EXPECT_LT(on, 1'000'000u);
-  EXPECT_LT(without, 1'000'000u);
+  EXPECT_LE(on, kVerifierBudget);
+  EXPECT_LE(without, kVerifierBudget);
 }
 
 }  // namespace

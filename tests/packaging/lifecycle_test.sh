@@ -109,7 +109,7 @@ ip -n "$srv" link set "$ifs" up
 ip -n "$cli" link set "$ifc" up
 # A veth takes the frames its peer's XDP program sends back (XDP_TX: SYN cookies) only while it
 # runs an XDP program itself; a real NIC's peer needs nothing.
-ip -n "$cli" link set dev "$ifc" xdpdrv obj "$build/bpf/skel/rl_empty.bpf.o" sec xdp
+ip -n "$cli" link set dev "$ifc" xdpdrv obj "$build/bench/bpf/skel/rl_empty.bpf.o" sec xdp
 
 step "boot: systemd as PID 1 of the container"
 # As on a host: /sys and /proc/sys writable, the capabilities rld's unit keeps, and bpf() (the
