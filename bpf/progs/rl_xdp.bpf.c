@@ -175,7 +175,7 @@ int rl_xdp(struct xdp_md *ctx)
 	}
 	if (pos < 0 || pos >= RL_MAX_RULES)
 		return rl_undecided(gc, pkt, bytes);
-	__u32 ridx = gen * RL_MAX_RULES + pos;
+	__u32 ridx = rl_rule_index(gen, pos);
 	struct rl_rule *r = bpf_map_lookup_elem(&rl_rules, &ridx);
 	if (!r)
 		return rl_undecided(gc, pkt, bytes);
