@@ -35,21 +35,24 @@
 #define RL_VLAN_MAX_TAGS    8	   /* VLAN tags walked (why 8: bpf/lib/parse.h) */
 #define RL_PORT_KINDS	    4	   /* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
 /* The L4 index is the destination port for TCP and UDP, and type * 256 + code for ICMP and
- * ICMPv6: 65536 values either way. */
-/* rl_port_classes holds, per generation, RL_PORT_TABLES tables of 65536 classes: the L4 index
- * of each port kind, then the source port of TCP and of UDP (RL_SPORT_TABLE + kind), then the
- * packet's L3 length (RL_LEN_TABLE: IPv4 total length, IPv6 payload length + 40). */
+ * ICMPv6: RL_PORT_VALUES values either way. */
+#define RL_PORT_VALUES 65536 /* values of a 16-bit field: a port, an L4 index, an L3 length */
+#define RL_BYTE_VALUES 256   /* values of a one-byte field */
+/* rl_port_classes holds, per generation, RL_PORT_TABLES tables of RL_PORT_VALUES classes: the L4
+ * index of each port kind, then the source port of TCP and of UDP (RL_SPORT_TABLE + kind), then
+ * the packet's L3 length (RL_LEN_TABLE: IPv4 total length, IPv6 payload length + 40). Element
+ * indexes: rl_port_class_index (rl_layout.h). */
 #define RL_SPORT_TABLE	   RL_PORT_KINDS
 #define RL_LEN_TABLE	   (RL_PORT_KINDS + 2)
 #define RL_PORT_TABLES	   (RL_PORT_KINDS + 3)
 #define RL_PORTS_PER_ENTRY 4 /* u16 classes packed per 8-byte array element */
-/* rl_byte_classes holds, per generation, RL_BYTE_TABLES tables of 256 u16 classes for packet
- * fields of one byte, indexed by the field's value (512 bytes a table). */
+/* rl_byte_classes holds, per generation, RL_BYTE_TABLES tables of RL_BYTE_VALUES u16 classes for
+ * packet fields of one byte, indexed by the field's value (rl_byte_class_index, rl_layout.h). */
 #define RL_BYTE_TABLE_TCP_FLAGS	 0 /* the TCP flags byte (FIN 0x01 ... CWR 0x80) */
 #define RL_BYTE_TABLE_TTL	 1 /* IPv4 TTL, IPv6 hop limit */
 #define RL_BYTE_TABLES		 2
-#define RL_BYTE_ENTRIES		 (256 / RL_PORTS_PER_ENTRY) /* array elements per table */
-#define RL_PORT_ENTRIES_PER_KIND (65536 / RL_PORTS_PER_ENTRY)
+#define RL_BYTE_ENTRIES		 (RL_BYTE_VALUES / RL_PORTS_PER_ENTRY) /* array elements per table */
+#define RL_PORT_ENTRIES_PER_KIND (RL_PORT_VALUES / RL_PORTS_PER_ENTRY)
 #define RL_WAYS			 4 /* key table associativity */
 /* The key table in use starts at 2^RL_KEY_SETS_MIN_LOG2 sets (1 MiB) and grows by linear hashing
  * up to the configured capacity (rl_hash.h, rl_set_index). */
@@ -80,7 +83,7 @@
 #define RL_OVERFLOW_V6_PREFIX 32
 
 /* ---- Rule bitmap classes ----------------------------------------------------------------------
- * Each generation owns RL_MAX_CLASSES bitmaps in rl_bitmaps at gen * RL_MAX_CLASSES + class.
+ * Each generation owns RL_MAX_CLASSES bitmaps in rl_bitmaps (rl_bitmap_index, rl_layout.h).
  *   [0, 255]   protocol classes: rules whose protocol condition admits IP protocol N
  *   256        rules that do not require a new TCP connection (ANDed in for non-SYN TCP)
  *   257        rules without a port/ICMP-type condition (for packets that have no L4 index)
@@ -158,8 +161,8 @@ struct rl_control {
 
 /* Source filter: per generation and family, a bitset over hashes of a source's /min_len prefix.
  * A clear bit proves that no source entry longer than /0 covers the address, so the packet takes
- * the family's default entry without an LPM lookup. rl_src_filter[(gen * 2 + fam6) *
- * RL_FILTER_WORDS + word]. */
+ * the family's default entry without an LPM lookup. Word indexes: rl_src_filter_index
+ * (rl_layout.h). */
 #define RL_FILTER_BITS_LOG2 20
 #define RL_FILTER_WORDS	    ((1u << RL_FILTER_BITS_LOG2) / 64)
 
@@ -201,7 +204,8 @@ struct rl_gen_config {
 #define RL_DIM_DESTINATION (1u << 3) /* some rule names a destination prefix */
 #define RL_DIM_NEW_CONN	   (1u << 4) /* some rule requires a new TCP connection (tcp_syn) */
 
-/* rl_rules[gen * RL_MAX_RULES + position]: position is the priority order (0 = first). */
+/* rl_rules, at rl_rule_index (rl_layout.h) of the generation and the rule's position: position
+ * is the priority order (0 = first). */
 struct rl_rule {
 	__u32 id; /* seeds the rule's key hashes; kept across reloads while the limiter is unchanged
 		   */
@@ -239,13 +243,13 @@ struct rl_rule {
 #define RL_SYNCOOKIE_MSS6   1440
 #define RL_SYNCOOKIE_WSCALE 7
 
-/* rl_limits[(gen * RL_MAX_RULES + position) * (RL_MAX_LIMITS - 1) + i - 1]: limit i (1..
- * more_limits) of the rule at that position, in the same struct: its own id (so its own keys),
+/* rl_limits, at rl_stacked_index (rl_layout.h): limit i (1..more_limits) of the rule at that
+ * position, in the same struct: its own id (so its own keys),
  * key kind, prefixes and algorithm; action, block and report are the rule's. A packet passes the
  * rule only if every limit admits it; the limits are judged in order and a refusal returns the
  * tokens the earlier ones took (limiter.h). */
 
-/* rl_new_sources[gen * RL_MAX_RULES + position]: the new-source budget of a rule that has
+/* rl_new_sources, at the rule's own rl_rule_index: the new-source budget of a rule that has
  * RL_RULE_F_NEW_SOURCES, written as a token bucket in the same struct: algo token bucket, packet
  * cost, key_kind RL_KEY_RULE (one budget for the rule) or RL_KEY_SRC_PREFIX (one per source
  * prefix, v4_prefix/v6_prefix), id the rule's id. A new key takes one token from it before it
@@ -270,7 +274,8 @@ struct rl_rule_meta {
 	__u64 signature;
 };
 
-/* Source LPM tries: one per family, the generation is the first 32 bits of the prefix.
+/* Source LPM tries: one per family, the generation is the first 32 bits of the prefix
+ * (rl_trie_prefixlen, rl_layout.h).
  * Destination tries (rl_dst_v4, rl_dst_v6) use the same keys and entries; their entries carry
  * only a class (flags 0). */
 struct rl_lpm4_key {
@@ -377,7 +382,7 @@ struct rl_host_set6 {
  * one goes into the hash, and clears them only when the filter is rebuilt from entries that hold
  * none (the hash bit also when the hash empties). rld builds a
  * new min_len's bitsets in the other half and then stores the switch. The words of half h,
- * family fam6 are rl_runtime_filter[1 + (h * 2 + fam6) * RL_RUNTIME_FILTER_WORDS + bit / 64]. */
+ * family fam6 are at rl_rtf_index (rl_layout.h). */
 /* The hash's width, as the source filter's: 10,000 entries set 1% of the bits. */
 #define RL_RUNTIME_FILTER_BITS_LOG2 RL_FILTER_BITS_LOG2
 #define RL_RUNTIME_FILTER_WORDS	    ((1u << RL_RUNTIME_FILTER_BITS_LOG2) / 64)
@@ -482,7 +487,7 @@ enum rl_event_kind {
 	RL_EVENT_CLUSTER_SYNC = 2, /* a cluster key passed its share: rld should sync now */
 };
 
-/* rl_offenders[hash >> 32 & (RL_REPORT_FILTER_SLOTS - 1)]: per key hash, when it was last
+/* rl_offenders, at rl_offender_index (rl_layout.h): per key hash, when it was last
  * reported and how many of its packets were dropped (or monitored) over its limit. Keys that
  * share a slot share it; increments from CPUs racing on one slot may be lost, so the drop
  * count is a close lower bound, good for ranking top offenders. */

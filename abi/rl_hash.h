@@ -14,7 +14,7 @@
 #ifndef RL_HASH_H
 #define RL_HASH_H
 
-#include "rl_abi.h"
+#include "rl_layout.h"
 
 #ifdef __cplusplus
 #define RL_HASH_INLINE static inline
@@ -184,15 +184,10 @@ RL_HASH_INLINE __u32 rl_host_word_flags(__u64 word, __u64 now_ns)
 }
 
 /* The runtime filter's bit for an address masked to its family's min_len, from the address's
- * rl_filter_hash, and the map index of its word in half `half`. */
+ * rl_filter_hash (its word's index: rl_rtf_index, rl_layout.h). */
 RL_HASH_INLINE __u32 rl_rtf_bit(__u32 filter_hash)
 {
 	return filter_hash & ((1u << RL_RUNTIME_FILTER_BITS_LOG2) - 1);
-}
-
-RL_HASH_INLINE __u32 rl_rtf_index(__u32 half, __u32 fam6, __u32 bit)
-{
-	return 1 + ((half & 1) * 2 + (fam6 & 1)) * RL_RUNTIME_FILTER_WORDS + bit / 64;
 }
 
 #endif /* RL_HASH_H */

@@ -33,7 +33,7 @@ static __always_inline int rl_source_filter_hit(__u32 gen, __u32 fam6, __u32 min
 						const struct rl_pkt *p)
 {
 	__u32 h = rl_source_prefix_hash(p, min_len);
-	__u32 idx = (gen * 2 + fam6) * RL_FILTER_WORDS + (h >> 6);
+	__u32 idx = rl_src_filter_index(gen, fam6, h >> 6);
 	__u64 *w = bpf_map_lookup_elem(&rl_src_filter, &idx);
 	return w && ((*w >> (h & 63)) & 1);
 }
@@ -49,11 +49,11 @@ rl_lookup_source(__u32 gen, const struct rl_gen_config *gc, const struct rl_pkt 
 	if (!min_len || !rl_source_filter_hit(gen, fam6, min_len, p))
 		return &gc->defaults[fam6 & 1];
 	if (p->family == 4) {
-		struct rl_lpm4_key k = {.prefixlen = 64, .gen = gen};
+		struct rl_lpm4_key k = {.prefixlen = rl_trie_prefixlen(32), .gen = gen};
 		__builtin_memcpy(k.addr, p->saddr, 4);
 		return bpf_map_lookup_elem(&rl_src_v4, &k);
 	}
-	struct rl_lpm6_key k = {.prefixlen = 160, .gen = gen};
+	struct rl_lpm6_key k = {.prefixlen = rl_trie_prefixlen(128), .gen = gen};
 	__builtin_memcpy(k.addr, p->saddr, 16);
 	return bpf_map_lookup_elem(&rl_src_v6, &k);
 }
@@ -167,11 +167,11 @@ static __always_inline __u32 rl_dst_class(__u32 gen, const struct rl_gen_config 
 	if (!gc->dst_lpm[fam6 & 1])
 		return gc->dst_default[fam6 & 1];
 	if (!fam6) {
-		struct rl_lpm4_key k = {.prefixlen = 64, .gen = gen};
+		struct rl_lpm4_key k = {.prefixlen = rl_trie_prefixlen(32), .gen = gen};
 		__builtin_memcpy(k.addr, p->daddr, 4);
 		e = bpf_map_lookup_elem(&rl_dst_v4, &k);
 	} else {
-		struct rl_lpm6_key k = {.prefixlen = 160, .gen = gen};
+		struct rl_lpm6_key k = {.prefixlen = rl_trie_prefixlen(128), .gen = gen};
 		__builtin_memcpy(k.addr, p->daddr, 16);
 		e = bpf_map_lookup_elem(&rl_dst_v6, &k);
 	}
@@ -180,7 +180,7 @@ static __always_inline __u32 rl_dst_class(__u32 gen, const struct rl_gen_config 
 
 static __always_inline struct rl_bitmap *rl_bitmap_of(__u32 gen, __u32 cls)
 {
-	__u32 idx = gen * RL_MAX_CLASSES + (cls & (RL_MAX_CLASSES - 1));
+	__u32 idx = rl_bitmap_index(gen, cls & (RL_MAX_CLASSES - 1));
 	return bpf_map_lookup_elem(&rl_bitmaps, &idx);
 }
 
@@ -189,12 +189,11 @@ static __always_inline struct rl_bitmap *rl_bitmap_of(__u32 gen, __u32 cls)
  * rl_control.active_gen afterwards, so a packet reads one generation's complete table. */
 static __always_inline __u32 rl_table_class(__u32 gen, __u32 table, __u32 index, __u32 none)
 {
-	__u32 idx = (gen * RL_PORT_TABLES + table) * RL_PORT_ENTRIES_PER_KIND +
-		    (index & 0xffff) / RL_PORTS_PER_ENTRY;
+	__u32 idx = rl_port_class_index(gen, table, index & (RL_PORT_VALUES - 1));
 	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_port_classes, &idx);
 	if (!pc)
 		return none;
-	return pc->cls[index & (RL_PORTS_PER_ENTRY - 1)];
+	return pc->cls[rl_class_lane(index)];
 }
 
 /* The class of the L4 index: the destination port for TCP and UDP; for ICMP and ICMPv6 the type
@@ -205,8 +204,8 @@ static __always_inline __u32 rl_l4_class(__u32 gen, const struct rl_pkt *p)
 		return RL_CLASS_NO_PORT;
 	__u32 index = p->l4_index;
 	if (p->port_kind == RL_PORT_KIND_ICMP || p->port_kind == RL_PORT_KIND_ICMPV6)
-		index = (index & 0xff) << 8 | p->icmp_code;
-	index &= 0xffff;
+		index = rl_icmp_index(index & 0xff, p->icmp_code);
+	index &= RL_PORT_VALUES - 1;
 	return rl_table_class(gen, p->port_kind & (RL_PORT_KINDS - 1), index, RL_CLASS_NO_PORT);
 }
 
@@ -235,12 +234,11 @@ static __always_inline __u32 rl_len_class(__u32 gen, const struct rl_gen_config 
  * (same concurrency as rl_table_class: only the inactive generation is ever written). */
 static __always_inline __u32 rl_byte_class(__u32 gen, __u32 table, __u32 value, __u32 none)
 {
-	__u32 idx = (gen * RL_BYTE_TABLES + (table % RL_BYTE_TABLES)) * RL_BYTE_ENTRIES +
-		    (value & 255) / RL_PORTS_PER_ENTRY;
+	__u32 idx = rl_byte_class_index(gen, table % RL_BYTE_TABLES, value & (RL_BYTE_VALUES - 1));
 	struct rl_port_classes *pc = bpf_map_lookup_elem(&rl_byte_classes, &idx);
 	if (!pc)
 		return none;
-	return pc->cls[value & (RL_PORTS_PER_ENTRY - 1)];
+	return pc->cls[rl_class_lane(value)];
 }
 
 /* The class of the packet's TCP flags: a packet without them (not TCP, a fragment, a transport

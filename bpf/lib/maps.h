@@ -9,7 +9,7 @@
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include "rl_abi.h"
+#include "rl_layout.h"
 
 /* ---- Rule set (two generations) ---- */
 
@@ -30,7 +30,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RL_GENERATIONS *RL_MAX_RULES);
+	__uint(max_entries, RL_RULE_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct rl_rule);
 } rl_rules SEC(".maps");
@@ -39,7 +39,7 @@ struct {
  * own limit admitted. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RL_GENERATIONS *RL_MAX_RULES *(RL_MAX_LIMITS - 1));
+	__uint(max_entries, RL_LIMIT_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct rl_rule);
 } rl_limits SEC(".maps");
@@ -48,7 +48,7 @@ struct {
  * for packets whose key is not in the table. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RL_GENERATIONS *RL_MAX_RULES);
+	__uint(max_entries, RL_RULE_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct rl_rule);
 } rl_new_sources SEC(".maps");
@@ -62,7 +62,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RL_GENERATIONS *RL_MAX_CLASSES);
+	__uint(max_entries, RL_BITMAP_ENTRIES);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct rl_bitmap);
@@ -70,7 +70,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RL_GENERATIONS *RL_PORT_TABLES *RL_PORT_ENTRIES_PER_KIND);
+	__uint(max_entries, RL_PORT_CLASS_ENTRIES);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct rl_port_classes);
@@ -79,7 +79,7 @@ struct {
 /* Classes of one-byte fields (rl_abi.h, RL_BYTE_TABLES); written like rl_port_classes. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RL_GENERATIONS *RL_BYTE_TABLES *RL_BYTE_ENTRIES);
+	__uint(max_entries, RL_BYTE_CLASS_ENTRIES);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct rl_port_classes);
@@ -119,7 +119,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RL_GENERATIONS * 2 * RL_FILTER_WORDS);
+	__uint(max_entries, RL_SRC_FILTER_ENTRIES);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, __u64);
@@ -242,11 +242,11 @@ struct {
 	__type(value, struct rl_rule_counters);
 } rl_rule_stats SEC(".maps");
 
-/* rl_limit_stats[stats_slot * RL_MAX_LIMITS + limit]: packets of a rule with stacked limits
+/* rl_limit_stats, at rl_limit_stats_index (rl_layout.h): packets of a rule with stacked limits
  * that this limit dropped (or would have, under monitor). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, RL_MAX_RULE_IDS *RL_MAX_LIMITS);
+	__uint(max_entries, RL_LIMIT_STATS_ENTRIES);
 	__type(key, __u32);
 	__type(value, struct rl_counter);
 } rl_limit_stats SEC(".maps");

@@ -40,7 +40,7 @@ __attribute__((noinline)) int rl_stacked_judge(const struct rl_pkt *p, struct rl
 {
 	if (!p || !c)
 		return RL_LIMIT_EXHAUSTED;
-	__u32 idx = c->ridx * (RL_MAX_LIMITS - 1) + (i % (RL_MAX_LIMITS - 1));
+	__u32 idx = rl_stacked_index(c->ridx, i % (RL_MAX_LIMITS - 1));
 	const struct rl_rule *lim = bpf_map_lookup_elem(&rl_limits, &idx);
 	if (!lim)
 		return RL_LIMIT_EXHAUSTED;
@@ -70,7 +70,7 @@ __attribute__((noinline)) int rl_stacked_refund(const struct rl_pkt *p, struct r
 {
 	if (!p || !c)
 		return 0;
-	__u32 idx = c->ridx * (RL_MAX_LIMITS - 1) + (i % (RL_MAX_LIMITS - 1));
+	__u32 idx = rl_stacked_index(c->ridx, i % (RL_MAX_LIMITS - 1));
 	const struct rl_rule *lim = bpf_map_lookup_elem(&rl_limits, &idx);
 	if (!lim)
 		return 0;
@@ -109,7 +109,7 @@ __attribute__((noinline)) int rl_more_limits(const struct rl_rule *r, const stru
 static __always_inline void rl_count_limit(__u32 stats_slot, __u32 limit, __u64 bytes)
 {
 	__u32 idx =
-	    (stats_slot & (RL_MAX_RULE_IDS - 1)) * RL_MAX_LIMITS + (limit & (RL_MAX_LIMITS - 1));
+	    rl_limit_stats_index(stats_slot & (RL_MAX_RULE_IDS - 1), limit & (RL_MAX_LIMITS - 1));
 	struct rl_counter *c = bpf_map_lookup_elem(&rl_limit_stats, &idx);
 	if (c) {
 		c->pkts++;

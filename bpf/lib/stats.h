@@ -46,7 +46,7 @@ static __always_inline int rl_report_token(__u64 now)
 static __always_inline void rl_offender(const struct rl_rule *r, const struct rl_key *k, __u64 hash,
 					__u64 now, int blocked)
 {
-	__u32 idx = (__u32)(hash >> 32) & (RL_REPORT_FILTER_SLOTS - 1);
+	__u32 idx = rl_offender_index(hash);
 	struct rl_offender *o = bpf_map_lookup_elem(&rl_offenders, &idx);
 	if (!o)
 		return;

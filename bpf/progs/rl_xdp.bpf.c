@@ -213,7 +213,7 @@ static __always_inline int rl_stage_rule(struct rl_path *p, struct rl_outcome *o
 		return rl_decide(o, XDP_DROP, RL_REASON_DENYLIST, RL_GC_DENYLISTED);
 	if (pos < 0 || pos >= RL_MAX_RULES)
 		return rl_undecided(p, o);
-	__u32 ridx = p->gen * RL_MAX_RULES + pos;
+	__u32 ridx = rl_rule_index(p->gen, pos);
 	p->rule = bpf_map_lookup_elem(&rl_rules, &ridx);
 	if (!p->rule)
 		return rl_undecided(p, o);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/prefix.h"
-#include "rl_abi.h"
+#include "rl_layout.h"
 
 namespace rl::compiler {
 
@@ -46,16 +46,16 @@ struct CompiledRuleSet {
   rl_gen_config config{};
   std::vector<rl_rule> rules;        // by position (priority order)
   std::vector<rl_rule> new_sources;  // by position: budgets of rules with RL_RULE_F_NEW_SOURCES
-  // Stacked limits at position * (RL_MAX_LIMITS - 1) + i - 1 for limit i (1..more_limits);
-  // zero elsewhere.
+  // Stacked limit i (1..more_limits) of the rule at a position at rl_stacked_index(position,
+  // i - 1); zero elsewhere.
   std::vector<rl_rule> more_limits;
   std::vector<std::string> names;  // by position
   std::vector<rl_bitmap> classes;  // by class id; at least RL_CLASS_FIRST_DYNAMIC entries
-  // 65536 class ids per table: the L4 index per port kind, then TCP and UDP source ports (empty
-  // when no rule names a source port), then the L3 length (empty when no rule names one).
+  // RL_PORT_VALUES class ids per table: the L4 index per port kind, then TCP and UDP source ports
+  // (empty when no rule names a source port), then the L3 length (empty when no rule names one).
   std::array<std::vector<uint16_t>, RL_PORT_TABLES> port_classes;
-  // 256 class ids per table of one-byte fields (RL_BYTE_TABLE_*), empty for a field no rule
-  // names (its RL_DIM_* bit clear in config.dims_used).
+  // RL_BYTE_VALUES class ids per table of one-byte fields (RL_BYTE_TABLE_*), empty for a field no
+  // rule names (its RL_DIM_* bit clear in config.dims_used).
   std::array<std::vector<uint16_t>, RL_BYTE_TABLES> byte_classes;
   std::vector<SourceEntry> sources;       // flattened LPM entries, both families
   std::vector<SourceEntry> destinations;  // flattened destination entries (flags 0), both families

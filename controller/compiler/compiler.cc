@@ -34,7 +34,7 @@ Status assign_identities(const RuleIds& previous, CompiledRuleSet& out) {
   out.ids.next_id = std::max<uint32_t>(previous.next_id, 1);
   for (size_t pos = 0; pos < out.rules.size(); pos++) {
     rl_rule& r = out.rules[pos];
-    rl_rule* more = &out.more_limits[pos * (RL_MAX_LIMITS - 1)];
+    rl_rule* more = &out.more_limits[rl_stacked_index(static_cast<uint32_t>(pos), 0)];
     uint64_t sig = signature(r, more);
     RuleIdentity ident;
     auto it = previous.by_name.find(out.names[pos]);
@@ -95,7 +95,7 @@ Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& pre
       return Error{EINVAL, "rule '" + rule->name + "': at most " + std::to_string(RL_MAX_LIMITS) +
                                " limits"};
     out.more_limits.resize(out.more_limits.size() + RL_MAX_LIMITS - 1);
-    rl_rule* more = &out.more_limits[out.rules.size() * (RL_MAX_LIMITS - 1)];
+    rl_rule* more = &out.more_limits[rl_stacked_index(static_cast<uint32_t>(out.rules.size()), 0)];
     for (size_t i = 0; i < rule->more.size(); i++) {
       auto m = compile_stacked_limit(*rule, i, options);
       if (!m) return m.error();

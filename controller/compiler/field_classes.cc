@@ -53,20 +53,20 @@ Status field(const std::vector<const policy::Rule*>& rules, const IndexedField& 
 Status field_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,
                      CompiledRuleSet& out) {
   const IndexedField fields[] = {
-      // Any mask: every value of the byte is its own interval, 256 small evaluations per rule.
+      // Any mask: every value of the byte is its own interval, a small evaluation each per rule.
       {RL_DIM_TCP_FLAGS, &out.config.tcp_flags_none, &out.byte_classes[RL_BYTE_TABLE_TCP_FLAGS],
-       256, [](const policy::Match& m) { return m.tcp_flags.mask != 0; },
+       RL_BYTE_VALUES, [](const policy::Match& m) { return m.tcp_flags.mask != 0; },
        [](const policy::Match& m, unsigned v) {
          return (v & m.tcp_flags.mask) == m.tcp_flags.value;
        },
        [](const policy::Match&, std::set<unsigned>& b) {
-         for (unsigned v = 0; v < 256; v++) b.insert(v);
+         for (unsigned v = 0; v < RL_BYTE_VALUES; v++) b.insert(v);
        }},
-      {RL_DIM_TTL, &out.config.ttl_none, &out.byte_classes[RL_BYTE_TABLE_TTL], 256,
+      {RL_DIM_TTL, &out.config.ttl_none, &out.byte_classes[RL_BYTE_TABLE_TTL], RL_BYTE_VALUES,
        [](const policy::Match& m) { return !m.ttl.empty(); },
        [](const policy::Match& m, unsigned v) { return in_ranges(m.ttl, v); },
        [](const policy::Match& m, std::set<unsigned>& b) { add_bounds(b, m.ttl); }},
-      {RL_DIM_LENGTH, &out.config.len_none, &out.port_classes[RL_LEN_TABLE], 65536,
+      {RL_DIM_LENGTH, &out.config.len_none, &out.port_classes[RL_LEN_TABLE], RL_PORT_VALUES,
        [](const policy::Match& m) { return !m.length.empty(); },
        [](const policy::Match& m, unsigned v) { return in_ranges(m.length, v); },
        [](const policy::Match& m, std::set<unsigned>& b) { add_bounds(b, m.length); }},

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // L4 index classes. Port lists are ranges, so the rule set is constant between range
-// boundaries: the pass sweeps boundaries instead of evaluating all 65536 ports per rule.
+// boundaries: the pass sweeps boundaries instead of evaluating every port (RL_PORT_VALUES) per
+// rule.
 #include <algorithm>
 #include <set>
 
@@ -15,9 +16,10 @@ bool admits(const policy::Match& m, unsigned kind, unsigned index) {
   if (!m.ports.empty()) return port_kind && in_ranges(m.ports, index);
   if (!m.icmp_types.empty()) {
     if (port_kind) return false;
-    if (std::find(m.icmp_types.begin(), m.icmp_types.end(), index >> 8) == m.icmp_types.end())
+    if (std::find(m.icmp_types.begin(), m.icmp_types.end(), rl_icmp_index_type(index)) ==
+        m.icmp_types.end())
       return false;
-    return m.icmp_codes.empty() || in_ranges(m.icmp_codes, index & 255);
+    return m.icmp_codes.empty() || in_ranges(m.icmp_codes, rl_icmp_index_code(index));
   }
   return true;
 }
@@ -33,13 +35,14 @@ const std::vector<policy::PortRange> kAnyCode{{0, 255}};
 Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,
                     CompiledRuleSet& out) {
   // Ports and ICMP type/code pairs index tables of their own, each with its own bounds.
-  std::set<unsigned> bounds{0, 65536}, icmp_bounds{0, 65536}, source_bounds{0, 65536};
+  std::set<unsigned> bounds{0, RL_PORT_VALUES}, icmp_bounds{0, RL_PORT_VALUES},
+      source_bounds{0, RL_PORT_VALUES};
   rl_bitmap no_source_port{};
   for (size_t pos = 0; pos < rules.size(); pos++) {
     const policy::Match& m = rules[pos]->match;
     add_bounds(bounds, m.ports);
     for (unsigned t : m.icmp_types)
-      add_bounds(icmp_bounds, m.icmp_codes.empty() ? kAnyCode : m.icmp_codes, t * 256);
+      add_bounds(icmp_bounds, m.icmp_codes.empty() ? kAnyCode : m.icmp_codes, rl_icmp_index(t, 0));
     add_bounds(source_bounds, m.source_ports);
     if (m.source_ports.empty())
       bitmap_set(no_source_port, pos);
@@ -49,7 +52,7 @@ Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& t
   for (unsigned kind = 0; kind < RL_PORT_KINDS; kind++) {
     bool icmp = kind == RL_PORT_KIND_ICMP || kind == RL_PORT_KIND_ICMPV6;
     auto s = fill_classes(
-        icmp ? icmp_bounds : bounds, 65536, rules.size(), table, out.port_classes[kind],
+        icmp ? icmp_bounds : bounds, RL_PORT_VALUES, rules.size(), table, out.port_classes[kind],
         [&](size_t pos, unsigned i) { return admits(rules[pos]->match, kind, i); });
     if (!s) return s;
   }
@@ -60,7 +63,7 @@ Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& t
   if (!out.config.sport_used) return {};
   for (unsigned t = RL_SPORT_TABLE; t < RL_SPORT_TABLE + 2; t++) {  // TCP, UDP
     auto s = fill_classes(
-        source_bounds, 65536, rules.size(), table, out.port_classes[t],
+        source_bounds, RL_PORT_VALUES, rules.size(), table, out.port_classes[t],
         [&](size_t pos, unsigned i) { return admits_source_port(rules[pos]->match, i); });
     if (!s) return s;
   }

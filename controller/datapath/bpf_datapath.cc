@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "datapath/pins.h"
 #include "rl_hash.h"
+#include "rl_layout.h"
 #include "rl_xdp.skel.h"
 
 namespace rl {
@@ -31,20 +32,19 @@ uint32_t round_up_pow2(uint32_t v) {
   return p;
 }
 
-// The lines of the key table's summary for a table of `sets` sets.
-uint32_t summary_lines(uint32_t sets) { return (sets + RL_SUMMARY_SETS - 1) / RL_SUMMARY_SETS; }
-
 // Maps whose size follows the key table's: an adopted table keeps its pinned size, and a table
 // pinned without one of them cannot be adopted (its keys would have no summary).
 bool sized_by_key_table(const std::string& name) {
   return name == "rl_keys" || name == "rl_key_summary";
 }
 
-// One generation's table of `n` classes, packed RL_PORTS_PER_ENTRY to an array element; an
-// empty table (a field no rule names, which packets never read) is written as zeros.
-void write_classes(rl_port_classes* base, const std::vector<uint16_t>& cls, uint32_t n) {
-  for (uint32_t v = 0; v < n; v++)
-    base[v / RL_PORTS_PER_ENTRY].cls[v % RL_PORTS_PER_ENTRY] = cls.empty() ? 0 : cls[v];
+// One generation's table of `n` classes, packed RL_PORTS_PER_ENTRY to an array element (value
+// v's is index(v)); an empty table (a field no rule names, which packets never read) is written
+// as zeros.
+template <typename Index>
+void write_classes(rl_port_classes* map, const std::vector<uint16_t>& cls, uint32_t n,
+                   Index&& index) {
+  for (uint32_t v = 0; v < n; v++) map[index(v)].cls[rl_class_lane(v)] = cls.empty() ? 0 : cls[v];
 }
 
 template <typename K>
@@ -202,7 +202,7 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   skel->rodata->rl_syncookies_available = dp->syn_cookies_ ? 1 : 0;
   if (int err = bpf_map__set_max_entries(skel->maps.rl_keys, sets); err)
     return errno_error("size rl_keys", err);
-  if (int err = bpf_map__set_max_entries(skel->maps.rl_key_summary, summary_lines(sets)); err)
+  if (int err = bpf_map__set_max_entries(skel->maps.rl_key_summary, rl_summary_lines(sets)); err)
     return errno_error("size rl_key_summary", err);
   if (!dp->adopted_)
     if (int err = bpf_map__set_max_entries(skel->maps.rl_cluster_admitted,
@@ -273,7 +273,7 @@ Status BpfDatapath::init() {
   if (active.load() < smallest || active.load() > key_sets_) active.store(smallest);
   growth_ = std::make_unique<KeySetGrowth>(
       std::span<rl_set>(keys_.as<rl_set>(), key_sets_),
-      std::span<rl_set_summary>(summary_.as<rl_set_summary>(), summary_lines(key_sets_)),
+      std::span<rl_set_summary>(summary_.as<rl_set_summary>(), rl_summary_lines(key_sets_)),
       &ctl->key_sets_active, key_low_bits_, rcu_grace_period);
   return {};
 }
@@ -381,7 +381,7 @@ Result<std::vector<std::pair<std::string, rl_rule>>> BpfDatapath::active_rules()
   if (!cfg) return cfg.error();
   std::vector<std::pair<std::string, rl_rule>> out;
   for (uint32_t pos = 0; pos < cfg->rule_count && pos < RL_MAX_RULES; pos++) {
-    auto r = rules.lookup(gen * RL_MAX_RULES + pos);
+    auto r = rules.lookup(rl_rule_index(gen, pos));
     if (!r) return r.error();
     auto m = meta.lookup(r->stats_slot);
     if (!m) return m.error();
@@ -431,11 +431,11 @@ Status write_tries(bpf_map* m4, bpf_map* m6, uint32_t gen,
   auto v6 = trie<rl_lpm6_key>(m6);
   for (const auto& e : entries) {
     if (e.prefix.addr.family == 4) {
-      rl_lpm4_key k{32u + e.prefix.len, gen, {}};
+      rl_lpm4_key k{rl_trie_prefixlen(e.prefix.len), gen, {}};
       std::memcpy(k.addr, e.prefix.addr.bytes.data(), 4);
       if (auto s = v4.update(k, e.value); !s) return s.error().wrap(e.prefix.str());
     } else {
-      rl_lpm6_key k{32u + e.prefix.len, gen, {}};
+      rl_lpm6_key k{rl_trie_prefixlen(e.prefix.len), gen, {}};
       std::memcpy(k.addr, e.prefix.addr.bytes.data(), 16);
       if (auto s = v6.update(k, e.value); !s) return s.error().wrap(e.prefix.str());
     }
@@ -477,17 +477,16 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
   for (uint32_t slot : rs.new_slots) {
     if (auto s = stats.reset(slot); !s) return s;
     for (uint32_t l = 0; l < RL_MAX_LIMITS; l++)
-      if (auto s = limit_stats.reset(slot * RL_MAX_LIMITS + l); !s) return s;
+      if (auto s = limit_stats.reset(rl_limit_stats_index(slot, l)); !s) return s;
   }
   for (size_t pos = 0; pos < rs.rules.size(); pos++) {
     const rl_rule& r = rs.rules[pos];
-    const uint32_t idx = next * RL_MAX_RULES + static_cast<uint32_t>(pos);
+    const uint32_t idx = rl_rule_index(next, static_cast<uint32_t>(pos));
     if (pos < rs.new_sources.size())
       if (auto s = budgets.update(idx, rs.new_sources[pos]); !s) return s;
     for (uint32_t l = 1; l <= r.more_limits; l++) {
-      const uint32_t at = idx * (RL_MAX_LIMITS - 1) + l - 1;
-      if (auto s = stacked.update(at, rs.more_limits.at(pos * (RL_MAX_LIMITS - 1) + l - 1)); !s)
-        return s;
+      const rl_rule& limit = rs.more_limits.at(rl_stacked_index(static_cast<uint32_t>(pos), l - 1));
+      if (auto s = stacked.update(rl_stacked_index(idx, l - 1), limit); !s) return s;
     }
     if (auto s = rules.update(idx, r); !s) return s;
     rl_rule_meta m{};
@@ -496,24 +495,18 @@ Status BpfDatapath::apply(const compiler::CompiledRuleSet& rs) {
     if (auto s = meta.update(r.stats_slot, m); !s) return s;
   }
 
-  rl_bitmap* bm = bitmaps_.as<rl_bitmap>() + static_cast<size_t>(next) * RL_MAX_CLASSES;
+  rl_bitmap* bm = bitmaps_.as<rl_bitmap>() + rl_bitmap_index(next, 0);
   std::memcpy(bm, rs.classes.data(), rs.classes.size() * sizeof(rl_bitmap));
 
-  rl_port_classes* pc = ports_.as<rl_port_classes>();
-  for (uint32_t kind = 0; kind < RL_PORT_TABLES; kind++) {
-    rl_port_classes* base =
-        pc + (static_cast<size_t>(next) * RL_PORT_TABLES + kind) * RL_PORT_ENTRIES_PER_KIND;
-    write_classes(base, rs.port_classes[kind], 65536);
-  }
-  rl_port_classes* bc = bytes_.as<rl_port_classes>();
-  for (uint32_t t = 0; t < RL_BYTE_TABLES; t++) {
-    rl_port_classes* base = bc + (static_cast<size_t>(next) * RL_BYTE_TABLES + t) * RL_BYTE_ENTRIES;
-    write_classes(base, rs.byte_classes[t], 256);
-  }
+  for (uint32_t t = 0; t < RL_PORT_TABLES; t++)
+    write_classes(ports_.as<rl_port_classes>(), rs.port_classes[t], RL_PORT_VALUES,
+                  [&](uint32_t v) { return rl_port_class_index(next, t, v); });
+  for (uint32_t t = 0; t < RL_BYTE_TABLES; t++)
+    write_classes(bytes_.as<rl_port_classes>(), rs.byte_classes[t], RL_BYTE_VALUES,
+                  [&](uint32_t v) { return rl_byte_class_index(next, t, v); });
 
-  for (size_t fam6 = 0; fam6 < 2; fam6++) {
-    uint64_t* words =
-        filter_.as<uint64_t>() + (static_cast<size_t>(next) * 2 + fam6) * RL_FILTER_WORDS;
+  for (uint32_t fam6 = 0; fam6 < 2; fam6++) {
+    uint64_t* words = filter_.as<uint64_t>() + rl_src_filter_index(next, fam6, 0);
     const auto& f = rs.source_filter[fam6];
     if (f.size() == RL_FILTER_WORDS)
       std::memcpy(words, f.data(), RL_FILTER_WORDS * sizeof(uint64_t));
@@ -1002,9 +995,7 @@ std::optional<rl_slot> BpfDatapath::read_key(const rl_key& key) const {
 uint64_t BpfDatapath::key_hash(const rl_key& key) const { return rl_key_hash(&key, hash_seed_); }
 
 uint64_t BpfDatapath::offender_drops(uint64_t hash) const {
-  const rl_offender* o = offenders_.as<const rl_offender>() +
-                         (static_cast<uint32_t>(hash >> 32) & (RL_REPORT_FILTER_SLOTS - 1));
-  return o->drops;
+  return offenders_.as<const rl_offender>()[rl_offender_index(hash)].drops;
 }
 
 std::pair<uint64_t, uint64_t> BpfDatapath::key_table_usage(uint64_t now_ns) const {
@@ -1088,7 +1079,7 @@ Result<std::array<rl_counter, RL_MAX_LIMITS>> BpfDatapath::limit_counters(
   PerCpuArrayRef<rl_counter> m(bpf_map__fd(skel_->maps.rl_limit_stats), "rl_limit_stats");
   std::array<rl_counter, RL_MAX_LIMITS> out{};
   for (uint32_t l = 0; l < RL_MAX_LIMITS; l++) {
-    auto v = m.lookup(stats_slot * RL_MAX_LIMITS + l);
+    auto v = m.lookup(rl_limit_stats_index(stats_slot, l));
     if (!v) return v.error();
     for (const auto& c : *v) {
       out[l].pkts += c.pkts;

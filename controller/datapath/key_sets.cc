@@ -30,6 +30,7 @@
 #include <optional>
 
 #include "rl_hash.h"
+#include "rl_layout.h"
 
 namespace rl {
 namespace {
@@ -127,7 +128,7 @@ bool KeySetGrowth::place(uint32_t t_idx, const rl_slot& from) {
     if (!cas_tag(way, RL_TAG_FREE, RL_TAG_CLAIMING)) continue;
     std::atomic_ref<__u64>(way.state).store(from.state);
     std::atomic_ref<__u32>(way.idle).store(from.idle);
-    std::atomic_ref<__u8>(summary_[t_idx / RL_SUMMARY_SETS].print[t_idx % RL_SUMMARY_SETS][w])
+    std::atomic_ref<__u8>(summary_[rl_summary_line(t_idx)].print[rl_summary_row(t_idx)][w])
         .store(rl_tag_print(from.tag));
     std::atomic_ref<__u32>(way.tag).store(from.tag);
     return true;

@@ -7,6 +7,7 @@
 #include "compiler/source_filter.h"
 #include "rl_abi.h"
 #include "rl_hash.h"
+#include "rl_layout.h"
 
 namespace rl {
 namespace {

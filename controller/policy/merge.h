@@ -8,11 +8,12 @@
 #include "policy/diagnostic.h"
 #include "policy/fragment.h"
 #include "policy/model.h"
+#include "rl_abi.h"
 
 namespace rl::policy::detail {
 
-// At most this many rules in a policy: the data path's rule table (RL_MAX_RULES).
-inline constexpr size_t kMaxRules = 1024;
+// At most this many rules in a policy: the data path's rule table.
+inline constexpr size_t kMaxRules = RL_MAX_RULES;
 
 // `fragments` in load order; that order breaks priority ties.
 Policy merge(std::vector<Fragment> fragments, std::vector<Diagnostic>& errors);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/prefix.h"
+#include "rl_abi.h"
 
 namespace rl::policy {
 
@@ -92,8 +93,8 @@ struct ClusterLimit {
   RedisFailure on_redis_failure = RedisFailure::kOpen;
 };
 
-// Limits one rule may stack, its own included (the data path's RL_MAX_LIMITS).
-constexpr size_t kMaxLimits = 4;
+// Limits one rule may stack, its own included: as many as the data path holds.
+constexpr size_t kMaxLimits = RL_MAX_LIMITS;
 
 // One more limit a rule's packets must also pass (`limits:` beyond the first): its own key and
 // algorithm; the rule's action, block and report apply to it.

@@ -5,12 +5,13 @@
 #include "policy/limits.h"
 #include "policy/protocols.h"
 #include "policy/rate.h"
+#include "rl_abi.h"
 
 namespace rl::policy::detail {
 namespace {
 
-// The data path stores names in RL_RULE_NAME_MAX (56) bytes with a terminating NUL.
-constexpr size_t kMaxRuleName = 55;
+// The data path stores names in RL_RULE_NAME_MAX bytes with a terminating NUL.
+constexpr size_t kMaxRuleName = RL_RULE_NAME_MAX - 1;
 constexpr int kDefaultPriority = 100;
 // A block is added to nanosecond timestamps; a year is plenty and far from overflow.
 constexpr uint64_t kMaxBlockNs = uint64_t{365} * 24 * 3600 * 1'000'000'000;
