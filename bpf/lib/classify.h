@@ -279,12 +279,9 @@ static __always_inline __u32 rl_ctz64(__u64 x)
 
 /* Position of the first rule that matches, or -1.
  *
- * Inlined, without a call (a BPF function's return costs a mispredict on CPUs whose returns go
- * through a return thunk: bench/results/2026-11-24-no-call-known-key-ab.md). *p is in a map value
- * (rl_xdp.bpf.c's rl_scratch), which the verifier does not track, so the lookups are verified once
- * per state that reaches them rather than once per parse outcome; and the bitmap pointers it holds
- * across the loop fit the program's frame, which no longer holds the packet and its limiter's
- * facts. */
+ * Inlined, without a call (a BPF function's return mispredicts on CPUs with return thunks). *p
+ * is in a map value (scratch.h), which the verifier does not track, so the lookups are verified
+ * once per state that reaches them rather than once per parse outcome. */
 static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc, __u32 src_class,
 					 const struct rl_pkt *p)
 {

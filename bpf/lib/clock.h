@@ -1,26 +1,18 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The data path's clocks, both CLOCK_MONOTONIC in ns. The precise clock costs a clock-source
- * read per packet (about 17 ns under kvm-clock); the coarse one is the last tick's time (jiffy
- * resolution). The compiler gives a rule the precise clock only when its bucket holds less than
- * a few jiffies of tokens: there, tokens credited a tick late could be lost against the burst
- * cap. With a larger bucket, reading time up to one tick late only delays credit that is then
- * still there: the long-run rate is exact and never exceeded.
+ * read per packet; the coarse one is the last tick's time (jiffy resolution). The compiler gives
+ * a rule the precise clock only when its bucket holds less than a few jiffies of tokens: there,
+ * tokens credited a tick late could be lost against the burst cap. With a larger bucket, reading
+ * time up to one tick late only delays credit that is then still there: the long-run rate is
+ * exact and never exceeded.
  *
- * The coarse clock is jiffies scaled to ns: bpf_jiffies64() is inlined by the verifier into one
- * load, where bpf_ktime_get_coarse_ns() is a call into the kernel. On CPUs whose returns go
- * through a return thunk (the SRSO and retbleed mitigations of AMD Zen), each call's return
- * mispredicts, and that helper cost 4% to 10% of rl's receive CPU on live frames
- * (bench/results/2026-11-24-call-return-thunk.md). The kernel advances jiffies by whole ticks of
- * CLOCK_MONOTONIC (tick_do_update_jiffies64), so jiffies * tick + base is the time of the last
- * tick's boundary, where bpf_ktime_get_coarse_ns() returns the time that tick was handled: both up
- * to a tick behind real time. The loader measures tick (clock_getres of CLOCK_MONOTONIC_COARSE) and
- * base (the precise time and jiffies read together, rl_xdp.bpf.c's rl_clock) and writes them before
- * the program is attached, so no packet reads them while they change; a program loaded without them
- * (rl_jiffy_ns zero) calls the helper.
- *
- * Tests set rl_clock_override_ns (through the skeleton's mmapped .bss) to drive limiters
- * deterministically; it is zero in production.
+ * The coarse clock is jiffies scaled to ns: the verifier inlines bpf_jiffies64() into one load,
+ * where bpf_ktime_get_coarse_ns() is a call, whose return mispredicts on CPUs with return thunks
+ * (SRSO, retbleed). The kernel advances jiffies by whole ticks of CLOCK_MONOTONIC, so
+ * jiffies * tick + base is the last tick's boundary. The loader measures tick and base (rl_clock
+ * in rl_xdp.bpf.c) and writes them before the program is attached; a program loaded without them
+ * (rl_jiffy_ns zero) calls the helper. Tests set rl_clock_override_ns to drive limiters.
  */
 #ifndef RL_BPF_CLOCK_H
 #define RL_BPF_CLOCK_H

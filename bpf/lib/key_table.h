@@ -86,9 +86,10 @@ static __always_inline int rl_slot_claim(struct rl_slot *s, __u32 seen, __u32 t,
  * way is taken but holds no key, so two CPUs inserting one new key cannot both miss it and take
  * two ways, however long either is held up (an interrupt, the hypervisor taking its vCPU). A free
  * way's state is already a fresh key's: it is zero in a new table, and rld zeroes it before it
- * frees a way (key_sets.cc). `residue` is the state read before the CAS; a way freed otherwise
- * (by an older rld) is cleared after it, by a CAS that leaves alone a state a packet of the new
- * key has already moved on: that packet was judged on the residue, once. The print follows the
+ * frees a way (key_sets.cc). `residue` is the state read before the CAS; a way freed with its
+ * state left (pins of an older layout, controller/datapath/compat.h) is cleared after it, by a
+ * CAS that leaves alone a state a packet of the new key has already moved on: that packet was
+ * judged on the residue, once. The print follows the
  * tag, so a CPU may see the key before its print: a lookup that screens with the summary then
  * misses it for that moment, and a budget's token taken for it goes back (rl_limit). */
 static __always_inline int rl_way_take(struct rl_slot *s, __u32 t, __u8 *print)

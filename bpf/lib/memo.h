@@ -1,30 +1,18 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The last match, per CPU. A packet whose parsed headers are those of the packet its CPU judged
+ * The last match, per CPU. A packet whose parsed headers equal those of the packet its CPU judged
  * before, in every field the rule set in force reads, takes that packet's outcome of the source
- * lists and the rule lookup, and the rule's key and its hash, instead of working them out again:
- * the source filter, the class tables, the rule bitmaps and the hash
- * (bench/results/2026-11-25-memo-last-match-ab.md). Packets of a flood from one source, and of one
- * flow on its receive queue, come one after another on a CPU.
+ * lists and the rule lookup, and its key and hash, instead of working them out again. Packets of
+ * a flood from one source, and of one flow on its receive queue, come one after another on a CPU.
  *
- * Exact, not a cache that may be stale: the outcome is a function of the headers the rule set reads
- * and of the generation's tables alone, and rld never writes the tables of the generation in force.
- * It writes the other one and then moves rl_control.active_gen on by one (bpf_datapath.cc), so the
- * epoch, the whole word and not its generation bit, names one rule set: after two switches the
- * same generation holds another. The headers the rule set reads are struct rl_pkt's first group of
- * fields, compared whole, but for the source address, which only a family with source prefixes
- * reads (rl_gen_config.min_len; without them every source takes the family's defaults:
- * classify.h); and each field of the second group while a rule of the set names it (sport_used and
- * dims_used, by which the rule lookup skips the field too); no rule reads the third. So the packets
- * of one flood or one flow that differ in their source port, length, TCP flags or TTL share the
- * memo while no rule looks at those, and under a family without source prefixes so do the packets
- * of a spoofed flood, whatever their sources: they skip the rule lookup, though each builds its own
- * key (the memo's key is its headers' source's). The runtime lists change while packets run, so
- * they are asked before the memo, on every packet; what follows the rule lookup (the rule, its
- * limiter, the key's state) is read anew too.
+ * Exact, not a cache that may be stale: the outcome depends only on those headers and the
+ * generation's tables, and rld never writes the generation in force; it moves
+ * rl_control.active_gen on by one per switch, so the epoch (the whole word) names one rule set.
+ * The fields compared are struct rl_pkt's first group (the source only under a family with
+ * source prefixes) and each field of the second group that a rule of the set names. The runtime
+ * lists, and everything after the rule lookup, are read anew for every packet.
  *
- * Concurrency: none. The memo is in the CPU's scratch (scratch.h), which one run of the program
- * at a time uses on that CPU, and other CPUs keep their own.
+ * Concurrency: none. The memo is in the CPU's scratch (scratch.h), used by one run at a time.
  */
 #ifndef RL_BPF_MEMO_H
 #define RL_BPF_MEMO_H

@@ -295,14 +295,11 @@ static __always_inline int rl_parse_ip(struct xdp_md *ctx, __u32 l3_off, __u32 e
  *
  * Inlined, with *p in a map value (rl_xdp.bpf.c's rl_scratch), which the verifier does not
  * track. Each VLAN depth is its own constant packet offset to the verifier, and each outcome
- * its own constants in *p: were they tracked, every depth would check the IP walk again (about
- * 120,000 instructions more for nine depths) and every outcome the rest of the program (829,360
- * in all, against 487,227 with the parse a global function). The IP header's offset is read
- * back from *p instead, as a value the verifier knows only the bounds of, so every depth
- * continues as one state; and what the walk writes to *p reads back the same way. Neither the
+ * its own constants in *p: were they tracked, every depth would check the IP walk again and every
+ * outcome the rest of the program. The IP header's offset is read back from *p instead, as a
+ * value the verifier knows only the bounds of, so every depth continues as one state. Neither the
  * parse nor the rest of the program is then checked more than once per outcome code, and the
- * packet pays no call: a BPF function's return costs a mispredict on CPUs whose returns go through
- * a return thunk (bench/results/2026-11-24-no-call-known-key-ab.md). */
+ * packet pays no call (a BPF function's return mispredicts on CPUs with return thunks). */
 static __always_inline int rl_parse_frame(struct xdp_md *ctx, struct rl_pkt *p)
 {
 	void *data = (void *)(long)ctx->data;

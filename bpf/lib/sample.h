@@ -2,33 +2,19 @@
 /*
  * Traffic sampling for `rlctl top --by traffic`: on average 1 in 2^rl_traffic_sample_shift packets
  * of a matched rule is written to rl_samples with the rule's key, its length and its verdict. rld
- * keeps the heavy hitters of the samples (controller/daemon/heavy_hitters.h) and scales them up.
+ * keeps the heavy hitters of the samples (heavy_hitters.h) and scales them up. With the shift 0
+ * (the default) the verifier removes all of it.
  *
- * Concurrency and cost:
- * - Which packets: each CPU counts down the matched packets to its next sample (sample_left in
- *   its rl_scratch, a line every packet already writes), and after each sample draws the next
- *   gap at random, uniform over 1 .. 2^(k+1) - 1 (mean 2^k), as sFlow agents draw theirs. So a
- *   packet that is not sampled decrements a word no other CPU reads; bpf_get_prandom_u32() (a
- *   helper call, 14 to 16 ns a packet on a CPU whose returns go through a return thunk,
- *   bench/results/2026-11-24-traffic-sampling.md) runs once per sample, not per packet. The count
- *   ignores the packet's content and the gap is unknown outside the kernel, so a sender cannot
- *   steer which of its packets are sampled, and samples * 2^k stays an unbiased estimate of a key's
- *   packets. CPUs sample their own streams independently: the program runs to completion on its CPU
- *   (scratch.h), so the count is never read and written by two runs at once.
- * - A sampled packet reserves a record in rl_samples. The reservation takes the ring's producer
- *   lock, shared by all CPUs: that is one lock per 2^k packets, not per packet. A full ring
- *   (rld behind) fails the reservation at once; the sample is counted in RL_GC_TRAFFIC_SHED, a
- *   per-CPU counter, and the packet goes on. Nothing waits for rld.
- * - The record is filled before bpf_ringbuf_submit(), which publishes it with release
- *   ordering; rld (libbpf's consumer) reads it only after seeing it committed.
- * - The submit does not wake rld until RL_SAMPLES_WAKEUP_BYTES wait in the ring. The kernel's
- *   default wakes the reader whenever it had caught up, which a quick reader always has: one
- *   wake-up (an irq_work and a context switch, microseconds) per sample cost 10 to 20 ns per
- *   packet at 1 in 1,024 (bench/results/2026-11-24-traffic-sampling.md). rld reads the ring on
- *   every turn of its loop anyway, at least once a second, and before it answers `rlctl top --by
- *   traffic`.
- * - With the shift 0 (the default) the whole thing is removed by the verifier: a load-time
- *   constant, as rl_trace_decisions is.
+ * Concurrency:
+ * - Each CPU counts down its matched packets to its next sample (sample_left in its scratch) and
+ *   then draws the next gap at random, uniform over 1 .. 2^(k+1) - 1, as sFlow agents do: no CPU
+ *   reads another's count, the random helper runs once per sample, and a sender cannot steer
+ *   which packets are sampled, so samples * 2^k stays an unbiased estimate.
+ * - A sample takes the ring's producer lock, shared by all CPUs, once per 2^k packets. A full
+ *   ring fails at once (RL_GC_TRAFFIC_SHED) and the packet goes on: nothing waits for rld.
+ * - The record is filled before bpf_ringbuf_submit(), which publishes it with release ordering.
+ *   The submit wakes rld only once RL_SAMPLES_WAKEUP_BYTES wait: a wake-up per sample costs every
+ *   packet, and rld reads the ring on every turn of its loop anyway.
  */
 #ifndef RL_BPF_SAMPLE_H
 #define RL_BPF_SAMPLE_H
