@@ -270,6 +270,108 @@ struct rl_pseudo6 {
 	__u8 proto;
 };
 
+#define RL_SC_GO (-1) /* rl_synack_cookie: no verdict yet, the answer goes on */
+
+/* The SYN's TCP header and options copied into w->syn, and the cookie for them: its generation
+ * word (*gen) and the MSS it encodes. RL_SC_GO, or the verdict on a SYN that gets no answer. */
+static __always_inline int rl_synack_cookie(struct xdp_md *ctx, __u32 l3, __u32 l4, int v4,
+					    struct rl_opt_walk *w, __s64 *gen, __u16 *mss)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct tcphdr *th = data + l4;
+	if ((void *)(th + 1) > data_end)
+		return XDP_DROP;
+	__u32 tcp_len = th->doff * 4;
+	if (tcp_len < sizeof(struct tcphdr))
+		return XDP_DROP;
+	w->tcp_len = tcp_len;
+	if (bpf_xdp_load_bytes(ctx, l4, w->syn, tcp_len))
+		return XDP_DROP;
+	if (v4) {
+		struct iphdr *ip = data + l3;
+		if ((void *)(ip + 1) > data_end)
+			return XDP_DROP;
+		if (ip->ihl != 5)
+			return XDP_PASS;
+		*gen = bpf_tcp_raw_gen_syncookie_ipv4(ip, (struct tcphdr *)w->syn, tcp_len);
+		*mss = RL_SYNCOOKIE_MSS4;
+	} else {
+		struct ipv6hdr *ip6 = data + l3;
+		if ((void *)(ip6 + 1) > data_end)
+			return XDP_DROP;
+		if (ip6->nexthdr != IPPROTO_TCP)
+			return XDP_PASS;
+		*gen = bpf_tcp_raw_gen_syncookie_ipv6(ip6, (struct tcphdr *)w->syn, tcp_len);
+		*mss = RL_SYNCOOKIE_MSS6;
+	}
+	return *gen < 0 ? XDP_DROP : RL_SC_GO;
+}
+
+/* The IPv4 header of the SYN-ACK, its addresses swapped; the pseudo header's checksum. */
+static __always_inline __s64 rl_synack_ip4(struct iphdr *ip, __u32 out_len)
+{
+	__be32 a = ip->saddr;
+	ip->saddr = ip->daddr;
+	ip->daddr = a;
+	ip->tos = 0;
+	ip->tot_len = bpf_htons(sizeof(struct iphdr) + out_len);
+	ip->id = 0;
+	ip->frag_off = bpf_htons(0x4000); /* DF */
+	ip->ttl = RL_SC_TTL;
+	ip->check = 0;
+	__s64 sum = bpf_csum_diff(0, 0, (__be32 *)ip, sizeof(*ip), 0);
+	if (sum < 0)
+		return sum;
+	ip->check = rl_csum_fold((__u32)sum);
+	struct rl_pseudo4 ph = {.saddr = ip->saddr,
+				.daddr = ip->daddr,
+				.proto = IPPROTO_TCP,
+				.len = bpf_htons(out_len)};
+	return bpf_csum_diff(0, 0, (__be32 *)&ph, sizeof(ph), 0);
+}
+
+/* The IPv6 header of the SYN-ACK, its addresses swapped; the pseudo header's checksum. */
+static __always_inline __s64 rl_synack_ip6(struct ipv6hdr *ip6, __u32 out_len)
+{
+	struct in6_addr a = ip6->saddr;
+	ip6->saddr = ip6->daddr;
+	ip6->daddr = a;
+	*(__be32 *)ip6 = bpf_htonl(0x60000000); /* no traffic class or flow label */
+	ip6->payload_len = bpf_htons(out_len);
+	ip6->hop_limit = RL_SC_TTL;
+	struct rl_pseudo6 ph = {.saddr = ip6->saddr,
+				.daddr = ip6->daddr,
+				.len = bpf_htonl(out_len),
+				.proto = IPPROTO_TCP};
+	return bpf_csum_diff(0, 0, (__be32 *)&ph, sizeof(ph), 0);
+}
+
+/* The frame's Ethernet and IP headers turned round for the SYN-ACK of out_len TCP bytes, after
+ * the tail was adjusted; the TCP pseudo header's checksum, or < 0 for a frame to drop. */
+static __always_inline __s64 rl_synack_headers(struct xdp_md *ctx, __u32 l3, int v4, __u32 out_len)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	if ((void *)(eth + 1) > data_end)
+		return -1;
+	__u8 mac[ETH_ALEN];
+	__builtin_memcpy(mac, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, mac, ETH_ALEN);
+	if (v4) {
+		struct iphdr *ip = data + l3;
+		if ((void *)(ip + 1) > data_end)
+			return -1;
+		return rl_synack_ip4(ip, out_len);
+	}
+	struct ipv6hdr *ip6 = data + l3;
+	if ((void *)(ip6 + 1) > data_end)
+		return -1;
+	return rl_synack_ip6(ip6, out_len);
+}
+
 /* Turns an admitted SYN into its SYN-ACK in place: XDP_TX. SYNs with IPv4 options or IPv6
  * extension headers are left to the stack's SYNPROXY, which answers them the same way
  * (XDP_PASS), as are SYNs the frame cannot grow for. XDP_DROP when a helper refuses the SYN. */
@@ -283,38 +385,13 @@ static __noinline int rl_syncookie_answer(struct xdp_md *ctx, const struct rl_pk
 	if (l4 != l3 + (v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr)))
 		return XDP_PASS;
 
-	struct tcphdr *th = data + l4;
-	if ((void *)(th + 1) > data_end)
-		return XDP_DROP;
-	__u32 tcp_len = th->doff * 4;
-	if (tcp_len < sizeof(struct tcphdr))
-		return XDP_DROP;
-	struct rl_opt_walk w = {.tcp_len = tcp_len, .at = sizeof(struct tcphdr)};
+	struct rl_opt_walk w = {.at = sizeof(struct tcphdr)};
 	w.o.wscale = RL_TS_WSCALE_NONE;
-	if (bpf_xdp_load_bytes(ctx, l4, w.syn, tcp_len))
-		return XDP_DROP;
-
 	__s64 gen;
 	__u16 mss;
-	if (v4) {
-		struct iphdr *ip = data + l3;
-		if ((void *)(ip + 1) > data_end)
-			return XDP_DROP;
-		if (ip->ihl != 5)
-			return XDP_PASS;
-		gen = bpf_tcp_raw_gen_syncookie_ipv4(ip, (struct tcphdr *)w.syn, tcp_len);
-		mss = RL_SYNCOOKIE_MSS4;
-	} else {
-		struct ipv6hdr *ip6 = data + l3;
-		if ((void *)(ip6 + 1) > data_end)
-			return XDP_DROP;
-		if (ip6->nexthdr != IPPROTO_TCP)
-			return XDP_PASS;
-		gen = bpf_tcp_raw_gen_syncookie_ipv6(ip6, (struct tcphdr *)w.syn, tcp_len);
-		mss = RL_SYNCOOKIE_MSS6;
-	}
-	if (gen < 0)
-		return XDP_DROP;
+	int v = rl_synack_cookie(ctx, l3, l4, v4, &w, &gen, &mss);
+	if (v != RL_SC_GO)
+		return v;
 
 	bpf_loop(40, rl_opt_step, &w, 0);
 	struct rl_synack out = {};
@@ -323,56 +400,7 @@ static __noinline int rl_syncookie_answer(struct xdp_md *ctx, const struct rl_pk
 	int delta = (int)(l4 + out_len) - (int)(data_end - data);
 	if (delta && bpf_xdp_adjust_tail(ctx, delta))
 		return XDP_PASS;
-	data = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-
-	struct ethhdr *eth = data;
-	if ((void *)(eth + 1) > data_end)
-		return XDP_DROP;
-	__u8 mac[ETH_ALEN];
-	__builtin_memcpy(mac, eth->h_source, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
-	__builtin_memcpy(eth->h_dest, mac, ETH_ALEN);
-
-	__s64 sum;
-	if (v4) {
-		struct iphdr *ip = data + l3;
-		if ((void *)(ip + 1) > data_end)
-			return XDP_DROP;
-		__be32 a = ip->saddr;
-		ip->saddr = ip->daddr;
-		ip->daddr = a;
-		ip->tos = 0;
-		ip->tot_len = bpf_htons(sizeof(struct iphdr) + out_len);
-		ip->id = 0;
-		ip->frag_off = bpf_htons(0x4000); /* DF */
-		ip->ttl = RL_SC_TTL;
-		ip->check = 0;
-		sum = bpf_csum_diff(0, 0, (__be32 *)ip, sizeof(*ip), 0);
-		if (sum < 0)
-			return XDP_DROP;
-		ip->check = rl_csum_fold((__u32)sum);
-		struct rl_pseudo4 ph = {.saddr = ip->saddr,
-					.daddr = ip->daddr,
-					.proto = IPPROTO_TCP,
-					.len = bpf_htons(out_len)};
-		sum = bpf_csum_diff(0, 0, (__be32 *)&ph, sizeof(ph), 0);
-	} else {
-		struct ipv6hdr *ip6 = data + l3;
-		if ((void *)(ip6 + 1) > data_end)
-			return XDP_DROP;
-		struct in6_addr a = ip6->saddr;
-		ip6->saddr = ip6->daddr;
-		ip6->daddr = a;
-		*(__be32 *)ip6 = bpf_htonl(0x60000000); /* no traffic class or flow label */
-		ip6->payload_len = bpf_htons(out_len);
-		ip6->hop_limit = RL_SC_TTL;
-		struct rl_pseudo6 ph = {.saddr = ip6->saddr,
-					.daddr = ip6->daddr,
-					.len = bpf_htonl(out_len),
-					.proto = IPPROTO_TCP};
-		sum = bpf_csum_diff(0, 0, (__be32 *)&ph, sizeof(ph), 0);
-	}
+	__s64 sum = rl_synack_headers(ctx, l3, v4, out_len);
 	if (sum < 0)
 		return XDP_DROP;
 	sum = bpf_csum_diff(0, 0, (__be32 *)&out, out_len, (__u32)sum);
