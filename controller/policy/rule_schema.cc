@@ -121,6 +121,8 @@ bool read_limit_fields(Reader& r, const Field& f, const Fields& fields, Limit& l
   if (const Field* a = fields.get("algorithm")) {
     auto algorithm = choice<Algorithm>(r, *a, "algorithm",
                                        {{"token_bucket", Algorithm::kTokenBucket},
+                                        // GCRA is the leaky bucket as a meter: one algorithm.
+                                        {"leaky_bucket", Algorithm::kTokenBucket},
                                         {"fixed_window", Algorithm::kFixedWindow},
                                         {"sliding_window", Algorithm::kSlidingWindow}});
     if (algorithm) limit.algorithm = *algorithm;

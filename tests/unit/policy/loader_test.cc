@@ -192,6 +192,25 @@ TEST(LoadString, SynCookiesOnATcpPortRule) {
   EXPECT_FALSE(r.policy.rules[1].syn_cookies);
 }
 
+// leaky_bucket is GCRA's other name: the same limit as token_bucket, burst and all.
+TEST(LoadString, LeakyBucketIsTheTokenBucketsMeter) {
+  auto r = load_string(
+      "rules:\n"
+      "  - name: leaky\n"
+      "    match: {protocol: tcp, port: 22}\n"
+      "    limit: {algorithm: leaky_bucket, rate: 5/min, burst: 5}\n"
+      "  - name: token\n"
+      "    match: {protocol: tcp, port: 23}\n"
+      "    limit: {algorithm: token_bucket, rate: 5/min, burst: 5}\n",
+      "l.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  const Limit& leaky = r.policy.rules[0].limit;
+  const Limit& token = r.policy.rules[1].limit;
+  EXPECT_EQ(leaky.algorithm, Algorithm::kTokenBucket);
+  EXPECT_EQ(leaky.burst, token.burst);
+  EXPECT_EQ(leaky.rate.amount, token.rate.amount);
+}
+
 TEST(LoadString, SourcePrefixDefaults) {
   auto r = load_string("rules:\n  - name: a\n    key: source_prefix\n    limit: {rate: 1/s}\n",
                        "p.yaml");
