@@ -52,10 +52,10 @@ Result<Json> call(const std::string& path, const Json& req, int timeout_ms) {
   }
   Json resp = Json::parse(in, nullptr, false);
   if (resp.is_discarded()) return Error{EPROTO, "rld sent a response that is not JSON"};
-  if (resp.value("v", 0) != kProtocolVersion)
-    return Error{EPROTO, "rld speaks control protocol version " +
-                             std::to_string(resp.value("v", 0)) + ", rlctl speaks " +
-                             std::to_string(kProtocolVersion) + "; use matching versions"};
+  if (version_of(resp) != kProtocolVersion)
+    return Error{EPROTO, "rld speaks control protocol version " + std::to_string(version_of(resp)) +
+                             ", rlctl speaks " + std::to_string(kProtocolVersion) +
+                             "; use matching versions"};
   return resp;
 }
 

@@ -17,14 +17,14 @@ std::vector<std::string> HandlerTable::commands() const {
 }
 
 Json HandlerTable::dispatch(const Json& request) const {
-  if (request.value("v", 0) != kProtocolVersion)
-    return fail("rlctl speaks control protocol version " + std::to_string(request.value("v", 0)) +
+  if (version_of(request) != kProtocolVersion)
+    return fail("rlctl speaks control protocol version " + std::to_string(version_of(request)) +
                 ", rld speaks " + std::to_string(kProtocolVersion));
-  std::string cmd = request.value("cmd", "");
+  std::string cmd = command_of(request);
   auto it = handlers_.find(cmd);
   if (it == handlers_.end()) return fail("unknown command '" + cmd + "'");
   try {
-    return it->second(request.value("args", Json::object()));
+    return it->second(args_of(request));
   } catch (const Json::exception& e) {
     return fail(std::string("bad arguments: ") + e.what());
   }

@@ -19,6 +19,11 @@ class HandlerTable {
 
   // A command answered by `handler`; registering a name twice is a programming error (aborts).
   void add(const std::string& cmd, Handler handler);
+  // The same for a command of protocol.h: handlers.add<control::Status>(...).
+  template <class Command>
+  void add(Handler handler) {
+    add(Command::kName, std::move(handler));
+  }
   bool has(const std::string& cmd) const { return handlers_.count(cmd) != 0; }
   std::vector<std::string> commands() const;
 

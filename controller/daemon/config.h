@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "control/protocol.h"
 
 namespace rl::daemon {
 
@@ -20,7 +21,7 @@ struct Config {
   uint32_t interface_wait_seconds = 60;
   std::string policy_dir = "/etc/rl/policies";
   std::string metrics_listen = "127.0.0.1:9464";  // empty: no metrics endpoint
-  std::string control_socket = "/run/rl/rld.sock";
+  std::string control_socket = control::kDefaultSocketPath;
   std::string pin_root = "/sys/fs/bpf/rl";
   uint32_t key_capacity = 1048576;
   uint32_t offender_capacity = 65536;  // offenders kept for `rlctl top`, least recent evicted

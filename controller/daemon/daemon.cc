@@ -422,30 +422,31 @@ Json Daemon::handle(const Json& req) { return handlers_.dispatch(req); }
 // (defer_policy_request) and are answered when their load is done.
 void Daemon::register_handlers() {
   auto& h = handlers_;
-  h.add("status", [this](const Json&) { return cmd_status(); });
-  h.add("attach", [this](const Json& a) { return cmd_attach(a); });
-  h.add("detach", [this](const Json& a) { return cmd_detach(a); });
-  h.add("policy.list", [this](const Json&) { return handlers::policy_list(policies_->rules()); });
-  h.add("policy.show",
-        [this](const Json& a) { return handlers::policy_show(*dp_, policies_->rules(), a); });
-  h.add("acl.add",
-        [this](const Json& a) { return handlers::acl_add(*dp_, *dp_, a, &runtime_expiry_); });
-  h.add("acl.del", [this](const Json& a) { return handlers::acl_del(*dp_, a); });
-  h.add("acl.list", [this](const Json&) { return handlers::acl_list(*dp_, *dp_); });
-  h.add("unblock",
-        [this](const Json& a) { return handlers::unblock(*dp_, policies_->rules(), a); });
-  h.add("top", [this](const Json& a) {
+  h.add<control::Status>([this](const Json&) { return cmd_status(); });
+  h.add<control::Attach>([this](const Json& a) { return cmd_attach(a); });
+  h.add<control::Detach>([this](const Json& a) { return cmd_detach(a); });
+  h.add<control::PolicyList>(
+      [this](const Json&) { return handlers::policy_list(policies_->rules()); });
+  h.add<control::PolicyShow>(
+      [this](const Json& a) { return handlers::policy_show(*dp_, policies_->rules(), a); });
+  h.add<control::AclAdd>(
+      [this](const Json& a) { return handlers::acl_add(*dp_, *dp_, a, &runtime_expiry_); });
+  h.add<control::AclDel>([this](const Json& a) { return handlers::acl_del(*dp_, a); });
+  h.add<control::AclList>([this](const Json&) { return handlers::acl_list(*dp_, *dp_); });
+  h.add<control::Unblock>(
+      [this](const Json& a) { return handlers::unblock(*dp_, policies_->rules(), a); });
+  h.add<control::Top>([this](const Json& a) {
     return handlers::top(
         *offenders_, traffic_.get(), [this](uint32_t id) { return rule_ref(id); }, *dp_, a);
   });
-  h.add("key.show",
-        [this](const Json& a) { return key_show(*dp_, policies_->rules(), *offenders_, a); });
-  h.add("stats", [this](const Json&) {
+  h.add<control::KeyShow>(
+      [this](const Json& a) { return key_show(*dp_, policies_->rules(), *offenders_, a); });
+  h.add<control::Stats>([this](const Json&) {
     rates_.sample(*dp_, policies_->rules(), std::chrono::steady_clock::now());
     return handlers::stats(*dp_, policies_->rules(), rates_);
   });
-  h.add("cluster.status",
-        [this](const Json&) { return handlers::cluster_status(cluster_.get(), cfg_.node_name); });
+  h.add<control::ClusterStatus>(
+      [this](const Json&) { return handlers::cluster_status(cluster_.get(), cfg_.node_name); });
 }
 
 StatusModel Daemon::status_model() const {

@@ -79,8 +79,9 @@ std::map<std::string, Attachment> Daemon::attachments() const {
 }
 
 Json Daemon::cmd_attach(const Json& args) {
-  std::string ifname = args.at("interface");
-  auto mode = parse_xdp_mode(args.value("mode", cfg_.xdp_mode));
+  auto req = args.get<control::AttachRequest>();
+  const std::string& ifname = req.interface;
+  auto mode = parse_xdp_mode(req.mode.value_or(cfg_.xdp_mode));
   if (!mode) return control::fail(mode.error().message);
   auto a = attach_xdp(dp_->prog_fd(), ifname, *mode, cfg_.pin_root);
   if (!a) return control::fail(a.error().str());
@@ -91,14 +92,11 @@ Json Daemon::cmd_attach(const Json& args) {
   log::info("attached", {{"interface", ifname}, {"mode", a->mode}});
   synproxy_.enable(true);
   synproxy_.settle(policies_->policy());
-  return control::ok({{"interface", ifname},
-                      {"mode", a->mode},
-                      {"replaced", a->replaced},
-                      {"warning", a->warning}});
+  return control::ok(control::AttachResponse{ifname, a->mode, a->replaced, a->warning});
 }
 
 Json Daemon::cmd_detach(const Json& args) {
-  std::string ifname = args.at("interface");
+  std::string ifname = args.get<control::InterfaceRequest>().interface;
   if (!is_attached(ifname))
     return control::fail(if_nametoindex(ifname.c_str())
                              ? "rl is not attached to " + ifname + "; nothing changed"
@@ -113,7 +111,7 @@ Json Daemon::cmd_detach(const Json& args) {
   log::info("detached", {{"interface", ifname}});
   synproxy_.enable(!none_left);
   synproxy_.settle(policies_->policy());
-  return control::ok({{"interface", ifname}});
+  return control::ok(control::DetachResponse{ifname});
 }
 
 }  // namespace rl::daemon

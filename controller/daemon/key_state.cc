@@ -20,13 +20,13 @@ rl_key key_for(const rl_rule& r, const Address& addr, uint16_t dport) {
   return k;
 }
 
-control::Json describe_key_state(const rl_rule& r, const rl_slot& slot, uint64_t now_ns) {
-  using control::Json;
-  Json j = {{"unit", r.cost_unit == RL_COST_BYTES ? "bytes" : "packets"}};
+control::KeyState key_state(const rl_rule& r, const rl_slot& slot, uint64_t now_ns) {
+  control::KeyState k;
+  k.unit = r.cost_unit == RL_COST_BYTES ? "bytes" : "packets";
   const uint64_t word = slot.state;
   const bool blocked = rl_state_blocked(word, now_ns);
-  j["blocked"] = blocked;
-  j["blocked_for_seconds"] = blocked ? ((word & ~RL_STATE_BLOCKED) - now_ns) / 1e9 : 0.0;
+  k.blocked = blocked;
+  k.blocked_for_seconds = blocked ? ((word & ~RL_STATE_BLOCKED) - now_ns) / 1e9 : 0.0;
   const uint64_t st = (word & RL_STATE_BLOCKED) ? 0 : word;  // an expired block reads as fresh
   switch (r.algo) {
     case RL_ALGO_TOKEN_BUCKET: {
@@ -35,20 +35,20 @@ control::Json describe_key_state(const rl_rule& r, const rl_slot& slot, uint64_t
       uint64_t ahead = st > now_ns ? st - now_ns : 0;
       double burst = per_unit_ns > 0 ? r.burst_ns / per_unit_ns : 0;
       double tokens = per_unit_ns > 0 ? (static_cast<double>(r.burst_ns) - ahead) / per_unit_ns : 0;
-      j["algorithm"] = "token_bucket";
-      j["tokens"] = blocked ? 0.0 : std::max(tokens, 0.0);
-      j["burst"] = burst;
-      j["tat_ahead_seconds"] = ahead / 1e9;
-      j["fresh"] = !blocked && ahead == 0;
+      k.algorithm = "token_bucket";
+      k.tokens = blocked ? 0.0 : std::max(tokens, 0.0);
+      k.burst = burst;
+      k.tat_ahead_seconds = ahead / 1e9;
+      k.fresh = !blocked && ahead == 0;
       break;
     }
     case RL_ALGO_FIXED_WINDOW: {
       uint64_t win = r.window_ns ? now_ns / r.window_ns : 0;
       uint64_t count = rl_fw_count(st, win);
-      j["algorithm"] = "fixed_window";
-      j["count"] = count;
-      j["limit"] = r.limit;
-      j["fresh"] = !blocked && count == 0;
+      k.algorithm = "fixed_window";
+      k.count = count;
+      k.limit = r.limit;
+      k.fresh = !blocked && count == 0;
       break;
     }
     case RL_ALGO_SLIDING_WINDOW: {
@@ -58,20 +58,24 @@ control::Json describe_key_state(const rl_rule& r, const rl_slot& slot, uint64_t
       __u64 prev = 0, cur = 0;
       rl_sw_counts(st, win, &prev, &cur);
       uint64_t estimate = rl_sw_estimate(prev, cur, weight);
-      j["algorithm"] = "sliding_window";
-      j["count"] = estimate;
-      j["limit"] = r.limit;
-      j["fresh"] = !blocked && estimate == 0;
+      k.algorithm = "sliding_window";
+      k.count = estimate;
+      k.limit = r.limit;
+      k.fresh = !blocked && estimate == 0;
       break;
     }
     default:
-      j["algorithm"] = "unknown";
-      j["fresh"] = !blocked && st == 0;
+      k.algorithm = "unknown";
+      k.fresh = !blocked && st == 0;
   }
   // The shifted cost of byte windows: counts are in units of 2^cost_shift bytes.
   if (r.cost_unit == RL_COST_BYTES && r.algo != RL_ALGO_TOKEN_BUCKET && r.cost_shift)
-    j["unit"] = std::to_string(1u << r.cost_shift) + " bytes";
-  return j;
+    k.unit = std::to_string(1u << r.cost_shift) + " bytes";
+  return k;
+}
+
+control::Json describe_key_state(const rl_rule& r, const rl_slot& slot, uint64_t now_ns) {
+  return key_state(r, slot, now_ns);
 }
 
 Result<std::pair<Address, std::optional<uint16_t>>> parse_key_arg(const std::string& text) {

@@ -16,11 +16,13 @@ namespace rl::daemon {
 // The key the data path builds for `addr` under rule `r` (see rl_key_build in limiter.h).
 rl_key key_for(const rl_rule& r, const Address& addr, uint16_t dport);
 
-// The state of a key's slot at now_ns (CLOCK_MONOTONIC, the data path's clock), as JSON:
+// The state of a key's slot at now_ns (CLOCK_MONOTONIC, the data path's clock):
 //   blocked, blocked_for_seconds; token_bucket: tokens, burst, tat_ahead_seconds (how far the
 //   theoretical arrival time runs ahead of now); windows: count and limit in this window
 //   (sliding: the weighted estimate); unit: packets or bytes; fresh: the state equals a new
 //   key's (a full bucket, an empty window).
+control::KeyState key_state(const rl_rule& r, const rl_slot& slot, uint64_t now_ns);
+// The same as JSON.
 control::Json describe_key_state(const rl_rule& r, const rl_slot& slot, uint64_t now_ns);
 
 // "198.18.0.7", "198.18.0.7|53" (rlctl top's spelling of a source_port key) or a CIDR, whose

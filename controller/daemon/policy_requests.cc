@@ -17,8 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 using control::Json;
 
-Json reload_reply(const ReloadReport& r) {
-  return r.ok ? control::ok({{"generation", r.generation}, {"rules", r.rules}})
+Json reload_reply(const ReloadReport& r,
+                  std::optional<std::vector<std::string>> changes = std::nullopt) {
+  return r.ok ? control::ok(control::ReloadResponse{r.generation, r.rules, std::move(changes)})
               : control::fail("policy rejected; the policy in force stays", r.errors);
 }
 
@@ -84,12 +85,13 @@ void Daemon::request_reload(const std::string& trigger, bool force,
 }
 
 bool Daemon::defer_policy_request(const Json& req, ControlServer::Responder reply) {
-  std::string cmd = req.value("cmd", "");
-  if (req.value("v", 0) != control::kProtocolVersion ||
-      (cmd != "policy.reload" && cmd != "policy.diff" && cmd != "policy.apply"))
+  std::string cmd = control::command_of(req);
+  if (control::version_of(req) != control::kProtocolVersion ||
+      (cmd != control::PolicyReload::kName && cmd != control::PolicyDiff::kName &&
+       cmd != control::PolicyApply::kName))
     return false;
   auto reply_to = std::make_shared<ControlServer::Responder>(std::move(reply));
-  if (cmd == "policy.reload") {
+  if (cmd == control::PolicyReload::kName) {
     request_reload("rlctl", true,
                    [reply_to](const ReloadReport& r) { answer(*reply_to, reload_reply(r)); });
     return true;
@@ -104,22 +106,23 @@ bool Daemon::defer_policy_request(const Json& req, ControlServer::Responder repl
   };
   auto files = std::make_shared<Files>();
   try {
-    for (const auto& f : req.at("args").at("files")) {
-      std::string given = f.at("path").get<std::string>();
+    auto given_files = control::args_of(req).get<control::PolicyFilesRequest>();
+    for (auto& f : given_files.files) {
+      const std::string& given = f.path;
       std::string name = fs::path(given).filename();
       if (name.empty() || name[0] == '.') {
         answer(*reply_to, control::fail("bad policy file name '" + name + "'"));
         return true;
       }
       std::string path = (fs::path(cfg_.policy_dir) / name).string();
-      files->texts[path] = f.at("content").get<std::string>();
+      files->texts[path] = std::move(f.content);
       files->shown[path] = given;
     }
   } catch (const Json::exception& e) {
     answer(*reply_to, control::fail(std::string("bad arguments: ") + e.what()));
     return true;
   }
-  bool apply = cmd == "policy.apply";
+  bool apply = cmd == control::PolicyApply::kName;
   std::string dir = cfg_.policy_dir;
   loads_->submit({[this, files] { files->limits = load_limits(); },
                   [files, dir] {
@@ -151,9 +154,9 @@ bool Daemon::defer_policy_request(const Json& req, ControlServer::Responder repl
                       answer(*reply_to, control::fail("policy rejected; nothing changed", errors));
                       return;
                     }
-                    Json changes = diff_policies(policies_->policy(), files->loaded.policy);
+                    auto changes = diff_policies(policies_->policy(), files->loaded.policy);
                     if (!apply) {
-                      answer(*reply_to, control::ok({{"changes", changes}}));
+                      answer(*reply_to, control::ok(control::PolicyDiffResponse{changes}));
                       return;
                     }
                     // Written into the directory (rename: readers never see half a file), then
@@ -171,9 +174,7 @@ bool Daemon::defer_policy_request(const Json& req, ControlServer::Responder repl
                       }
                     }
                     request_reload("rlctl", true, [reply_to, changes](const ReloadReport& r) {
-                      Json resp = reload_reply(r);
-                      if (r.ok) resp["data"]["changes"] = changes;
-                      answer(*reply_to, resp);
+                      answer(*reply_to, reload_reply(r, changes));
                     });
                   },
                   std::chrono::milliseconds(cfg_.reload_timeout_ms)});

@@ -7,9 +7,9 @@ using control::Json;
 
 namespace {
 
-// Unix seconds, or null for a time that never came.
-Json unix_seconds(std::chrono::system_clock::time_point t) {
-  if (t.time_since_epoch().count() == 0) return nullptr;
+// Unix seconds, or none for a time that never came.
+std::optional<int64_t> unix_seconds(std::chrono::system_clock::time_point t) {
+  if (t.time_since_epoch().count() == 0) return std::nullopt;
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }
 
@@ -53,39 +53,30 @@ Readiness readiness(const StatusModel& m) {
 }
 
 Json status_json(const StatusModel& m, std::chrono::steady_clock::time_point now) {
-  Json ifs = Json::array();
-  for (const auto& i : m.interfaces) ifs.push_back({{"name", i.name}, {"mode", i.mode}});
-  Json j = {{"version", m.version},
-            {"interfaces", ifs},
-            {"policy_dir", m.policy_dir},
-            {"pin_root", m.pin_root},
-            {"pins_outlive_rld", m.pin_warning.empty()},
-            {"pin_warning", m.pin_warning},
-            {"adopted", m.adopted},
-            {"generation", m.last_reload.generation},
-            {"data_path_generation", m.data_path_generation},
-            {"rules", m.rules},
-            {"last_reload",
-             {{"ok", m.last_reload.ok},
-              {"trigger", m.last_reload.trigger},
-              {"at", unix_seconds(m.last_reload.at)},
-              {"errors", m.last_reload.errors}}},
-            {"last_good_reload", unix_seconds(m.last_good_reload)},
-            {"reloads", {{"ok", m.reloads_ok}, {"failed", m.reloads_failed}}},
-            {"keys",
-             {{"tracked", m.keys.tracked},
-              {"blocked", m.keys.blocked},
-              {"capacity", m.keys_capacity},
-              {"capacity_in_use", m.keys_capacity_in_use},
-              {"counted_ms_ago",
-               std::chrono::duration_cast<std::chrono::milliseconds>(now - m.keys.at).count()}}},
-            {"event_loop", m.event_loop},
-            {"uptime_seconds", m.uptime.count()}};
-  if (m.reload_running) j["reload_running"] = *m.reload_running;
+  control::StatusResponse j;
+  j.version = m.version;
+  for (const auto& i : m.interfaces) j.interfaces.push_back({i.name, i.mode});
+  j.policy_dir = m.policy_dir;
+  j.pin_root = m.pin_root;
+  j.pins_outlive_rld = m.pin_warning.empty();
+  j.pin_warning = m.pin_warning;
+  j.adopted = m.adopted;
+  j.generation = m.last_reload.generation;
+  j.data_path_generation = m.data_path_generation;
+  j.rules = m.rules;
+  j.last_reload = {m.last_reload.ok, m.last_reload.trigger, unix_seconds(m.last_reload.at),
+                   m.last_reload.errors};
+  j.last_good_reload = unix_seconds(m.last_good_reload);
+  j.reloads = {m.reloads_ok, m.reloads_failed};
+  j.keys = {m.keys.tracked, m.keys.blocked, m.keys_capacity, m.keys_capacity_in_use,
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - m.keys.at).count()};
+  j.event_loop = m.event_loop;
+  j.uptime_seconds = m.uptime.count();
+  j.reload_running = m.reload_running;
   Readiness r = readiness(m);
-  j["ready"] = r.ready;
-  j["degraded"] = r.degraded;
-  j["not_ready"] = r.reasons;
+  j.ready = r.ready;
+  j.degraded = r.degraded;
+  j.not_ready = r.reasons;
   return j;
 }
 

@@ -82,7 +82,7 @@ class RuleRates {
 Json stats(const Counters& counters, const std::vector<RuleView>& rules, const RuleRates& rates);
 
 // A rule's counters as the control protocol has them.
-Json counters_json(const rl_rule_counters& c);
+control::RuleCounters rule_counters(const rl_rule_counters& c);
 
 // A rule id's rule among `rules`: its name and the prefixes its keys are masked to (an empty
 // name if no rule there has the id). Stacked limits have ids of their own (top.cc).

@@ -11,33 +11,35 @@ namespace rl::daemon {
 namespace {
 
 using control::Json;
+using control::KeyLimit;
+
+KeyLimit noted(const char* note) {
+  KeyLimit k;
+  k.note = note;
+  return k;
+}
 
 // What one limit holds for the address: its key, the slot's state, and the drops the offender
 // table knows of that key under that limit (stacked limits have ids of their own, so a /24's
 // drops are not the source's).
-Json limit_entry(const Datapath& dp, const rl_rule& lim, const Address& addr,
-                 std::optional<uint16_t> port, const std::vector<Offender>& known, uint64_t now) {
-  Json j = Json::object();
-  if (lim.key_kind == RL_KEY_SRC_DST) {
-    j["note"] = "keyed by source and destination together: one address names no key";
-    return j;
-  }
-  if (lim.key_kind == RL_KEY_SRC_ADDR_DPORT && !port) {
-    j["note"] = "keyed by source and port: give ADDRESS|PORT";
-    return j;
-  }
+KeyLimit limit_entry(const Datapath& dp, const rl_rule& lim, const Address& addr,
+                     std::optional<uint16_t> port, const std::vector<Offender>& known,
+                     uint64_t now) {
+  if (lim.key_kind == RL_KEY_SRC_DST)
+    return noted("keyed by source and destination together: one address names no key");
+  if (lim.key_kind == RL_KEY_SRC_ADDR_DPORT && !port)
+    return noted("keyed by source and port: give ADDRESS|PORT");
+  KeyLimit j;
   rl_key k = key_for(lim, addr, port.value_or(0));
-  j["key"] = key_text(k, lim);
+  j.key = key_text(k, lim);
   auto slot = dp.read_key(k);
-  j["tracked"] = slot.has_value();
-  if (slot) j["state"] = describe_key_state(lim, *slot, now);
+  j.tracked = slot.has_value();
+  if (slot) j.state = key_state(lim, *slot, now);
   const uint64_t hash = dp.key_hash(k);
-  j["drops"] = 0;
-  j["last_drop"] = nullptr;
   for (const auto& o : known)
     if (o.rule_id == lim.id && o.key_hash == hash) {
-      j["drops"] = o.drops;
-      j["last_drop"] =
+      j.drops = o.drops;
+      j.last_drop =
           std::chrono::duration_cast<std::chrono::seconds>(o.last_seen.time_since_epoch()).count();
     }
   return j;
@@ -47,14 +49,16 @@ Json limit_entry(const Datapath& dp, const rl_rule& lim, const Address& addr,
 
 control::Json key_show(const Datapath& dp, const std::vector<RuleView>& rules,
                        OffenderLog& offenders, const control::Json& args) {
-  auto parsed = parse_key_arg(args.at("key").get<std::string>());
+  auto req = args.get<control::KeyShowRequest>();
+  auto parsed = parse_key_arg(req.key);
   if (!parsed) return control::fail(parsed.error().message);
   const auto& [addr, port] = *parsed;
-  std::string only = args.value("rule", "");
+  const std::string& only = req.rule;
   // What the offender table remembers (drops, last seen), by rule id and key hash.
   auto known = offenders.top(SIZE_MAX, only, std::chrono::hours(24 * 365));
   const uint64_t now = dp.now_ns();
-  Json out = Json::array();
+  control::KeyShowResponse out;
+  out.address = addr.str();
   bool rule_found = only.empty();
   for (const auto& v : rules) {
     if (!only.empty() && v.name != only) continue;
@@ -67,29 +71,21 @@ control::Json key_show(const Datapath& dp, const std::vector<RuleView>& rules,
     for (uint32_t l = 1; l < count && l <= v.more.size(); l++)
       keyed_by_address |= v.more[l - 1].key_kind != RL_KEY_RULE;
     if (!keyed_by_address) continue;
-    Json limits = Json::array();
+    control::KeyShowRule rule{v.name, {}};
     for (uint32_t l = 0; l < count; l++) {
-      Json e;
-      if (l > v.more.size())
-        e = {{"note",
-              "this limit's parameters are not known: rld adopted the data path and has "
-              "not loaded a policy since (rlctl policy reload)"}};
-      else
-        e = limit_entry(dp, l == 0 ? r : v.more[l - 1], addr, port, known, now);
-      e["limit"] = limit_name(v, l);
-      e["index"] = l;
-      limits.push_back(std::move(e));
+      KeyLimit e = l > v.more.size()
+                       ? noted(
+                             "this limit's parameters are not known: rld adopted the data "
+                             "path and has not loaded a policy since (rlctl policy reload)")
+                       : limit_entry(dp, l == 0 ? r : v.more[l - 1], addr, port, known, now);
+      e.limit = limit_name(v, l);
+      e.index = l;
+      rule.limits.push_back(std::move(e));
     }
-    // The rule's own limit also at the top level, where a client that reads no `limits` finds it.
-    Json j = limits[0];
-    j.erase("limit");
-    j.erase("index");
-    j["rule"] = v.name;
-    j["limits"] = std::move(limits);
-    out.push_back(std::move(j));
+    out.rules.push_back(std::move(rule));
   }
   if (!rule_found) return control::fail("no rule named '" + only + "' in force");
-  return control::ok({{"address", addr.str()}, {"rules", out}});
+  return control::ok(out);
 }
 
 }  // namespace rl::daemon

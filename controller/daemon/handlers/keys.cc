@@ -6,7 +6,7 @@
 namespace rl::daemon::handlers {
 
 Json unblock(KeyTable& keys, const std::vector<RuleView>& rules, const Json& args) {
-  auto addr = Address::parse(args.at("address").get<std::string>());
+  auto addr = Address::parse(args.get<control::UnblockRequest>().address);
   if (!addr) return control::fail(addr.error().message);
   size_t reset = 0;
   for (const auto& v : rules) {
@@ -21,7 +21,7 @@ Json unblock(KeyTable& keys, const std::vector<RuleView>& rules, const Json& arg
     }
   }
   log::info("unblocked", {{"address", addr->str()}, {"keys", std::to_string(reset)}});
-  return control::ok({{"address", addr->str()}, {"keys_reset", reset}});
+  return control::ok(control::UnblockResponse{addr->str(), reset});
 }
 
 }  // namespace rl::daemon::handlers

@@ -4,43 +4,38 @@
 
 namespace rl::daemon::handlers {
 
-Json counters_json(const rl_rule_counters& c) {
-  return Json{{"matched_packets", c.matched_pkts},     {"matched_bytes", c.matched_bytes},
-              {"passed_packets", c.passed_pkts},       {"passed_bytes", c.passed_bytes},
-              {"dropped_packets", c.dropped_pkts},     {"dropped_bytes", c.dropped_bytes},
-              {"monitored_packets", c.monitored_pkts}, {"monitored_bytes", c.monitored_bytes}};
+control::RuleCounters rule_counters(const rl_rule_counters& c) {
+  return {c.matched_pkts, c.matched_bytes, c.passed_pkts,    c.passed_bytes,
+          c.dropped_pkts, c.dropped_bytes, c.monitored_pkts, c.monitored_bytes};
 }
 
 Json policy_list(const std::vector<RuleView>& rules) {
-  Json out = Json::array();
+  control::PolicyListResponse out;
   int pos = 0;
   for (const auto& v : rules)
-    out.push_back({{"position", pos++},
-                   {"name", v.name},
-                   {"priority", v.rule.priority},
-                   {"action", policy::action_name(v.rule.action)},
-                   {"match", policy::describe_match(v.rule.match)},
-                   {"limit", policy::describe_limit(v.rule)},
-                   {"where", v.rule.where.str()}});
-  return control::ok({{"rules", out}});
+    out.rules.push_back({pos++, v.name, v.rule.priority, policy::action_name(v.rule.action),
+                         policy::describe_match(v.rule.match), policy::describe_limit(v.rule),
+                         v.rule.where.str()});
+  return control::ok(out);
 }
 
 Json policy_show(const Counters& counters, const std::vector<RuleView>& rules, const Json& args) {
-  std::string name = args.at("name");
+  std::string name = args.get<control::PolicyShowRequest>().name;
   for (const auto& v : rules) {
     if (v.name != name) continue;
-    auto c = counters.rule_counters(v.compiled.stats_slot);
-    return control::ok({{"name", v.name},
-                        {"priority", v.rule.priority},
-                        {"where", v.rule.where.str()},
-                        {"match", policy::describe_match(v.rule.match)},
-                        {"limit", policy::describe_limit(v.rule)},
-                        {"action", policy::action_name(v.rule.action)},
-                        {"block_seconds", v.rule.block_ns / 1e9},
-                        {"report", v.rule.report},
-                        {"precise_clock", (v.compiled.flags & RL_RULE_F_PRECISE_CLOCK) != 0},
-                        {"id", v.compiled.id},
-                        {"counters", c ? counters_json(*c) : Json(nullptr)}});
+    control::PolicyShowResponse out;
+    out.name = v.name;
+    out.priority = v.rule.priority;
+    out.where = v.rule.where.str();
+    out.match = policy::describe_match(v.rule.match);
+    out.limit = policy::describe_limit(v.rule);
+    out.action = policy::action_name(v.rule.action);
+    out.block_seconds = v.rule.block_ns / 1e9;
+    out.report = v.rule.report;
+    out.precise_clock = (v.compiled.flags & RL_RULE_F_PRECISE_CLOCK) != 0;
+    out.id = v.compiled.id;
+    if (auto c = counters.rule_counters(v.compiled.stats_slot)) out.counters = rule_counters(*c);
+    return control::ok(out);
   }
   return control::fail("no rule named '" + name + "' in force");
 }

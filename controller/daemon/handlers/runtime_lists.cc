@@ -9,14 +9,20 @@ constexpr uint64_t kMaxTtlSeconds = 3650ULL * 24 * 3600;
 
 // The earlier of two expiries, 0 standing for none.
 uint64_t earliest(uint64_t a, uint64_t b) { return !a || (b && b < a) ? b : a; }
+
+const char* list_name(uint32_t flags) {
+  return flags & RL_SRC_F_ALLOW ? control::kAllowList : control::kDenyList;
+}
+
 }  // namespace
 
 Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args, RuntimeExpiry* expiry) {
-  std::string list = args.at("list");
-  auto p = Prefix::parse(args.at("cidr").get<std::string>());
+  auto req = args.get<control::AclAddRequest>();
+  auto p = Prefix::parse(req.cidr);
   if (!p) return control::fail(p.error().message);
-  if (list != "allow" && list != "deny") return control::fail("list must be allow or deny");
-  uint64_t ttl = args.value("ttl_seconds", 0ULL);
+  const bool allow = req.list == control::kAllowList;
+  if (!allow && req.list != control::kDenyList) return control::fail("list must be allow or deny");
+  uint64_t ttl = req.ttl_seconds;
   // A longer one (or a negative one, which JSON hands over as a huge number) would wrap the
   // expiry around to a time already past, and the entry would never apply.
   if (ttl > kMaxTtlSeconds)
@@ -24,42 +30,42 @@ Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args, RuntimeE
                          " is longer than the maximum of 3650 days; leave it out for an entry "
                          "that does not expire");
   uint64_t expires = ttl ? clock.now_ns() + ttl * 1'000'000'000ULL : 0;
-  if (auto s = lists.runtime_acl_set(*p, list == "allow" ? RL_SRC_F_ALLOW : RL_SRC_F_DENY, expires);
-      !s)
+  if (auto s = lists.runtime_acl_set(*p, allow ? RL_SRC_F_ALLOW : RL_SRC_F_DENY, expires); !s)
     return control::fail(s.error().str());
   if (expiry) expiry->added(expires);
   log::info("runtime entry added",
-            {{"list", list}, {"prefix", p->str()}, {"ttl_seconds", std::to_string(ttl)}});
-  return control::ok({{"list", list}, {"cidr", p->str()}, {"ttl_seconds", ttl}});
+            {{"list", req.list}, {"prefix", p->str()}, {"ttl_seconds", std::to_string(ttl)}});
+  return control::ok(control::AclAddResponse{req.list, p->str(), ttl});
 }
 
 Json acl_del(RuntimeLists& lists, const Json& args) {
-  auto p = Prefix::parse(args.at("cidr").get<std::string>());
+  auto req = args.get<control::AclDelRequest>();
+  auto p = Prefix::parse(req.cidr);
   if (!p) return control::fail(p.error().message);
   auto found = lists.runtime_acl_find(*p);
   if (!found) return control::fail(found.error().str());
-  std::string list = args.value("list", "");
-  if (!*found || (!list.empty() && (list == "allow") != bool((*found)->flags & RL_SRC_F_ALLOW)))
+  const std::string& list = req.list;
+  if (!*found ||
+      (!list.empty() && (list == control::kAllowList) != bool((*found)->flags & RL_SRC_F_ALLOW)))
     return control::fail("no runtime " + (list.empty() ? std::string("") : list + " ") + "entry " +
                          p->str());
   if (auto s = lists.runtime_acl_remove(*p); !s) return control::fail(s.error().str());
   log::info("runtime entry removed", {{"prefix", p->str()}});
-  return control::ok({{"cidr", p->str()}});
+  return control::ok(control::AclDelResponse{p->str()});
 }
 
 Json acl_list(const RuntimeLists& lists, const Clock& clock) {
   auto entries = lists.runtime_acl_list();
   if (!entries) return control::fail(entries.error().str());
   uint64_t now = clock.now_ns();
-  Json out = Json::array();
+  control::AclListResponse out;
   for (const auto& e : *entries) {
     if (e.expires_ns && e.expires_ns <= now) continue;
-    out.push_back({{"list", e.flags & RL_SRC_F_ALLOW ? "allow" : "deny"},
-                   {"cidr", e.prefix.str()},
-                   {"expires_in_seconds",
-                    e.expires_ns ? Json((e.expires_ns - now) / 1'000'000'000ULL) : Json(nullptr)}});
+    std::optional<uint64_t> left;
+    if (e.expires_ns) left = (e.expires_ns - now) / 1'000'000'000ULL;
+    out.entries.push_back({list_name(e.flags), e.prefix.str(), left});
   }
-  return control::ok({{"entries", out}});
+  return control::ok(out);
 }
 
 std::optional<size_t> expire_runtime_entries(RuntimeLists& lists, const Clock& clock,
@@ -72,8 +78,8 @@ std::optional<size_t> expire_runtime_entries(RuntimeLists& lists, const Clock& c
   for (const auto& e : *entries) {
     if (e.expires_ns && e.expires_ns <= now && lists.runtime_acl_remove(e.prefix)) {
       removed++;
-      log::info("runtime entry expired", {{"prefix", e.prefix.str()},
-                                          {"list", e.flags & RL_SRC_F_ALLOW ? "allow" : "deny"}});
+      log::info("runtime entry expired",
+                {{"prefix", e.prefix.str()}, {"list", list_name(e.flags)}});
     } else {
       next = earliest(next, e.expires_ns);  // one that failed to go: the next sweep tries again
     }

@@ -28,39 +28,33 @@ const char* global_name(int i) {
 Json stats(const Counters& counters, const std::vector<RuleView>& rules, const RuleRates& rates) {
   const auto& previous = rates.previous();
   double secs = std::chrono::duration<double>(rates.current().at - previous.at).count();
-  Json out = Json::array();
+  control::StatsResponse out;
   for (const auto& v : rules) {
     auto c = counters.rule_counters(v.compiled.stats_slot);
     if (!c) continue;
-    Json j = {{"name", v.name},
-              {"action", policy::action_name(v.rule.action)},
-              {"counters", counters_json(*c)}};
+    control::RuleStats r;
+    r.name = v.name;
+    r.action = policy::action_name(v.rule.action);
+    r.counters = rule_counters(*c);
     // Stacked limits: what each one refused (dropped, or monitored under monitor).
     if (v.compiled.more_limits)
       if (auto by = counters.limit_counters(v.compiled.stats_slot)) {
-        Json limits = Json::array();
+        r.limits.emplace();
         for (uint32_t l = 0; l <= v.compiled.more_limits && l < RL_MAX_LIMITS; l++)
-          limits.push_back({{"name", limit_name(v, l)},
-                            {"refused_packets", (*by)[l].pkts},
-                            {"refused_bytes", (*by)[l].bytes}});
-        j["limits"] = limits;
+          r.limits->push_back({limit_name(v, l), (*by)[l].pkts, (*by)[l].bytes});
       }
     auto prev = previous.rules.find(v.name);
     if (prev != previous.rules.end() && secs > 0) {
       const auto& p = prev->second;
-      j["rates"] = {{"interval_seconds", secs},
-                    {"matched_pps", (c->matched_pkts - p.matched_pkts) / secs},
-                    {"passed_pps", (c->passed_pkts - p.passed_pkts) / secs},
-                    {"dropped_pps", (c->dropped_pkts - p.dropped_pkts) / secs},
-                    {"monitored_pps", (c->monitored_pkts - p.monitored_pkts) / secs}};
+      r.rates = control::RuleRates{
+          secs, (c->matched_pkts - p.matched_pkts) / secs, (c->passed_pkts - p.passed_pkts) / secs,
+          (c->dropped_pkts - p.dropped_pkts) / secs, (c->monitored_pkts - p.monitored_pkts) / secs};
     }
-    out.push_back(j);
+    out.rules.push_back(std::move(r));
   }
-  Json global = Json::object();
   if (auto g = counters.global_counters())
-    for (int i = 0; i < RL_GC_MAX; i++)
-      global[global_name(i)] = {{"packets", (*g)[i].pkts}, {"bytes", (*g)[i].bytes}};
-  return control::ok({{"rules", out}, {"global", global}});
+    for (int i = 0; i < RL_GC_MAX; i++) out.global[global_name(i)] = {(*g)[i].pkts, (*g)[i].bytes};
+  return control::ok(out);
 }
 
 }  // namespace rl::daemon::handlers

@@ -33,7 +33,7 @@ double sampling_error(double n) { return 8 + 4 * std::sqrt(n + 4); }
 constexpr const char* kSamplingErrorText = "8 + 4*sqrt(samples + 4)";
 
 Json top_traffic(TrafficLog* traffic, const RuleResolver& resolve, const Counters& counters,
-                 const Json& args) {
+                 const control::TopRequest& req) {
   if (!traffic)
     return control::fail(
         "traffic sampling is off: set traffic_sample_shift in rld's configuration "
@@ -42,69 +42,57 @@ Json top_traffic(TrafficLog* traffic, const RuleResolver& resolve, const Counter
   // includes it.
   for (int i = 0; i < 8 && traffic->poll(); i++) {
   }
-  std::string rule = args.value("rule", "");
+  const std::string& rule = req.rule;
   std::unordered_map<uint32_t, RuleRef> refs;  // rule ids seen in this query
   auto ref = [&](uint32_t id) -> const RuleRef& {
     auto it = refs.find(id);
     if (it == refs.end()) it = refs.emplace(id, resolve(id)).first;
     return it->second;
   };
-  TrafficView view = traffic->top(
-      args.value("n", 10), [&](uint32_t id) { return rule.empty() || ref(id).name == rule; });
+  TrafficView view =
+      traffic->top(req.n, [&](uint32_t id) { return rule.empty() || ref(id).name == rule; });
   const double scale = static_cast<double>(1ULL << traffic->shift());
   const double secs = std::max(view.seconds, 1e-3);
-  uint64_t shed = 0;
-  if (auto g = counters.global_counters()) shed = (*g)[RL_GC_TRAFFIC_SHED].pkts;
-  Json keys = Json::array();
+  control::TopTrafficResponse out;
+  out.sample_shift = traffic->shift();
+  out.sample_ratio = 1ULL << traffic->shift();
+  out.window_seconds = secs;
+  out.samples = view.samples;
+  out.sampling_error = kSamplingErrorText;
+  out.sampled_bytes = view.sampled_bytes;
+  if (auto g = counters.global_counters()) out.samples_shed = (*g)[RL_GC_TRAFFIC_SHED].pkts;
+  out.capacity = TrafficLog::kCapacity;
+  out.table_error_samples = view.table_error;
   for (const auto& e : view.keys) {
     const RuleRef& r = ref(e.key.rule_id);
     double n = static_cast<double>(e.samples);
     double err = static_cast<double>(e.error) + sampling_error(n);
-    keys.push_back({{"rule", r.name},
-                    {"key", key_text(e.key.kind, e.key.family, e.key.addr, e.key.dport, r.v4_prefix,
-                                     r.v6_prefix)},
-                    {"pps", n * scale / secs},
-                    {"pps_error", err * scale / secs},
-                    {"bytes_per_second", e.sampled_bytes * scale / secs},
-                    {"share", view.samples ? n / static_cast<double>(view.samples) : 0.0},
-                    {"dropped_share", n > 0 ? e.dropped / n : 0.0},
-                    {"packets", n * scale},
-                    {"packets_error", err * scale},
-                    {"samples", e.samples},
-                    {"table_error_samples", e.error}});
+    out.keys.push_back(
+        {r.name,
+         key_text(e.key.kind, e.key.family, e.key.addr, e.key.dport, r.v4_prefix, r.v6_prefix),
+         n * scale / secs, err * scale / secs, e.sampled_bytes * scale / secs,
+         view.samples ? n / static_cast<double>(view.samples) : 0.0, n > 0 ? e.dropped / n : 0.0,
+         n * scale, err * scale, e.samples, e.error});
   }
-  return control::ok({{"by", "traffic"},
-                      {"sample_shift", traffic->shift()},
-                      {"sample_ratio", 1ULL << traffic->shift()},
-                      {"window_seconds", secs},
-                      {"samples", view.samples},
-                      {"sampling_error", kSamplingErrorText},
-                      {"sampled_bytes", view.sampled_bytes},
-                      {"samples_shed", shed},
-                      {"capacity", TrafficLog::kCapacity},
-                      {"table_error_samples", view.table_error},
-                      {"keys", keys}});
+  return control::ok(out);
 }
 
 }  // namespace
 
 Json top(OffenderLog& offenders, TrafficLog* traffic, const RuleResolver& resolve,
          const Counters& counters, const Json& args) {
-  std::string by = args.value("by", "drops");
-  if (by == "traffic") return top_traffic(traffic, resolve, counters, args);
-  if (by != "drops") return control::fail("top ranks by drops or traffic, not '" + by + "'");
-  auto list = offenders.top(args.value("n", 10), args.value("rule", ""),
-                            std::chrono::seconds(args.value("window_seconds", 300)));
-  Json out = Json::array();
+  auto req = args.get<control::TopRequest>();
+  if (req.by == control::kByTraffic) return top_traffic(traffic, resolve, counters, req);
+  if (req.by != control::kByDrops)
+    return control::fail("top ranks by drops or traffic, not '" + req.by + "'");
+  auto list =
+      offenders.top(req.n, req.rule, std::chrono::seconds(req.window_seconds.value_or(300)));
+  control::TopDropsResponse out;
   for (const auto& o : list)
-    out.push_back({{"rule", o.rule},
-                   {"key", o.key},
-                   {"drops", o.drops},
-                   {"blocked", o.blocked},
-                   {"last_seen",
-                    std::chrono::duration_cast<std::chrono::seconds>(o.last_seen.time_since_epoch())
-                        .count()}});
-  return control::ok({{"offenders", out}});
+    out.offenders.push_back(
+        {o.rule, o.key, o.drops, o.blocked,
+         std::chrono::duration_cast<std::chrono::seconds>(o.last_seen.time_since_epoch()).count()});
+  return control::ok(out);
 }
 
 }  // namespace rl::daemon::handlers

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// rlctl cluster status.
+#include <iostream>
+
+#include "rlctl/commands/command.h"
+#include "rlctl/commands/render.h"
+#include "rlctl/table.h"
+
+namespace rlctl {
+
+void render_cluster_status(const proto::ClusterStatusResponse& d, std::ostream& out) {
+  out << "node " << d.node << ", Redis " << (d.redis_up ? "up" : "DOWN") << ", last sync "
+      << (d.last_sync_ms_ago ? num(d.last_sync_ms_ago) + " ms ago" : std::string("never")) << ", "
+      << d.syncs << " syncs (" << d.early_syncs << " early), " << d.pending_keys
+      << " keys pending, last pass " << d.last_pass_ms << " ms\n";
+  Table peers({"PEER", "LAST SEEN (server ms)"});
+  for (const auto& p : d.peers) peers.row({p.node, num(p.last_seen_ms)});
+  peers.print(out);
+  out << "\n";
+  Table blocked({"RULE", "KEY", "BLOCKED FOR (ms)"});
+  for (const auto& b : d.blocked) blocked.row({b.rule, b.key, num(b.remaining_ms)});
+  blocked.print(out);
+}
+
+void bind_cluster(CLI::App& cmd, Context& ctx) {
+  cmd.require_subcommand(1);
+  cmd.add_subcommand("status", "Redis, peers seen recently, last sync, blocked keys")
+      ->callback([&g = ctx.globals] {
+        call_and_render<proto::ClusterStatus>(g, {}, render_cluster_status);
+      });
+}
+
+}  // namespace rlctl

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "rlctl/commands/command.h"
+
+#include <iostream>
+#include <sstream>
+
+#include "common/cli_exit.h"
+#include "control/client.h"
+#include "rlctl/commands/render.h"
+
+namespace rlctl {
+
+const std::vector<Command>& command_table() {
+  static const std::vector<Command> kCommands = {
+      {"status", "interfaces, XDP mode, policy generation, last reload, key table, uptime",
+       bind_status},
+      {"attach", "attach the limiter to an interface", bind_attach},
+      {"detach", "detach the limiter from an interface", bind_detach},
+      {"policy", "validate, inspect and apply policies", bind_policy},
+      {"allow", "runtime allow entries, on top of the policy lists; they expire on their own",
+       bind_allow},
+      {"deny", "runtime deny entries, on top of the policy lists; they expire on their own",
+       bind_deny},
+      {"unblock", "forget an address's limiter state and block in every rule", bind_unblock},
+      {"top",
+       "current offenders with their over-limit packet counts, or (--by traffic) the keys that "
+       "send the most",
+       bind_top},
+      {"key", "one limiter key's state, read from the data path", bind_key},
+      {"stats", "per-rule counters and rates, and the data path's global counters", bind_stats},
+      {"cluster", "cluster-wide limits through Redis", bind_cluster},
+      {"completion", "print shell completion (bash)", bind_completion},
+      {"help", "the help of rlctl or of a command: rlctl help policy validate", bind_help},
+      {"version", "print rlctl's version, as --version does", bind_version},
+      // For the build: rlctl(8)'s list of commands (hidden from --help and completion).
+      {"man-commands", "rlctl(8)'s COMMANDS section, as help2man include text", bind_man_commands},
+  };
+  return kCommands;
+}
+
+Json call_or_exit(const Globals& g, const std::string& cmd, const Json& args) {
+  auto r = rl::control::call(g.socket, rl::control::request(cmd, args));
+  if (!r) {
+    std::cerr << "rlctl: " << r.error().message << "\n";
+    std::exit(rl::kExitUnreachable);
+  }
+  auto reply = rl::control::read_reply(*r);
+  if (!reply.ok) {
+    if (g.output == "json") {
+      std::cout << r->dump(2) << "\n";
+    } else {
+      std::cerr << "rlctl: " << reply.error << "\n";
+      for (const auto& e : reply.errors) std::cerr << e << "\n";
+    }
+    std::exit(rl::kExitFailure);
+  }
+  return reply.data;
+}
+
+bool json_out(const Globals& g, const Json& data) {
+  if (g.output != "json") return false;
+  std::cout << rl::control::to_text(data, 2) << "\n";
+  return true;
+}
+
+std::string num(double v) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(1);
+  s << v;
+  return s.str();
+}
+
+}  // namespace rlctl
