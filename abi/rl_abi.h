@@ -296,20 +296,14 @@ struct rl_lpm6_key {
 /* Runtime allow/deny entries (rlctl allow/deny): not generation-bound, each with an expiry. A
  * family's full-length entries (one host: /32, /128) are in its host table (rl_hosts_v4/v6,
  * below), the others in an LPM trie (rl_runtime_v4/v6). A host whose set of the table has no way
- * free goes to a hash (rl_host_acl_v4/v6), where an rld before the table also put its hosts; the
- * hash and the trie take the same key, prefixlen the entry's length. A packet asks the table
- * first: a host entry is the longest match there can be, and the table holds it in the one line
- * the packet reads, where the hash reads a bucket and then its element, and the trie a node per
- * level. */
+ * free goes to a hash (rl_host_acl_v4/v6); the hash and the trie take the same key, prefixlen the
+ * entry's length. A packet asks the table first: a host entry is the longest match there can be,
+ * and the table holds it in the one line the packet reads, where the hash reads a bucket and then
+ * its element, and the trie a node per level. */
 /* A replacing rld carries the runtime entries over from the pinned maps of the data path it
- * replaces (bpf_datapath.cc, carry_runtime_entries): it reads them as its own maps, which it can
- * only do for a layout whose runtime maps are this one's. Those are the maps named
- * rl_runtime_v4/v6, rl_host_acl_v4/v6 and rl_hosts_v4/v6 with the keys, entries, sets and host
- * words below, and they are the same in every ABI from RL_RUNTIME_LAYOUT_SINCE_ABI up to
- * RL_ABI_VERSION. A change to any of them raises RL_RUNTIME_LAYOUT_SINCE_ABI to the new
- * RL_ABI_VERSION (or teaches rld to read the older form); a map whose shape differs all the same is
- * not read. */
-#define RL_RUNTIME_LAYOUT_SINCE_ABI 9
+ * replaces, reading them as its own maps: a change to the runtime maps' names, keys, entries, sets
+ * or host words must also raise the first ABI whose runtime maps rld reads that way
+ * (controller/datapath/compat.h, kRuntimeLayoutSinceAbi). */
 
 struct rl_runtime_lpm4_key {
 	__u32 prefixlen;
@@ -323,8 +317,8 @@ struct rl_runtime_lpm6_key {
 
 /* prefixlen repeats the key's: a trie lookup answers the longest match, and the entry's length is
  * what tells a packet where to look past an expired one, and rld whether the entry it found is the
- * one it asked for. Entries an rld before the field left hold 0 there; rld stamps them at start
- * (load_runtime_lists), and until then a packet stops at such an entry as it did before. */
+ * one it asked for. Entries of older data paths may hold 0 there (controller/datapath/compat.h:
+ * rld stamps them at start); until then a packet stops at such an entry. */
 struct rl_runtime_entry {
 	__u32 flags; /* RL_SRC_F_ALLOW or RL_SRC_F_DENY */
 	__u32 prefixlen;

@@ -26,6 +26,7 @@
 
 #include "compiler/compiler.h"
 #include "datapath/bpf_datapath.h"
+#include "datapath/test_hooks.h"
 #include "jit_lines.h"
 #include "packet.h"
 #include "rl_empty.skel.h"
@@ -319,7 +320,7 @@ int main(int argc, char** argv) {
   // The key's burst is spent: every later run is the drop path.
   for (const auto* d : {dp.get(), sampled.get(), with_fields.get(), runtime.get()})
     for (const auto& frame : {drop, drop6}) {
-      if (auto r = d->run(frame, 2); !r) {
+      if (auto r = DatapathTestHooks(*d).run(frame, 2); !r) {
         std::fprintf(stderr, "bench_xdp: warm-up run: %s\n", r.error().str().c_str());
         return 1;
       }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The data path as rld's logic sees it: small interfaces, one per concern, so that each part of
-// rld asks only for what it uses and its tests can hand it a fake (tests/support/fake_datapath.h).
-// BpfDatapath implements them all on the kernel's maps.
+// rld asks only for what it uses and its tests can hand it a fake (datapath/fake/). BpfDatapath
+// implements them all on the kernel's maps, one component per interface (bpf_datapath.h).
 //
 //   RuleSets      the rule set in force and its generation switch       PolicyManager, metrics
 //   Counters      global, per-rule and per-limit counters               stats, metrics
@@ -104,11 +104,13 @@ class Clock {
   virtual uint64_t now_ns() const = 0;
 };
 
-class Datapath : public RuleSets,
-                 public Counters,
-                 public RuntimeLists,
-                 public KeyTable,
-                 public ClusterMaps,
-                 public Clock {};
+// The interfaces are virtual bases, so that an implementation may be composed of one part per
+// interface (the fakes of datapath/fake/ are).
+class Datapath : public virtual RuleSets,
+                 public virtual Counters,
+                 public virtual RuntimeLists,
+                 public virtual KeyTable,
+                 public virtual ClusterMaps,
+                 public virtual Clock {};
 
 }  // namespace rl

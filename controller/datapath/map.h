@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -48,6 +49,8 @@ class MapRef {
  public:
   MapRef() = default;
   MapRef(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  // A map of a loaded object, named as the object names it.
+  explicit MapRef(const bpf_map* m) : MapRef(bpf_map__fd(m), bpf_map__name(m)) {}
 
   int fd() const { return fd_; }
   const std::string& name() const { return name_; }
@@ -127,6 +130,7 @@ class PerCpuArrayRef {
     int n = libbpf_num_possible_cpus();
     ncpus_ = n > 0 ? n : 1;
   }
+  explicit PerCpuArrayRef(const bpf_map* m) : PerCpuArrayRef(bpf_map__fd(m), bpf_map__name(m)) {}
   Result<std::vector<V>> lookup(uint32_t idx) const {
     std::vector<V> v(ncpus_);
     if (bpf_map_lookup_elem(fd_, &idx, v.data()) != 0) return errno_error("lookup " + name_);
@@ -154,6 +158,16 @@ inline Result<MmapRegion> mmap_array(const bpf_map* map) {
   void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
   if (p == MAP_FAILED) return errno_error(std::string("mmap ") + bpf_map__name(map));
   return MmapRegion(p, len);
+}
+
+// mmaps each map (mmap_array) into its region, in order.
+inline Status mmap_arrays(std::initializer_list<std::pair<const bpf_map*, MmapRegion*>> maps) {
+  for (auto [map, region] : maps) {
+    auto r = mmap_array(map);
+    if (!r) return r.error();
+    *region = std::move(*r);
+  }
+  return {};
 }
 
 }  // namespace rl

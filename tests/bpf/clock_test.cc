@@ -24,7 +24,7 @@ class ClockTest : public BpfTest {
  protected:
   void SetUp() override {
     BpfTest::SetUp();
-    dp_->set_clock(0);  // real time
+    hooks().set_clock(0);  // real time
   }
 };
 

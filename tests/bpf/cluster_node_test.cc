@@ -51,7 +51,7 @@ class ClusterNodeTest : public BpfTest {
     auto dp = BpfDatapath::load(o);
     ASSERT_TRUE(dp.ok()) << dp.error().str();
     dp_ = std::move(*dp);
-    dp_->set_clock(kT0);
+    hooks().set_clock(kT0);
     auto s = RedisServer::start();
     ASSERT_TRUE(s) << s.error().str();
     redis_ = std::move(*s);
@@ -88,7 +88,7 @@ TEST_F(ClusterNodeTest, HundredThousandKeysInOneSync) {
   auto send_round = [&](bool burst) {
     for (int i = 0; i < kKeys; i++) {
       int n = burst && i % 100 == 0 ? 60 : 1;
-      for (int k = 0; k < n; k++) ASSERT_TRUE(dp_->run(frames[i]).ok());
+      for (int k = 0; k < n; k++) ASSERT_TRUE(hooks().run(frames[i]).ok());
     }
   };
 

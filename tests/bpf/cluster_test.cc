@@ -64,7 +64,7 @@ TEST_F(ClusterTest, OverLimitEntriesDropUntilTheyExpire) {
   EXPECT_EQ(d.verdict, XDP_DROP);
   EXPECT_EQ(send(udp4("198.18.0.2")).reason, RL_REASON_ADMITTED) << "other keys are not affected";
   EXPECT_EQ(admitted("198.18.0.1"), 0u) << "cluster-limited packets are not counted as admitted";
-  dp_->set_clock(kT0 + kSec);
+  hooks().set_clock(kT0 + kSec);
   EXPECT_EQ(send(udp4("198.18.0.1")).reason, RL_REASON_ADMITTED) << "the entry expired by itself";
   auto live = dp_->cluster_prune_over(kT0 + kSec);
   ASSERT_TRUE(live.ok());

@@ -334,7 +334,7 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
     uint64_t now = kT0;
     for (int i = 0; i < 400; i++) {
       now += g.u(32) == 0 ? g.u(300'000'000) : g.u(1'000'000);
-      dp_->set_clock(now);
+      hooks().set_clock(now);
       auto f = g.frame();
       auto want = model.decide(f, now);
       auto got = send(f);

@@ -54,10 +54,10 @@ TEST_F(EventsTest, OneReportPerKeyPerInterval) {
   EXPECT_EQ(a[2], 3);
   EXPECT_EQ(a[3], 0) << "a prefix key reports the prefix";
 
-  dp_->set_clock(kT0 + kSec);
+  hooks().set_clock(kT0 + kSec);
   EXPECT_EQ(passed(udp4("198.18.3.77"), 10), 1);
   EXPECT_TRUE(drain().empty()) << "still inside the report interval";
-  dp_->set_clock(kT0 + 4 * kSec);
+  hooks().set_clock(kT0 + 4 * kSec);
   passed(udp4("198.18.3.77"), 10);
   EXPECT_EQ(drain().size(), 1u);
   EXPECT_EQ(global(RL_GC_REPORTS), 3u);

@@ -24,7 +24,7 @@ class ExactnessTest : public BpfTest {
       pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
       // Small batches so the two CPUs interleave many times.
       for (uint32_t done = 0; done < per_thread; done += 50) {
-        auto r = dp_->run(frame, 50);
+        auto r = hooks().run(frame, 50);
         EXPECT_TRUE(r.ok());
       }
     };
@@ -41,7 +41,7 @@ TEST_F(ExactnessTest, TokenBucketAdmitsExactlyTheBurst) {
   auto f = udp4("198.18.0.1");
   uint64_t expected = 0;
   for (int round = 0; round < 5; round++) {
-    dp_->set_clock(kT0 + round * 2 * kSec);  // each round refills 2000 tokens (the first: 5000)
+    hooks().set_clock(kT0 + round * 2 * kSec);  // each round refills 2000 tokens (the first: 5000)
     contend(f, 20000);
     expected += round == 0 ? 5000 : 2000;
     auto c = counters("tb");
@@ -91,7 +91,7 @@ TEST_F(ExactnessTest, NewSourceBudgetGrantsExactlyItsBurst) {
   auto dp = BpfDatapath::load(o);
   ASSERT_TRUE(dp.ok()) << dp.error().str();
   dp_ = std::move(*dp);
-  dp_->set_clock(kT0);
+  hooks().set_clock(kT0);
   policy::Policy p;
   auto r = token_bucket("flooded", 1, 1);
   policy::NewSources ns;
@@ -123,7 +123,7 @@ TEST_F(ExactnessTest, StackedLimitsAdmitExactlyAndGiveBackExactly) {
   auto f = udp4("198.18.0.1");
   contend(f, 10000);
   EXPECT_EQ(counters("stacked").passed_pkts, 3000u) << "the total's burst";
-  dp_->set_clock(kT0 + kSec);  // the total is full again; the source gained one token
+  hooks().set_clock(kT0 + kSec);  // the total is full again; the source gained one token
   contend(f, 10000);
   EXPECT_EQ(counters("stacked").passed_pkts, 3000u + 2000 + 1) << "what the source had left";
   EXPECT_EQ(global(RL_GC_CAS_EXHAUSTED), 0u);

@@ -10,6 +10,7 @@
 #include "../support/builders.h"
 #include "compiler/compiler.h"
 #include "datapath/bpf_datapath.h"
+#include "datapath/test_hooks.h"
 #include "packet.h"
 
 namespace rl::testing {
@@ -28,11 +29,14 @@ class BpfTest : public ::testing::Test {
     auto dp = BpfDatapath::load(o);
     ASSERT_TRUE(dp.ok()) << dp.error().str();
     dp_ = std::move(*dp);
-    dp_->set_clock(kT0);
+    hooks().set_clock(kT0);
   }
 
   // A test's own load-time settings.
   virtual void options(LoadOptions&) {}
+
+  // Frames, the clock and the decisions of the loaded program.
+  DatapathTestHooks hooks() const { return DatapathTestHooks(*dp_); }
 
   void apply(const policy::Policy& p) {
     auto c = compiler::compile(p, ids_);
@@ -44,9 +48,9 @@ class BpfTest : public ::testing::Test {
   }
 
   rl_decision send(const std::vector<uint8_t>& frame) {
-    auto r = dp_->run(frame);
+    auto r = hooks().run(frame);
     EXPECT_TRUE(r.ok()) << r.error().str();
-    rl_decision d = dp_->last_decision();
+    rl_decision d = hooks().last_decision();
     EXPECT_EQ(d.verdict, r.ok() ? r->action : 0u);
     return d;
   }

@@ -14,7 +14,7 @@ class LimiterTest : public BpfTest {
     p.rules = {r};
     apply(p);
   }
-  void at(uint64_t ns) { dp_->set_clock(kT0 + ns); }
+  void at(uint64_t ns) { hooks().set_clock(kT0 + ns); }
   // Replaces the datapath with a fresh one (a new key table and hash seed) of `key_capacity`.
   void reload(uint32_t key_capacity = LoadOptions{}.key_capacity, bool key_table_full = false) {
     LoadOptions o;
@@ -24,7 +24,7 @@ class LimiterTest : public BpfTest {
     auto dp = BpfDatapath::load(o);
     ASSERT_TRUE(dp.ok()) << dp.error().str();
     dp_ = std::move(*dp);
-    dp_->set_clock(kT0);
+    hooks().set_clock(kT0);
   }
 };
 

@@ -536,7 +536,7 @@ TEST_F(MatchTest, RuntimeAllowAndDenyWithExpiry) {
   ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8::/32"), RL_SRC_F_DENY, 0).ok());
   EXPECT_EQ(send(udp4("198.18.1.5")).reason, RL_REASON_RUNTIME_ALLOW);
   EXPECT_EQ(send(udp6("2001:db8::5")).reason, RL_REASON_RUNTIME_DENY);
-  dp_->set_clock(kT0 + 11 * kSec);
+  hooks().set_clock(kT0 + 11 * kSec);
   EXPECT_EQ(send(udp4("198.18.1.5")).reason, RL_REASON_ADMITTED) << "expired entries stop applying";
   ASSERT_TRUE(dp_->runtime_acl_remove(P("2001:db8::/32")).ok());
   EXPECT_EQ(send(udp6("2001:db8::5")).reason, RL_REASON_ADMITTED);
@@ -553,7 +553,7 @@ TEST_F(MatchTest, AnExpiredHostEntryLeavesTheSourceToItsPrefix) {
   ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:40::7/128"), RL_SRC_F_DENY, kT0 + 10 * kSec).ok());
   EXPECT_EQ(send(udp4("198.18.40.7")).reason, RL_REASON_RUNTIME_ALLOW);
   EXPECT_EQ(send(udp6("2001:db8:40::7")).reason, RL_REASON_RUNTIME_DENY);
-  dp_->set_clock(kT0 + 11 * kSec);
+  hooks().set_clock(kT0 + 11 * kSec);
   EXPECT_EQ(send(udp4("198.18.40.7")).reason, RL_REASON_RUNTIME_DENY) << "the /24's entry";
   EXPECT_EQ(send(udp6("2001:db8:40::7")).reason, RL_REASON_RUNTIME_ALLOW) << "the /64's entry";
   EXPECT_EQ(runtime_entries(), 4u) << "the expired ones stay until rld removes them";
@@ -577,7 +577,7 @@ TEST_F(MatchTest, AnExpiredPrefixLeavesTheSourceToAShorterOne) {
   EXPECT_EQ(send(udp4("198.18.41.5")).reason, RL_REASON_RUNTIME_ALLOW) << "the /28's entry";
   EXPECT_EQ(send(udp4("198.18.41.200")).reason, RL_REASON_RUNTIME_ALLOW) << "the /24's entry";
   EXPECT_EQ(send(udp6("2001:db8:41::5")).reason, RL_REASON_RUNTIME_DENY) << "the /48's entry";
-  dp_->set_clock(soon + kSec);
+  hooks().set_clock(soon + kSec);
   EXPECT_EQ(send(udp4("198.18.41.5")).reason, RL_REASON_RUNTIME_DENY) << "past three, the /16";
   EXPECT_EQ(send(udp4("198.18.41.200")).reason, RL_REASON_RUNTIME_DENY) << "past one, the /16";
   EXPECT_EQ(send(udp6("2001:db8:41::5")).reason, RL_REASON_RUNTIME_ALLOW) << "the /32's entry";
@@ -784,11 +784,11 @@ TEST_F(PinnedRuntimeTest, EntriesOfAnEarlierRldAreStampedWithTheirLengthAtLoad) 
   ASSERT_EQ(bpf_map_lookup_elem(control.get(), &zero, &ctl), 0);
   ctl.runtime_acl_v4 += 2;  // the hash's two, as that rld counted them
   ASSERT_EQ(bpf_map_update_elem(control.get(), &zero, &ctl, BPF_ANY), 0);
-  dp_->set_clock(soon + kSec);
+  hooks().set_clock(soon + kSec);
   EXPECT_EQ(send(udp4("198.18.42.5")).reason, RL_REASON_ADMITTED) << "stops at the /24";
 
   ASSERT_NO_FATAL_FAILURE(reload());
-  dp_->set_clock(soon + kSec);
+  hooks().set_clock(soon + kSec);
   EXPECT_EQ(send(udp4("198.18.42.5")).reason, RL_REASON_RUNTIME_DENY) << "past the /24";
   EXPECT_EQ(send(udp4("198.18.42.7")).reason, RL_REASON_RUNTIME_DENY) << "past the hash's /32";
   EXPECT_EQ(send(udp4("198.18.42.9")).reason, RL_REASON_RUNTIME_ALLOW) << "the hash's /32";
@@ -821,7 +821,7 @@ TEST_F(PinnedRuntimeTest, TableHostsHoldAcrossALoad) {
   ASSERT_TRUE(dp_->runtime_acl_set(P("198.18.50.1/32"), RL_SRC_F_DENY, 0).ok());
   ASSERT_TRUE(dp_->runtime_acl_set(P("2001:db8:50::1/128"), RL_SRC_F_ALLOW, 0).ok());
   ASSERT_NO_FATAL_FAILURE(reload());
-  dp_->set_clock(kT0);
+  hooks().set_clock(kT0);
   EXPECT_EQ(send(udp4("198.18.50.1")).reason, RL_REASON_RUNTIME_DENY);
   EXPECT_EQ(send(udp6("2001:db8:50::1")).reason, RL_REASON_RUNTIME_ALLOW);
   EXPECT_EQ(send(udp4("198.18.50.2")).reason, RL_REASON_ADMITTED);

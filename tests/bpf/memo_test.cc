@@ -11,6 +11,7 @@
 #include "fixture.h"
 #include "rl_hash.h"
 #include "rl_key.h"
+#include "rl_layout.h"
 
 namespace rl::testing {
 namespace {
@@ -78,7 +79,7 @@ class MemoTest : public BpfTest {
     const uint32_t set =
         rl_set_index(rl_set_wide(tag, h, rl_set_low_bits(dp_->key_sets())), dp_->key_sets_active());
     uint32_t prints = 0;
-    std::memcpy(&prints, dp_->key_summary()[set / RL_SUMMARY_SETS].print[set % RL_SUMMARY_SETS],
+    std::memcpy(&prints, dp_->key_summary()[rl_summary_line(set)].print[rl_summary_row(set)],
                 sizeof(prints));
     return !rl_prints_match(prints, rl_tag_print(tag));
   }
@@ -365,7 +366,7 @@ TEST_F(MemoTest, ARememberedKeyIsThePacketsOwn) {
     EXPECT_EQ(send(x).verdict, XDP_DROP);
     EXPECT_EQ(send(y).verdict, XDP_DROP);
   }
-  dp_->set_clock(kT0 + kSec);
+  hooks().set_clock(kT0 + kSec);
   EXPECT_EQ(passed(x, 3), 1) << "one second: one more packet";
   EXPECT_EQ(passed(y, 3), 1);
 }
@@ -387,11 +388,11 @@ TEST_F(MemoTest, ARefusalIsRepeatedUntilTheKeyMayPassAgain) {
   }
   // Three packets at kT0 took the arrival time to kT0 + 3 s: with a burst of 3 seconds' worth,
   // the next may pass from kT0 + 1 s.
-  dp_->set_clock(kT0 + kSec - 1);
+  hooks().set_clock(kT0 + kSec - 1);
   d = send(x);
   EXPECT_EQ(d.reason, RL_REASON_LIMITED) << "a nanosecond before its token";
   EXPECT_EQ(d.memo, 2u);
-  dp_->set_clock(kT0 + kSec);
+  hooks().set_clock(kT0 + kSec);
   d = send(x);
   EXPECT_EQ(d.reason, RL_REASON_ADMITTED) << "on the nanosecond its token is back";
   d = send(x);
@@ -453,11 +454,11 @@ TEST_F(MemoTest, AnUnblockedKeyPassesAtOnce) {
   d = send(f);
   EXPECT_EQ(d.reason, RL_REASON_BLOCKED);
   EXPECT_EQ(d.memo, 2u);
-  dp_->set_clock(kT0 + 60 * kSec - 1);
+  hooks().set_clock(kT0 + 60 * kSec - 1);
   d = send(f);
   EXPECT_EQ(d.reason, RL_REASON_BLOCKED) << "the last nanosecond of the block";
   EXPECT_EQ(d.memo, 2u);
-  dp_->set_clock(kT0 + 60 * kSec);
+  hooks().set_clock(kT0 + 60 * kSec);
   EXPECT_EQ(send(f).reason, RL_REASON_ADMITTED) << "the block is over: a fresh key";
 
   EXPECT_EQ(send(f).reason, RL_REASON_LIMITED);
@@ -533,11 +534,11 @@ TEST_F(MemoTest, AnUnadmittedRefusalIsRepeatedForEveryNewSource) {
     EXPECT_EQ(d.unadmitted, 1u) << i;
     EXPECT_EQ(d.key_hash, shared) << i << ": reported as the shared key";
   }
-  dp_->set_clock(kT0 + kSec / 2 - 1);
+  hooks().set_clock(kT0 + kSec / 2 - 1);
   d = send(screened_source());
   EXPECT_EQ(d.reason, RL_REASON_LIMITED) << "a nanosecond before the token";
   EXPECT_EQ(d.memo, 3u);
-  dp_->set_clock(kT0 + kSec / 2);
+  hooks().set_clock(kT0 + kSec / 2);
   d = send(fresh(52));
   EXPECT_EQ(d.reason, RL_REASON_ADMITTED);
   EXPECT_EQ(d.unadmitted, 0u) << "on the nanosecond the token is back";
@@ -564,11 +565,11 @@ TEST_F(MemoTest, AnUnadmittedRefusalEndsWithTheSharedKeys) {
   EXPECT_EQ(send(fresh(1)).reason, RL_REASON_ADMITTED);
   EXPECT_EQ(send(fresh(2)).reason, RL_REASON_LIMITED);
   EXPECT_EQ(send(screened_source()).memo, 3u);
-  dp_->set_clock(kT0 + kSec / 2 - 1);
+  hooks().set_clock(kT0 + kSec / 2 - 1);
   auto d = send(screened_source());
   EXPECT_EQ(d.reason, RL_REASON_LIMITED);
   EXPECT_EQ(d.memo, 3u);
-  dp_->set_clock(kT0 + kSec / 2);
+  hooks().set_clock(kT0 + kSec / 2);
   d = send(fresh(5));
   EXPECT_EQ(d.reason, RL_REASON_ADMITTED) << "the shared key's next packet";
   EXPECT_EQ(d.unadmitted, 1u);
@@ -593,7 +594,7 @@ TEST_F(MemoTest, AnUnadmittedBlockHoldsUntilTheRuleSetChanges) {
   d = send(screened_source());
   EXPECT_EQ(d.reason, RL_REASON_BLOCKED);
   EXPECT_EQ(d.memo, 3u);
-  dp_->set_clock(kT0 + kSec / 2);
+  hooks().set_clock(kT0 + kSec / 2);
   d = send(screened_source());
   EXPECT_EQ(d.reason, RL_REASON_BLOCKED);
   EXPECT_EQ(d.memo, 3u);

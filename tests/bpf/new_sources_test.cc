@@ -11,6 +11,7 @@
 #include "fixture.h"
 #include "rl_hash.h"
 #include "rl_key.h"
+#include "rl_layout.h"
 
 namespace rl::testing {
 namespace {
@@ -23,7 +24,7 @@ std::string spoofed4(uint32_t i) {
 
 class NewSourcesTest : public BpfTest {
  protected:
-  void at(uint64_t ns) { dp_->set_clock(kT0 + ns); }
+  void at(uint64_t ns) { hooks().set_clock(kT0 + ns); }
 
   // A per-source rule (rate/s, burst) with a new-source budget of budget_rate/s, budget_burst.
   static policy::Rule budgeted(uint64_t rate, uint64_t burst, uint64_t budget_rate,
@@ -158,7 +159,7 @@ void expect_summary_holds_every_key(const BpfDatapath& dp) {
       const uint32_t tag = sets[s].way[w].tag;
       if (tag == RL_TAG_FREE || tag == RL_TAG_CLAIMING) continue;
       keys++;
-      ASSERT_EQ(summary[s / RL_SUMMARY_SETS].print[s % RL_SUMMARY_SETS][w], rl_tag_print(tag))
+      ASSERT_EQ(summary[rl_summary_line(s)].print[rl_summary_row(s)][w], rl_tag_print(tag))
           << "set " << s << " way " << w;
     }
   EXPECT_GT(keys, 0u);
@@ -216,9 +217,9 @@ TEST_F(NewSourcesTest, ATokenForAKeyAlreadyInTheTableGoesBack) {
   const uint32_t set = set_of_source(*dp_, rule, spoofed4(0));
   ASSERT_EQ(send(udp4(spoofed4(0))).unadmitted, 0u);
   // The moment before the inserting CPU's print store, as a second CPU sees it.
-  auto* line = const_cast<rl_set_summary*>(dp_->key_summary()) + set / RL_SUMMARY_SETS;
-  std::fill(std::begin(line->print[set % RL_SUMMARY_SETS]),
-            std::end(line->print[set % RL_SUMMARY_SETS]), 0);
+  auto* line = const_cast<rl_set_summary*>(dp_->key_summary()) + rl_summary_line(set);
+  std::fill(std::begin(line->print[rl_summary_row(set)]),
+            std::end(line->print[rl_summary_row(set)]), 0);
   auto d = send(udp4(spoofed4(0)));
   EXPECT_EQ(d.unadmitted, 0u) << "judged on its own key";
   EXPECT_EQ(d.reason, RL_REASON_ADMITTED);

@@ -220,9 +220,9 @@ TEST_F(ParseTest, TruncatedAtEveryLength) {
   for (const auto& c : cases) {
     for (size_t len = 14; len < c.frame.size(); len++) {
       std::vector<uint8_t> f(c.frame.begin(), c.frame.begin() + len);
-      auto r = dp_->run(f);
+      auto r = hooks().run(f);
       ASSERT_TRUE(r.ok());
-      auto d = dp_->last_decision();
+      auto d = hooks().last_decision();
       if (len >= c.headers) {
         EXPECT_NE(d.reason, RL_REASON_MALFORMED) << "length " << len;
         continue;
@@ -264,7 +264,7 @@ TEST_F(ParseTest, NonsenseHeaders) {
       junk[12] = (i % 4 == 1) ? 0x08 : 0x86;
       junk[13] = (i % 4 == 1) ? 0x00 : 0xdd;
     }
-    ASSERT_TRUE(dp_->run(junk).ok());
+    ASSERT_TRUE(hooks().run(junk).ok());
   }
 }
 

@@ -4,13 +4,14 @@
 #include <algorithm>
 
 #include "fixture.h"
+#include "rl_layout.h"
 
 namespace rl::testing {
 namespace {
 
 class StackedTest : public BpfTest {
  protected:
-  void at(uint64_t ns) { dp_->set_clock(kT0 + ns); }
+  void at(uint64_t ns) { hooks().set_clock(kT0 + ns); }
 
   static policy::StackedLimit stacked(const std::string& name, uint64_t rate, uint64_t burst,
                                       policy::KeyKind key) {
@@ -82,7 +83,7 @@ TEST_F(StackedTest, TheRefundFindsAKeyTheSummaryDoesNotShowYet) {
   EXPECT_EQ(passed(f, 3), 3);
   auto* summary = const_cast<rl_set_summary*>(dp_->key_summary());
   std::fill_n(reinterpret_cast<uint8_t*>(summary),
-              sizeof(rl_set_summary) * (dp_->key_sets_active() / RL_SUMMARY_SETS), 0);
+              sizeof(rl_set_summary) * rl_summary_line(dp_->key_sets_active()), 0);
   EXPECT_EQ(send(f).limit, 1u) << "refused by the total";
   at(30'000'000);  // the total refilled 3; the source's own bucket has 2 left
   EXPECT_EQ(passed(f, 10), 2);

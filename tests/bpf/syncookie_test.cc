@@ -73,7 +73,7 @@ class SynCookieTest : public BpfTest {
   // Runs a frame; returns the frame the program left behind.
   std::vector<uint8_t> run(const std::vector<uint8_t>& frame, uint32_t* action) {
     std::vector<uint8_t> out;
-    auto r = dp_->run(frame, 1, &out);
+    auto r = hooks().run(frame, 1, &out);
     EXPECT_TRUE(r.ok()) << r.error().str();
     *action = r.ok() ? r->action : 0;
     return out;
@@ -102,7 +102,7 @@ TEST_F(SynCookieTest, SynIsAnsweredWithAWellFormedSynAck) {
   uint32_t action = 0;
   auto f = run(syn, &action);
   ASSERT_EQ(action, XDP_TX);
-  EXPECT_EQ(dp_->last_decision().reason, RL_REASON_SYNCOOKIE_SENT);
+  EXPECT_EQ(hooks().last_decision().reason, RL_REASON_SYNCOOKIE_SENT);
 
   // Ethernet: addresses swapped.
   EXPECT_TRUE(std::equal(f.begin(), f.begin() + 6, syn.begin() + 6));

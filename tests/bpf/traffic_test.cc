@@ -66,7 +66,7 @@ TEST_F(TrafficSampleTest, SamplesComeAtTheConfiguredRateWithTheRulesKey) {
   apply(two_rules());
   auto frame = udp4("198.18.3.77", 53);
   const uint32_t n = 32'000;  // expect 2,000 samples, sd sqrt(2000 * 15/16) = 43
-  auto r = dp_->run(frame, n);
+  auto r = hooks().run(frame, n);
   ASSERT_TRUE(r.ok()) << r.error().str();
   auto got = drain(dp_->samples_fd());
   const double want = n / double(1u << kShift), sd = std::sqrt(want * (1 - 1.0 / (1u << kShift)));
@@ -95,7 +95,7 @@ TEST_F(TrafficSampleTest, SamplesComeAtTheConfiguredRateWithTheRulesKey) {
 
 TEST_F(TrafficSampleTest, DroppedPacketsAreSampledWithTheirVerdict) {
   apply(two_rules());
-  auto r = dp_->run(udp4("198.18.9.9", 80), 16'000);  // one admitted, then all dropped
+  auto r = hooks().run(udp4("198.18.9.9", 80), 16'000);  // one admitted, then all dropped
   ASSERT_TRUE(r.ok()) << r.error().str();
   auto got = drain(dp_->samples_fd());
   EXPECT_NEAR(double(got.size()), 1000, 5 * 31);
@@ -107,7 +107,7 @@ TEST_F(TrafficSampleTest, DroppedPacketsAreSampledWithTheirVerdict) {
   }
   EXPECT_GE(dropped + 1, got.size());
   // Packets no rule matches have no key: never sampled.
-  r = dp_->run(udp4("198.18.9.9", 9999), 16'000);
+  r = hooks().run(udp4("198.18.9.9", 9999), 16'000);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(drain(dp_->samples_fd()).empty());
 }
@@ -115,14 +115,14 @@ TEST_F(TrafficSampleTest, DroppedPacketsAreSampledWithTheirVerdict) {
 TEST_F(TrafficSampleTest, AFullRingShedsIntoACounter) {
   apply(two_rules());
   const uint32_t capacity = RL_SAMPLES_RINGBUF_BYTES / (sizeof(rl_traffic_sample) + 8);
-  auto r = dp_->run(udp4("198.18.3.1", 53), 200'000);  // about 12,500 samples, nobody reading
+  auto r = hooks().run(udp4("198.18.3.1", 53), 200'000);  // about 12,500 samples, nobody reading
   ASSERT_TRUE(r.ok()) << r.error().str();
   uint64_t sampled = global(RL_GC_TRAFFIC_SAMPLED), shed = global(RL_GC_TRAFFIC_SHED);
   EXPECT_EQ(sampled, capacity);
   EXPECT_NEAR(double(sampled + shed), 12'500, 5 * 109);
   EXPECT_EQ(drain(dp_->samples_fd()).size(), sampled);
   // Drained, the ring takes samples again.
-  ASSERT_TRUE(dp_->run(udp4("198.18.3.1", 53), 1'600).ok());
+  ASSERT_TRUE(hooks().run(udp4("198.18.3.1", 53), 1'600).ok());
   EXPECT_GT(drain(dp_->samples_fd()).size(), 0u);
 }
 
@@ -141,7 +141,7 @@ class TrafficGapTest : public TrafficSampleTest {
 TEST_F(TrafficGapTest, GapsBetweenSamplesAreRandomWithTheConfiguredMean) {
   apply(two_rules());
   auto f = packet::Builder().ipv6("2001:db8::1", "2001:db8:ff::2").udp(40000, 80).build();
-  ASSERT_TRUE(dp_->run(f, 32'000).ok());
+  ASSERT_TRUE(hooks().run(f, 32'000).ok());
   std::vector<uint32_t> at;
   for (const auto& s : drain(dp_->samples_fd())) at.push_back(ntohl(s.key.addr[3]));
   std::sort(at.begin(), at.end());
@@ -165,7 +165,7 @@ TEST_F(TrafficGapTest, GapsBetweenSamplesAreRandomWithTheConfiguredMean) {
 
 TEST_F(BpfTest, NoSamplesWhileSamplingIsOff) {
   apply(two_rules());
-  ASSERT_TRUE(dp_->run(udp4("198.18.3.77", 53), 20'000).ok());
+  ASSERT_TRUE(hooks().run(udp4("198.18.3.77", 53), 20'000).ok());
   EXPECT_TRUE(drain(dp_->samples_fd()).empty());
   EXPECT_EQ(global(RL_GC_TRAFFIC_SAMPLED), 0u);
 }

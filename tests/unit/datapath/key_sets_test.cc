@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "rl_hash.h"
+#include "rl_layout.h"
 
 namespace rl::testing {
 namespace {
@@ -21,7 +22,7 @@ constexpr uint32_t kCapacity = 256;
 
 struct Table {
   std::vector<rl_set> sets = std::vector<rl_set>(kCapacity);
-  std::vector<rl_set_summary> summary = std::vector<rl_set_summary>(kCapacity / RL_SUMMARY_SETS);
+  std::vector<rl_set_summary> summary = std::vector<rl_set_summary>(rl_summary_lines(kCapacity));
   uint32_t active = 1u << kLowBits;
 
   uint32_t set_of(uint64_t h) const {
@@ -34,8 +35,7 @@ struct Table {
   bool insert_in(uint32_t set, uint64_t h, uint64_t state, uint32_t idle) {
     for (uint32_t w = 0; w < RL_WAYS; w++)
       if (sets[set].way[w].tag == RL_TAG_FREE) {
-        summary[set / RL_SUMMARY_SETS].print[set % RL_SUMMARY_SETS][w] =
-            rl_tag_print(rl_key_tag(h));
+        summary[rl_summary_line(set)].print[rl_summary_row(set)][w] = rl_tag_print(rl_key_tag(h));
         sets[set].way[w] = rl_slot{rl_key_tag(h), idle, state};
         return true;
       }
@@ -45,8 +45,7 @@ struct Table {
   bool summary_may_hold(uint64_t h) const {
     const uint32_t set = set_of(h);
     uint32_t prints;
-    std::memcpy(&prints, summary[set / RL_SUMMARY_SETS].print[set % RL_SUMMARY_SETS],
-                sizeof(prints));
+    std::memcpy(&prints, summary[rl_summary_line(set)].print[rl_summary_row(set)], sizeof(prints));
     return rl_prints_match(prints, rl_tag_print(rl_key_tag(h)));
   }
   const rl_slot* find(uint64_t h) const {
