@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/cluster_sync.h"
-
-#include "daemon/key_text.h"
+#include "cluster/sync/cluster_sync.h"
 
 #include <cstring>
 
+#include "common/key_text.h"
 #include "common/log.h"
 #include "common/prefix.h"
 
-namespace rl::daemon {
+namespace rl::cluster {
 namespace {
 
 std::string joined(const std::string& rule, const std::string& key) { return rule + '\0' + key; }
@@ -27,7 +26,7 @@ bool ClusterSync::KeyEq::operator()(const rl_key& a, const rl_key& b) const noex
   return std::memcmp(&a, &b, sizeof(a)) == 0;
 }
 
-ClusterSync::ClusterSync(Datapath& dp, std::unique_ptr<cluster::Store> store, ClusterConfig cfg,
+ClusterSync::ClusterSync(Datapath& dp, std::unique_ptr<Store> store, ClusterConfig cfg,
                          RulesFn rules)
     : dp_(dp),
       store_(std::move(store)),
@@ -81,9 +80,8 @@ void ClusterSync::count_error(const std::string& kind) {
 void ClusterSync::sync_once() {
   const auto pass_start = std::chrono::steady_clock::now();
   uint64_t now = dp_.now_ns();
-  std::map<uint32_t, RuleView> by_id;
-  for (auto& v : rules_())
-    if (v.rule.cluster) by_id.emplace(v.compiled.id, std::move(v));
+  std::map<uint32_t, SyncRule> by_id;
+  for (auto& v : rules_()) by_id.emplace(v.compiled.id, std::move(v));
 
   uint64_t nodes = cfg_.nodes;
   {
@@ -114,7 +112,7 @@ void ClusterSync::sync_once() {
     const uint64_t pass = ++pass_;
     size_t read = 0;
     kernel_keys.reserve(first_fresh + totals_.size());
-    const RuleView* v = nullptr;
+    const SyncRule* v = nullptr;
     auto status = dp_.cluster_admitted_each([&](const ClusterCount& c) {
       if (!v || v->compiled.id != c.key.rule_id) {
         auto it = by_id.find(c.key.rule_id);
@@ -127,16 +125,16 @@ void ClusterSync::sync_once() {
       uint64_t d = c.admitted < t->second.admitted ? c.admitted : c.admitted - t->second.admitted;
       t->second = {c.admitted, pass};
       if (!d) return;
-      cluster::KeyDelta kd;
+      KeyDelta kd;
       kd.rule = v->name;
       kd.key = key_text(c.key, v->compiled);
       kd.delta = d;
       // Headroom: until the next sync every node may admit about what this one just did, so
       // Redis judges the key against the limit less that much (at most half of it). The fleet
       // then stops near the limit instead of overshooting it by a sync interval's traffic.
-      uint64_t amount = v->rule.cluster->rate.amount;
+      uint64_t amount = v->limit.rate.amount;
       kd.limit = amount - std::min<uint64_t>(amount / 2, d * nodes);
-      kd.window_ms = std::max<uint64_t>(v->rule.cluster->rate.period_ns / 1'000'000, 1);
+      kd.window_ms = std::max<uint64_t>(v->limit.rate.period_ns / 1'000'000, 1);
       kernel_keys.emplace_back(c.key);
       stream->add(std::move(kd));
     });
@@ -179,7 +177,7 @@ void ClusterSync::sync_once() {
       }
       // Into the kernel in one syscall (a key listed twice takes its last expiry).
       std::vector<std::pair<rl_key, uint64_t>> over;
-      std::vector<const cluster::OverLimit*> listed;  // over[i] is for *listed[i]
+      std::vector<const OverLimit*> listed;  // over[i] is for *listed[i]
       over.reserve(reply->over.size());
       listed.reserve(reply->over.size());
       for (const auto& o : reply->over) {
@@ -242,18 +240,17 @@ void ClusterSync::sync_once() {
 // on_redis_failure: closed. Without Redis the fleet's count is unknown; each node then holds a
 // key to limit/N per window of its own, N being the nodes seen alive last, so the fleet stays
 // near its limit. (Dropping everything instead would turn a Redis outage into an outage.)
-void ClusterSync::fallback(const std::deque<cluster::KeyDelta>& deltas, size_t from,
+void ClusterSync::fallback(const std::deque<KeyDelta>& deltas, size_t from,
                            const std::vector<std::optional<rl_key>>& kernel_keys, uint64_t now) {
   size_t nodes = 1;
   {
     MutexLock lock(mu_);
     nodes = std::max<size_t>({stats_.peers.size(), cfg_.nodes, 1});
   }
-  std::map<std::string, const RuleView*> closed;
+  std::map<std::string, const SyncRule*> closed;
   auto rules = rules_();
   for (const auto& v : rules)
-    if (v.rule.cluster && v.rule.cluster->on_redis_failure == policy::RedisFailure::kClosed)
-      closed[v.name] = &v;
+    if (v.limit.on_redis_failure == policy::RedisFailure::kClosed) closed[v.name] = &v;
   for (size_t i = from; i < deltas.size(); i++) {
     const auto& d = deltas[i];
     if (!closed.count(d.rule) || !kernel_keys[i]) continue;
@@ -265,8 +262,8 @@ void ClusterSync::fallback(const std::deque<cluster::KeyDelta>& deltas, size_t f
     lw.count += d.delta;
     // The share is of the whole limit (d.limit has the Redis headroom taken off). The block
     // comes a sync interval early: the next interval will likely admit what this one did.
-    const RuleView* v = closed[d.rule];
-    if ((lw.count + d.delta) * nodes <= v->rule.cluster->rate.amount) continue;
+    const SyncRule* v = closed[d.rule];
+    if ((lw.count + d.delta) * nodes <= v->limit.rate.amount) continue;
     uint64_t until = (w + 1) * window_ns;
     if (dp_.cluster_set_over({{*kernel_keys[i], until}})) {
       MutexLock lock(mu_);
@@ -293,4 +290,4 @@ std::vector<ClusterSync::Blocked> ClusterSync::blocked() const {
   return out;
 }
 
-}  // namespace rl::daemon
+}  // namespace rl::cluster

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "daemon/cluster_sync.h"
+#include "cluster/sync/cluster_sync.h"
 #include "daemon/handlers/handlers.h"
 #include "daemon/key_state.h"
 #include "fake_datapath.h"
@@ -16,6 +16,9 @@
 namespace rl::daemon {
 namespace {
 
+using cluster::ClusterConfig;
+using cluster::ClusterSync;
+using cluster::SyncRule;
 using testing::FakeDatapath;
 
 // Redis, down: every call fails as a refused connection does.
@@ -31,15 +34,13 @@ class DownStore : public cluster::Store {
   bool connected() const override { return false; }
 };
 
-RuleView cluster_rule(const std::string& name, uint32_t id, policy::RedisFailure on_failure) {
-  RuleView v;
+SyncRule cluster_rule(const std::string& name, uint32_t id, policy::RedisFailure on_failure) {
+  SyncRule v;
   v.name = name;
-  v.rule.name = name;
   v.compiled.id = id;
   v.compiled.key_kind = RL_KEY_SRC_ADDR;
   v.compiled.flags = RL_RULE_F_CLUSTER;
-  v.rule.cluster =
-      policy::ClusterLimit{{100, 60'000'000'000ULL, policy::Unit::kPackets}, on_failure};
+  v.limit = policy::ClusterLimit{{100, 60'000'000'000ULL, policy::Unit::kPackets}, on_failure};
   return v;
 }
 
@@ -55,7 +56,7 @@ bool run_until(ClusterSync& sync, Done done) {
 
 TEST(ClusterFallback, ClosedRulesHoldEachKeyToItsShareWithoutRedis) {
   FakeDatapath dp;
-  std::vector<RuleView> rules = {cluster_rule("closed", 1, policy::RedisFailure::kClosed),
+  std::vector<SyncRule> rules = {cluster_rule("closed", 1, policy::RedisFailure::kClosed),
                                  cluster_rule("open", 2, policy::RedisFailure::kOpen)};
   auto addr = Address::parse("198.18.0.7");
   ASSERT_TRUE(addr);
