@@ -161,10 +161,7 @@ void ClusterSync::sync_once() {
         if (kernel_keys[i]) keys_[joined(batch[i].rule, batch[i].key)] = *kernel_keys[i];
         pending_.add(batch[i]);
       }
-      std::string msg = reply.error().str();
-      count_error(reply.error().err == ETIMEDOUT || msg.find("timed out") != std::string::npos
-                      ? "timeout"
-                      : "unavailable");
+      count_error(reply.error().kind == ErrorKind::kTimeout ? "timeout" : "unavailable");
       fallback(batch, first_fresh, kernel_keys, now);
     } else {
       // Redis refused these (an error for their rule, or an invalid delta): retrying the same
