@@ -77,144 +77,193 @@ void ClusterSync::count_error(const std::string& kind) {
   stats_.errors[kind]++;
 }
 
-void ClusterSync::sync_once() {
-  const auto pass_start = std::chrono::steady_clock::now();
-  uint64_t now = dp_.now_ns();
-  std::map<uint32_t, SyncRule> by_id;
-  for (auto& v : rules_()) by_id.emplace(v.compiled.id, std::move(v));
+// What one pass carries from step to step.
+struct ClusterSync::Pass {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  uint64_t now = 0;                    // the data path's clock at the start
+  std::map<uint32_t, SyncRule> by_id;  // the cluster rules in force
+  uint64_t nodes = 1;                  // the fleet's size as this node knows it
+  // One stream per pass: script calls leave for Redis as soon as they have their keys, so Redis
+  // counts the first keys while the rest are still read from the kernel.
+  std::unique_ptr<SyncStream> stream;
+  std::vector<std::optional<rl_key>> kernel_keys;  // delta i's kernel key, when known
+  size_t first_fresh = 0;                          // the deltas before it are replayed ones
+};
 
+void ClusterSync::sync_once() {
+  Pass p = begin_pass();
+  replay_pending(p);
+  read_kernel(p);
+  send(p);
+  heartbeat_if_due();
+  end_pass(p);
+}
+
+ClusterSync::Pass ClusterSync::begin_pass() {
+  Pass p;
+  p.now = dp_.now_ns();
+  for (auto& v : rules_()) p.by_id.emplace(v.compiled.id, std::move(v));
   uint64_t nodes = cfg_.nodes;
   {
     MutexLock lock(mu_);
     nodes = std::max<uint64_t>(nodes, stats_.peers.size());
   }
-  nodes = std::max<uint64_t>(nodes, 1);
+  p.nodes = std::max<uint64_t>(nodes, 1);
+  p.stream = store_->begin_sync();
+  return p;
+}
 
-  // One stream per pass: script calls leave for Redis as soon as they have their keys, so Redis
-  // counts the first keys while the rest are still read from the kernel. kernel_keys[i] is
-  // delta i's kernel key, when known.
-  auto stream = store_->begin_sync();
-  std::vector<std::optional<rl_key>> kernel_keys;
-  // After a failed sync, what is pending goes first; keys_ remembers their kernel keys.
+// After a failed sync, what is pending goes first; keys_ remembers their kernel keys.
+void ClusterSync::replay_pending(Pass& p) {
   if (!pending_.empty()) {
     for (auto& d : pending_.take()) {
       auto k = keys_.find(joined(d.rule, d.key));
-      kernel_keys.push_back(k == keys_.end() ? std::nullopt : std::optional<rl_key>(k->second));
-      stream->add(std::move(d));
+      p.kernel_keys.push_back(k == keys_.end() ? std::nullopt : std::optional<rl_key>(k->second));
+      p.stream->add(std::move(d));
     }
   }
-  const size_t first_fresh = kernel_keys.size();
+  p.first_fresh = p.kernel_keys.size();
+}
 
-  // What the kernel admitted since the last read, per key. 100,000 keys go through here every
-  // interval: no per-key strings but the two Redis needs (rule and key text), and maps reused
-  // from one pass to the next.
-  if (!by_id.empty()) {
-    const uint64_t pass = ++pass_;
-    size_t read = 0;
-    kernel_keys.reserve(first_fresh + totals_.size());
-    const SyncRule* v = nullptr;
-    auto status = dp_.cluster_admitted_each([&](const ClusterCount& c) {
-      if (!v || v->compiled.id != c.key.rule_id) {
-        auto it = by_id.find(c.key.rule_id);
-        if (it == by_id.end()) return;
-        v = &it->second;
-      }
-      read++;
-      auto t = totals_.try_emplace(c.key, Total{0, pass}).first;
-      // A key the kernel evicted and counted again starts from zero.
-      uint64_t d = c.admitted < t->second.admitted ? c.admitted : c.admitted - t->second.admitted;
-      t->second = {c.admitted, pass};
-      if (!d) return;
-      KeyDelta kd;
-      kd.rule = v->name;
-      kd.key = key_text(c.key, v->compiled);
-      kd.delta = d;
-      // Headroom: until the next sync every node may admit about what this one just did, so
-      // Redis judges the key against the limit less that much (at most half of it). The fleet
-      // then stops near the limit instead of overshooting it by a sync interval's traffic.
-      uint64_t amount = v->limit.rate.amount;
-      kd.limit = amount - std::min<uint64_t>(amount / 2, d * nodes);
-      kd.window_ms = std::max<uint64_t>(v->limit.rate.period_ns / 1'000'000, 1);
-      kernel_keys.emplace_back(c.key);
-      stream->add(std::move(kd));
-    });
-    if (!status) {
-      // What was read is sent all the same (some of it already is); the keys not read keep
-      // their totals, so the next pass counts what they admitted meanwhile.
-      count_error("datapath");
-      log::error("cannot read cluster counts", {{"error", status.error().str()}});
-    } else if (totals_.size() > read + read / 4 + 1024) {
-      // Keys the kernel no longer has (evicted, or of a rule gone): forget them, now and then
-      // rather than every pass.
-      std::erase_if(totals_, [&](const auto& e) { return e.second.pass != pass; });
+// What the kernel admitted since the last read, per key. 100,000 keys go through here every
+// interval: no per-key strings but the two Redis needs (rule and key text), and maps reused
+// from one pass to the next.
+void ClusterSync::read_kernel(Pass& p) {
+  if (p.by_id.empty()) return;
+  const uint64_t pass = ++pass_;
+  size_t read = 0;
+  p.kernel_keys.reserve(p.first_fresh + totals_.size());
+  const SyncRule* v = nullptr;
+  auto status = dp_.cluster_admitted_each([&](const ClusterCount& c) {
+    if (!v || v->compiled.id != c.key.rule_id) {
+      auto it = p.by_id.find(c.key.rule_id);
+      if (it == p.by_id.end()) return;
+      v = &it->second;
     }
+    read++;
+    uint64_t d = take_admitted(c, pass);
+    if (!d) return;
+    p.kernel_keys.emplace_back(c.key);
+    p.stream->add(key_delta(c.key, *v, d, p.nodes));
+  });
+  if (!status) {
+    // What was read is sent all the same (some of it already is); the keys not read keep
+    // their totals, so the next pass counts what they admitted meanwhile.
+    count_error("datapath");
+    log::error("cannot read cluster counts", {{"error", status.error().str()}});
+  } else if (totals_.size() > read + read / 4 + 1024) {
+    // Keys the kernel no longer has (evicted, or of a rule gone): forget them, now and then
+    // rather than every pass.
+    std::erase_if(totals_, [&](const auto& e) { return e.second.pass != pass; });
   }
+}
 
-  const auto& batch = stream->deltas();
-  if (!batch.empty()) {
-    auto reply = stream->finish();
-    if (!reply) {
-      // Bounded like pending_ itself: past that, a replayed key Redis reports over is simply
-      // not blocked until a later sync reads it from the kernel again.
-      if (keys_.size() > 2 * cfg_.max_pending_keys) keys_.clear();
-      for (size_t i = 0; i < batch.size(); i++) {
-        if (kernel_keys[i]) keys_[joined(batch[i].rule, batch[i].key)] = *kernel_keys[i];
-        pending_.add(batch[i]);
-      }
-      count_error(reply.error().kind == ErrorKind::kTimeout ? "timeout" : "unavailable");
-      fallback(batch, first_fresh, kernel_keys, now);
-    } else {
-      // Redis refused these (an error for their rule, or an invalid delta): retrying the same
-      // request would fail the same way, so they are counted and logged, not requeued.
-      if (!reply->rejected.empty()) {
-        count_error("rejected");
-        log::error(
-            "Redis rejected cluster deltas",
-            {{"keys", std::to_string(reply->rejected.size())}, {"reason", reply->rejected_reason}});
-      }
-      // Into the kernel in one syscall (a key listed twice takes its last expiry).
-      std::vector<std::pair<rl_key, uint64_t>> over;
-      std::vector<const OverLimit*> listed;  // over[i] is for *listed[i]
-      over.reserve(reply->over.size());
-      listed.reserve(reply->over.size());
-      for (const auto& o : reply->over) {
-        if (!kernel_keys[o.index]) continue;
-        over.emplace_back(*kernel_keys[o.index], now + o.for_ms * 1'000'000ULL);
-        listed.push_back(&o);
-      }
-      Status written = dp_.cluster_set_over(over);
-      MutexLock lock(mu_);
-      if (!written) stats_.errors["datapath"]++;
-      for (size_t i = 0; written && i < over.size(); i++) {
-        const auto& kd = batch[listed[i]->index];
-        blocked_[joined(kd.rule, kd.key)] = {kd.rule, kd.key, listed[i]->for_ms};
-        blocked_until_[joined(kd.rule, kd.key)] = over[i].second;
-      }
-      // Nothing is pending any more: the kernel keys of replayed deltas are no longer needed.
-      keys_.clear();
-      stats_.syncs++;
-      stats_.keys_last_sync = batch.size();
-      stats_.keys_synced_total += batch.size();
-      double rtt = std::chrono::duration<double>(reply->round_trip).count();
-      stats_.rtt_buckets.resize(std::size(kRttBuckets));
-      for (size_t b = 0; b < std::size(kRttBuckets); b++)
-        if (rtt <= kRttBuckets[b]) stats_.rtt_buckets[b]++;
-      stats_.rtt_sum_seconds += rtt;
-      stats_.rtt_count++;
-      stats_.last_ok = std::chrono::system_clock::now();
-    }
+// What the kernel admitted for c's key since its last read, which this one replaces.
+uint64_t ClusterSync::take_admitted(const ClusterCount& c, uint64_t pass) {
+  auto t = totals_.try_emplace(c.key, Total{0, pass}).first;
+  // A key the kernel evicted and counted again starts from zero.
+  uint64_t d = c.admitted < t->second.admitted ? c.admitted : c.admitted - t->second.admitted;
+  t->second = {c.admitted, pass};
+  return d;
+}
+
+KeyDelta ClusterSync::key_delta(const rl_key& key, const SyncRule& v, uint64_t d, uint64_t nodes) {
+  KeyDelta kd;
+  kd.rule = v.name;
+  kd.key = key_text(key, v.compiled);
+  kd.delta = d;
+  // Headroom: until the next sync every node may admit about what this one just did, so
+  // Redis judges the key against the limit less that much (at most half of it). The fleet
+  // then stops near the limit instead of overshooting it by a sync interval's traffic.
+  uint64_t amount = v.limit.rate.amount;
+  kd.limit = amount - std::min<uint64_t>(amount / 2, d * nodes);
+  kd.window_ms = std::max<uint64_t>(v.limit.rate.period_ns / 1'000'000, 1);
+  return kd;
+}
+
+void ClusterSync::send(Pass& p) {
+  if (p.stream->deltas().empty()) return;
+  auto reply = p.stream->finish();
+  if (!reply) {
+    keep_pending(p);
+    count_error(reply.error().kind == ErrorKind::kTimeout ? "timeout" : "unavailable");
+    fallback(p.stream->deltas(), p.first_fresh, p.kernel_keys, p.now);
+    return;
   }
-
-  if (std::chrono::steady_clock::now() - last_heartbeat_ >= kHeartbeatEvery) {
-    last_heartbeat_ = std::chrono::steady_clock::now();
-    if (auto s = store_->heartbeat(cfg_.node); !s) count_error("heartbeat");
-    auto peers = store_->peers(kPeersWithin);
-    if (peers) {
-      MutexLock lock(mu_);
-      stats_.peers = *peers;
-    }
+  // Redis refused these (an error for their rule, or an invalid delta): retrying the same
+  // request would fail the same way, so they are counted and logged, not requeued.
+  if (!reply->rejected.empty()) {
+    count_error("rejected");
+    log::error("Redis rejected cluster deltas", {{"keys", std::to_string(reply->rejected.size())},
+                                                 {"reason", reply->rejected_reason}});
   }
+  write_over(p, *reply);
+  record_sync(p.stream->deltas().size(), reply->round_trip);
+}
 
+void ClusterSync::keep_pending(const Pass& p) {
+  const auto& batch = p.stream->deltas();
+  // Bounded like pending_ itself: past that, a replayed key Redis reports over is simply
+  // not blocked until a later sync reads it from the kernel again.
+  if (keys_.size() > 2 * cfg_.max_pending_keys) keys_.clear();
+  for (size_t i = 0; i < batch.size(); i++) {
+    if (p.kernel_keys[i]) keys_[joined(batch[i].rule, batch[i].key)] = *p.kernel_keys[i];
+    pending_.add(batch[i]);
+  }
+}
+
+// The keys Redis reports over, into the kernel in one syscall (a key listed twice takes its
+// last expiry).
+void ClusterSync::write_over(const Pass& p, const SyncReply& reply) {
+  const auto& batch = p.stream->deltas();
+  std::vector<std::pair<rl_key, uint64_t>> over;
+  std::vector<const OverLimit*> listed;  // over[i] is for *listed[i]
+  over.reserve(reply.over.size());
+  listed.reserve(reply.over.size());
+  for (const auto& o : reply.over) {
+    if (!p.kernel_keys[o.index]) continue;
+    over.emplace_back(*p.kernel_keys[o.index], p.now + o.for_ms * 1'000'000ULL);
+    listed.push_back(&o);
+  }
+  Status written = dp_.cluster_set_over(over);
+  MutexLock lock(mu_);
+  if (!written) stats_.errors["datapath"]++;
+  for (size_t i = 0; written && i < over.size(); i++) {
+    const auto& kd = batch[listed[i]->index];
+    blocked_[joined(kd.rule, kd.key)] = {kd.rule, kd.key, listed[i]->for_ms};
+    blocked_until_[joined(kd.rule, kd.key)] = over[i].second;
+  }
+}
+
+void ClusterSync::record_sync(size_t keys, std::chrono::microseconds round_trip) {
+  // Nothing is pending any more: the kernel keys of replayed deltas are no longer needed.
+  keys_.clear();
+  MutexLock lock(mu_);
+  stats_.syncs++;
+  stats_.keys_last_sync = keys;
+  stats_.keys_synced_total += keys;
+  double rtt = std::chrono::duration<double>(round_trip).count();
+  stats_.rtt_buckets.resize(std::size(kRttBuckets));
+  for (size_t b = 0; b < std::size(kRttBuckets); b++)
+    if (rtt <= kRttBuckets[b]) stats_.rtt_buckets[b]++;
+  stats_.rtt_sum_seconds += rtt;
+  stats_.rtt_count++;
+  stats_.last_ok = std::chrono::system_clock::now();
+}
+
+void ClusterSync::heartbeat_if_due() {
+  if (std::chrono::steady_clock::now() - last_heartbeat_ < kHeartbeatEvery) return;
+  last_heartbeat_ = std::chrono::steady_clock::now();
+  if (auto s = store_->heartbeat(cfg_.node); !s) count_error("heartbeat");
+  auto peers = store_->peers(kPeersWithin);
+  if (peers) {
+    MutexLock lock(mu_);
+    stats_.peers = *peers;
+  }
+}
+
+// Expired blocks out of the kernel and the list, and the pass's figures.
+void ClusterSync::end_pass(const Pass& p) {
   auto live = dp_.cluster_prune_over(dp_.now_ns());
   MutexLock lock(mu_);
   if (live) stats_.active_blocks = *live;
@@ -231,7 +280,7 @@ void ClusterSync::sync_once() {
   stats_.pending_dropped = pending_.dropped();
   stats_.passes++;
   stats_.last_pass_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
 }
 
 // on_redis_failure: closed. Without Redis the fleet's count is unknown; each node then holds a

@@ -92,8 +92,22 @@ class ClusterSync {
   std::vector<Blocked> blocked() const;
 
  private:
+  struct Pass;
   void loop();
+  // One pass, in its steps: the rules and the stream, what is pending, what the kernel
+  // admitted, the round trip and what it says, the heartbeat, then expiries and figures.
   void sync_once();
+  Pass begin_pass();
+  void replay_pending(Pass& p);
+  void read_kernel(Pass& p);
+  uint64_t take_admitted(const ClusterCount& c, uint64_t pass);
+  static KeyDelta key_delta(const rl_key& key, const SyncRule& v, uint64_t d, uint64_t nodes);
+  void send(Pass& p);
+  void keep_pending(const Pass& p);
+  void write_over(const Pass& p, const SyncReply& reply);
+  void record_sync(size_t keys, std::chrono::microseconds round_trip);
+  void heartbeat_if_due();
+  void end_pass(const Pass& p);
   // on_redis_failure: closed, for deltas[from..]: the ones this pass read from the kernel.
   void fallback(const std::deque<KeyDelta>& deltas, size_t from,
                 const std::vector<std::optional<rl_key>>& kernel_keys, uint64_t now_ns);
