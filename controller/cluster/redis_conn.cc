@@ -57,21 +57,23 @@ std::string Endpoint::str() const {
   return "redis " + host + ":" + std::to_string(port);
 }
 
-Result<RedisConn> RedisConn::connect(const Endpoint& ep, std::chrono::milliseconds timeout) {
+StoreResult<RedisConn> RedisConn::connect(const Endpoint& ep, std::chrono::milliseconds timeout) {
   timeval tv = to_timeval(timeout);
   errno = 0;
   redisContext* c = ep.unix_socket.empty()
                         ? redisConnectWithTimeout(ep.host.c_str(), ep.port, tv)
                         : redisConnectUnixWithTimeout(ep.unix_socket.c_str(), tv);
   int e = errno;
-  if (!c) return Error{ENOMEM, ep.str() + ": connect: out of memory"};
+  if (!c) return StoreError{ErrorKind::kResource, ENOMEM, ep.str() + ": connect: out of memory"};
   if (c->err) {
-    Error err = c->err == REDIS_ERR_IO && e != 0
-                    ? Error{e, ep.str() + ": connect"}
-                    : Error{0, ep.str() + ": connect: " + std::string(c->errstr)};
+    StoreError err =
+        c->err == REDIS_ERR_IO && e != 0
+            ? StoreError{ErrorKind::kUnreachable, e, ep.str() + ": connect"}
+            : StoreError{ErrorKind::kUnreachable, 0, ep.str() + ": connect: " + c->errstr};
     if (e == ETIMEDOUT || e == EINPROGRESS)
-      err = Error{ETIMEDOUT, ep.str() + ": connect: no answer within " +
-                                 std::to_string(timeout.count()) + " ms"};
+      err = StoreError{
+          ErrorKind::kTimeout, ETIMEDOUT,
+          ep.str() + ": connect: no answer within " + std::to_string(timeout.count()) + " ms"};
     redisFree(c);
     return err;
   }
@@ -97,8 +99,8 @@ RedisConn::~RedisConn() {
   if (c_) redisFree(c_);
 }
 
-Status RedisConn::append(const std::vector<std::string_view>& argv) {
-  if (!c_) return Error{ENOTCONN, name_ + ": not connected"};
+StoreStatus RedisConn::append(const std::vector<std::string_view>& argv) {
+  if (!c_) return StoreError{ErrorKind::kConnectionLost, ENOTCONN, name_ + ": not connected"};
   std::vector<const char*> ptrs;
   std::vector<size_t> lens;
   ptrs.reserve(argv.size());
@@ -109,16 +111,18 @@ Status RedisConn::append(const std::vector<std::string_view>& argv) {
   }
   if (redisAppendCommandArgv(c_, static_cast<int>(argv.size()), ptrs.data(), lens.data()) !=
       REDIS_OK)
-    return Error{ENOMEM, name_ + ": queue command: " + std::string(c_->errstr)};
+    return StoreError{ErrorKind::kResource, ENOMEM,
+                      name_ + ": queue command: " + std::string(c_->errstr)};
   queued_++;
-  return Status::Ok();
+  return StoreStatus::Ok();
 }
 
-std::optional<Error> RedisConn::wait(short events, Clock::time_point deadline, const char* what) {
+std::optional<StoreError> RedisConn::wait(short events, Clock::time_point deadline,
+                                          const char* what) {
   // EINTR restarts the wait with what is left, so signals cannot stretch the deadline.
   for (;;) {
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return Error{ETIMEDOUT, name_ + ": " + what};
+    if (left.count() <= 0) return StoreError{ErrorKind::kTimeout, ETIMEDOUT, name_ + ": " + what};
     pollfd p{c_->fd, events, 0};
     int n = poll(&p, 1, static_cast<int>(left.count()));
     if (n > 0) {
@@ -126,24 +130,29 @@ std::optional<Error> RedisConn::wait(short events, Clock::time_point deadline, c
       if (events & POLLOUT) redisSetTimeout(c_, to_timeval(left));
       return std::nullopt;
     }
-    if (n < 0 && errno != EINTR) return errno_error(name_ + ": " + what + ": poll");
+    if (n < 0 && errno != EINTR)
+      return StoreError{ErrorKind::kConnectionLost, errno_error(name_ + ": " + what + ": poll")};
   }
 }
 
-Error RedisConn::io_error(const char* what, int saved_errno) const {
+StoreError RedisConn::io_error(const char* what, int saved_errno) const {
   if (c_->err == REDIS_ERR_IO && saved_errno != 0) {
     // A socket timeout reports EAGAIN; say what it means.
-    if (saved_errno == EAGAIN) return Error{ETIMEDOUT, name_ + ": " + what};
-    return Error{saved_errno, name_ + ": " + what};
+    if (saved_errno == EAGAIN)
+      return StoreError{ErrorKind::kTimeout, ETIMEDOUT, name_ + ": " + what};
+    return StoreError{ErrorKind::kConnectionLost, saved_errno, name_ + ": " + what};
   }
-  return Error{0, name_ + ": " + what + ": " + std::string(c_->errstr)};
+  ErrorKind kind = c_->err == REDIS_ERR_PROTOCOL ? ErrorKind::kProtocol
+                   : c_->err == REDIS_ERR_OOM    ? ErrorKind::kResource
+                                                 : ErrorKind::kConnectionLost;
+  return StoreError{kind, 0, name_ + ": " + what + ": " + std::string(c_->errstr)};
 }
 
 // hiredis keeps what it has not written yet in its output buffer (trimmed as writes succeed).
 size_t RedisConn::unsent() const { return c_ ? sdslen(c_->obuf) : 0; }
 
-std::optional<Error> RedisConn::send(Clock::time_point deadline) {
-  if (!c_) return Error{ENOTCONN, name_ + ": not connected"};
+std::optional<StoreError> RedisConn::send(Clock::time_point deadline) {
+  if (!c_) return StoreError{ErrorKind::kConnectionLost, ENOTCONN, name_ + ": not connected"};
   SigpipeBlock guard;
   for (int done = 0; !done;) {
     if (auto e = wait(POLLOUT, deadline, "write")) return e;

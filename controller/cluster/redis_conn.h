@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/result.h"
+#include "cluster/error.h"
 
 struct redisContext;
 struct redisReply;
@@ -35,7 +35,7 @@ struct Endpoint {
 // came before a failure still tell something (AUTH refused before the server hung up).
 struct Exchange {
   std::vector<Reply> replies;
-  std::optional<Error> failure;
+  std::optional<StoreError> failure;
 };
 
 class RedisConn {
@@ -43,7 +43,7 @@ class RedisConn {
   using Clock = std::chrono::steady_clock;
 
   // Bounded by `timeout` except for name resolution: give an address, not a host name.
-  static Result<RedisConn> connect(const Endpoint& ep, std::chrono::milliseconds timeout);
+  static StoreResult<RedisConn> connect(const Endpoint& ep, std::chrono::milliseconds timeout);
 
   RedisConn(RedisConn&& o) noexcept;
   RedisConn& operator=(RedisConn&& o) noexcept;
@@ -52,13 +52,13 @@ class RedisConn {
   ~RedisConn();
 
   // Queues one command; nothing is sent before send() or exchange().
-  Status append(const std::vector<std::string_view>& argv);
+  StoreStatus append(const std::vector<std::string_view>& argv);
   size_t queued() const { return queued_; }
   // Bytes queued and not sent yet.
   size_t unsent() const;
   // Sends what is queued without waiting for replies, so that the server starts on the first
   // commands while later ones are still being built. Failure leaves the connection unusable.
-  std::optional<Error> send(Clock::time_point deadline);
+  std::optional<StoreError> send(Clock::time_point deadline);
   // Sends every queued command and reads one reply each, all before `deadline`. After a
   // failure the connection is unusable: a command may be half sent.
   Exchange exchange(Clock::time_point deadline);
@@ -66,8 +66,8 @@ class RedisConn {
 
  private:
   RedisConn(redisContext* c, std::string name) : c_(c), name_(std::move(name)) {}
-  std::optional<Error> wait(short events, Clock::time_point deadline, const char* what);
-  Error io_error(const char* what, int saved_errno) const;
+  std::optional<StoreError> wait(short events, Clock::time_point deadline, const char* what);
+  StoreError io_error(const char* what, int saved_errno) const;
 
   redisContext* c_ = nullptr;
   std::string name_;

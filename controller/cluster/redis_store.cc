@@ -30,11 +30,27 @@ std::string ms_str(milliseconds ms) { return std::to_string(ms.count()) + " ms";
 std::string reply_text(const redisReply& r) { return std::string(r.str, r.len); }
 
 bool is_noscript(const redisReply& r) {
-  return r.type == REDIS_REPLY_ERROR && reply_text(r).rfind("NOSCRIPT", 0) == 0;
+  return r.type == REDIS_REPLY_ERROR && reply_error_kind(reply_text(r)) == ErrorKind::kNoScript;
 }
 
-Status validate(const RedisOptions& o) {
-  auto invalid = [](const std::string& m) { return Error{EINVAL, "redis options: " + m}; };
+// An error reply to a call, as an error of its kind.
+StoreError reply_error(const redisReply& r, const std::string& what) {
+  std::string text = reply_text(r);
+  return StoreError{reply_error_kind(text), 0, what + ": " + text};
+}
+
+StoreError protocol_error(const std::string& what) {
+  return StoreError{ErrorKind::kProtocol, EPROTO, what};
+}
+
+StoreError out_of_memory(const std::string& what, const std::exception& e) {
+  return StoreError{ErrorKind::kResource, ENOMEM, what + ": " + e.what()};
+}
+
+StoreStatus validate(const RedisOptions& o) {
+  auto invalid = [](const std::string& m) {
+    return StoreError{ErrorKind::kInvalid, EINVAL, "redis options: " + m};
+  };
   if (o.unix_socket.empty()) {
     if (o.host.empty()) return invalid("host is empty and no unix_socket is set");
     if (o.port < 1 || o.port > 65535) return invalid("port " + std::to_string(o.port));
@@ -45,7 +61,7 @@ Status validate(const RedisOptions& o) {
   if (o.key_prefix.empty()) return invalid("key_prefix is empty");
   if (o.key_prefix.find_first_of("{}") != std::string::npos)
     return invalid("key_prefix contains '{' or '}', which would move the hash tag");
-  return Status::Ok();
+  return StoreStatus::Ok();
 }
 
 uint64_t backoff_seed(const void* self) {
@@ -62,16 +78,16 @@ RedisStore::RedisStore(const RedisOptions& opts)
       nodes_key_(opts.key_prefix + ":nodes"),
       backoff_(kBackoffInitial, kBackoffCap, backoff_seed(this)) {}
 
-Result<std::unique_ptr<RedisStore>> RedisStore::create(const RedisOptions& opts) {
+StoreResult<std::unique_ptr<RedisStore>> RedisStore::create(const RedisOptions& opts) {
   try {
-    if (Status s = validate(opts); !s) return s.error();
+    if (StoreStatus s = validate(opts); !s) return s.error();
     return std::unique_ptr<RedisStore>(new RedisStore(opts));
   } catch (const std::exception& e) {
-    return Error{ENOMEM, std::string("redis store: ") + e.what()};
+    return out_of_memory("redis store", e);
   }
 }
 
-Result<std::unique_ptr<RedisStore>> RedisStore::connect(const RedisOptions& opts) {
+StoreResult<std::unique_ptr<RedisStore>> RedisStore::connect(const RedisOptions& opts) {
   auto store = create(opts);
   if (!store) return store.error();
   try {
@@ -79,7 +95,7 @@ Result<std::unique_ptr<RedisStore>> RedisStore::connect(const RedisOptions& opts
     auto replies = (*store)->run({}, "connect");
     if (!replies) return replies.error();
   } catch (const std::exception& e) {
-    return Error{ENOMEM, std::string("redis store: connect: ") + e.what()};
+    return out_of_memory("redis store: connect", e);
   }
   return store;
 }
@@ -88,7 +104,7 @@ milliseconds RedisStore::backoff_remaining() const {
   return conn_ ? milliseconds(0) : backoff_.remaining(Clock::now());
 }
 
-Error RedisStore::broken(const Error& e) {
+StoreError RedisStore::broken(const StoreError& e) {
   bool was_connected = conn_.has_value() && handshake_.empty();
   conn_.reset();
   handshake_.clear();
@@ -104,11 +120,13 @@ Error RedisStore::broken(const Error& e) {
   return e;
 }
 
-Status RedisStore::open_connection(Clock::time_point now) {
+StoreStatus RedisStore::open_connection(Clock::time_point now) {
   if (!backoff_.ready(now)) {
-    return Error{last_error_.err, endpoint_.str() + ": not connected, next attempt in " +
-                                      ms_str(backoff_.remaining(now)) +
-                                      "; last failure: " + last_error_.message};
+    // Failing fast for the last failure's reason: it is still why there is no connection.
+    return StoreError{last_error_.kind, last_error_.err,
+                      endpoint_.str() + ": not connected, next attempt in " +
+                          ms_str(backoff_.remaining(now)) +
+                          "; last failure: " + last_error_.message};
   }
   stats_.connect_attempts++;
   auto conn = RedisConn::connect(endpoint_, opts_.connect_timeout);
@@ -117,24 +135,25 @@ Status RedisStore::open_connection(Clock::time_point now) {
   handshake_.clear();
   // These ride ahead of the first calls, in the same round trip. SCRIPT LOAD makes the
   // EVALSHAs behind them find their script even on a server that just restarted.
-  auto add = [&](const std::vector<std::string_view>& argv, HandshakeStep step) -> Status {
-    if (Status s = conn_->append(argv); !s) return s;
+  auto add = [&](const std::vector<std::string_view>& argv, HandshakeStep step) -> StoreStatus {
+    if (StoreStatus s = conn_->append(argv); !s) return s;
     handshake_.push_back(std::move(step));
-    return Status::Ok();
+    return StoreStatus::Ok();
   };
   std::string db = std::to_string(opts_.db);
-  Status s;
-  if (!opts_.password.empty()) s = add({"AUTH", opts_.password}, {"AUTH"});
+  StoreStatus s;
+  if (!opts_.password.empty())
+    s = add({"AUTH", opts_.password}, {"AUTH", nullptr, ErrorKind::kAuth});
   if (s && opts_.db != 0) s = add({"SELECT", db}, {"SELECT " + db});
   for (const Script* script : kAllScripts) {
     if (!s) break;
     s = add({"SCRIPT", "LOAD", script->text}, {"SCRIPT LOAD " + std::string(script->name), script});
   }
   if (!s) return broken(s.error());
-  return Status::Ok();
+  return StoreStatus::Ok();
 }
 
-Status RedisStore::queue(const ScriptCall& call, bool by_sha) {
+StoreStatus RedisStore::queue(const ScriptCall& call, bool by_sha) {
   std::vector<std::string_view> argv;
   argv.reserve(3 + call.keys.size() + call.args.size());
   std::string nkeys = std::to_string(call.keys.size());
@@ -146,51 +165,54 @@ Status RedisStore::queue(const ScriptCall& call, bool by_sha) {
   return conn_->append(argv);
 }
 
-std::optional<Error> RedisStore::check_handshake(const Exchange& ex) const {
+std::optional<StoreError> RedisStore::check_handshake(const Exchange& ex) const {
   for (size_t i = 0; i < handshake_.size(); i++) {
     if (i >= ex.replies.size()) return std::nullopt;  // the exchange failure says why
     const redisReply& r = *ex.replies[i];
     const HandshakeStep& step = handshake_[i];
-    if (r.type == REDIS_REPLY_ERROR)
-      return Error{0, endpoint_.str() + ": " + step.what + ": " + reply_text(r)};
+    if (r.type == REDIS_REPLY_ERROR) {
+      StoreError e = reply_error(r, endpoint_.str() + ": " + step.what);
+      if (e.kind == ErrorKind::kServer) e.kind = step.refused;
+      return e;
+    }
     if (step.script && (r.type != REDIS_REPLY_STRING || reply_text(r) != step.script->sha1))
-      return Error{EPROTO, endpoint_.str() + ": " + step.what + ": the server's SHA1 is not " +
-                               std::string(step.script->sha1)};
+      return protocol_error(endpoint_.str() + ": " + step.what + ": the server's SHA1 is not " +
+                            std::string(step.script->sha1));
   }
   return std::nullopt;
 }
 
-Result<std::vector<Reply>> RedisStore::run(const std::vector<ScriptCall>& calls,
-                                           const std::string& what) {
+StoreResult<std::vector<Reply>> RedisStore::run(const std::vector<ScriptCall>& calls,
+                                                const std::string& what) {
   auto deadline = begin_round(what);
   if (!deadline) return deadline.error();
   for (const ScriptCall& c : calls)
-    if (Status s = send_call(c, *deadline, what); !s) return s.error();
+    if (StoreStatus s = send_call(c, *deadline, what); !s) return s.error();
   return end_round(calls, *deadline, what);
 }
 
-Result<RedisStore::Clock::time_point> RedisStore::begin_round(const std::string& what) {
+StoreResult<RedisStore::Clock::time_point> RedisStore::begin_round(const std::string& what) {
   if (!conn_) {
-    if (Status s = open_connection(Clock::now()); !s) return s.error().wrap(what);
+    if (StoreStatus s = open_connection(Clock::now()); !s) return s.error().wrap(what);
   }
   // One deadline for the round's every exchange, however many: with the connect timeout, that
   // bounds the call.
   return Clock::now() + opts_.command_timeout;
 }
 
-Status RedisStore::send_call(const ScriptCall& call, Clock::time_point deadline,
-                             const std::string& what) {
-  if (Status s = queue(call, true); !s) return broken(s.error()).wrap(what);
+StoreStatus RedisStore::send_call(const ScriptCall& call, Clock::time_point deadline,
+                                  const std::string& what) {
+  if (StoreStatus s = queue(call, true); !s) return broken(s.error()).wrap(what);
   // Send ahead: Redis runs this call while the next ones are made. Still one round trip: no
   // reply is awaited before the last command is out.
   if (conn_->unsent() >= kSendAheadBytes)
     if (auto e = conn_->send(deadline)) return broken(*e).wrap(what);
-  return Status::Ok();
+  return StoreStatus::Ok();
 }
 
-Result<std::vector<Reply>> RedisStore::end_round(const std::vector<ScriptCall>& calls,
-                                                 Clock::time_point deadline,
-                                                 const std::string& what) {
+StoreResult<std::vector<Reply>> RedisStore::end_round(const std::vector<ScriptCall>& calls,
+                                                      Clock::time_point deadline,
+                                                      const std::string& what) {
   Exchange ex = conn_->exchange(deadline);
   stats_.round_trips++;
   size_t handshake = handshake_.size();
@@ -213,7 +235,7 @@ Result<std::vector<Reply>> RedisStore::end_round(const std::vector<ScriptCall>& 
     if (is_noscript(*replies[i])) missing.push_back(i);
   if (!missing.empty()) {
     for (size_t i : missing)
-      if (Status s = queue(calls[i], false); !s) return broken(s.error()).wrap(what);
+      if (StoreStatus s = queue(calls[i], false); !s) return broken(s.error()).wrap(what);
     Exchange again = conn_->exchange(deadline);
     stats_.round_trips++;
     stats_.script_reloads += missing.size();
@@ -237,13 +259,13 @@ void RedisStore::send_ready(Round& round, const SyncBatch& batch, size_t i) {
     round.deadline = *d;
     round.start = Clock::now();  // the round trip runs from the first call out
   }
-  if (Status s = send_call(ScriptCall{&scripts::kSync, batch.keys(i), batch.args(i)},
-                           *round.deadline, round.what);
+  if (StoreStatus s = send_call(ScriptCall{&scripts::kSync, batch.keys(i), batch.args(i)},
+                                *round.deadline, round.what);
       !s)
     round.failed = s.error();
 }
 
-Result<SyncReply> RedisStore::finish_sync(Round& round, const SyncBatch& batch) {
+StoreResult<SyncReply> RedisStore::finish_sync(Round& round, const SyncBatch& batch) {
   if (round.failed) return *round.failed;
   SyncReply out;
   out.rejected = batch.invalid();
@@ -268,7 +290,7 @@ Result<SyncReply> RedisStore::finish_sync(Round& round, const SyncBatch& batch) 
       out.rejected.insert(out.rejected.end(), call.indices.begin(), call.indices.end());
       continue;
     }
-    if (Status s = batch.read_reply(i, r, out); !s) return s.error().wrap("sync");
+    if (StoreStatus s = batch.read_reply(i, r, out); !s) return s.error().wrap("sync");
   }
   if (!out.rejected.empty()) {
     std::sort(out.rejected.begin(), out.rejected.end());
@@ -281,7 +303,7 @@ Result<SyncReply> RedisStore::finish_sync(Round& round, const SyncBatch& batch) 
   return out;
 }
 
-Result<SyncReply> RedisStore::sync(const std::vector<KeyDelta>& deltas) {
+StoreResult<SyncReply> RedisStore::sync(const std::vector<KeyDelta>& deltas) {
   try {
     // Each call goes out as soon as the batch has made it, so Redis runs the first calls while
     // the rest of a large sync is still being grouped. The round begins with the first call:
@@ -291,7 +313,7 @@ Result<SyncReply> RedisStore::sync(const std::vector<KeyDelta>& deltas) {
                     [&](const SyncBatch& b, size_t i) { send_ready(round, b, i); });
     return finish_sync(round, batch);
   } catch (const std::exception& e) {
-    return Error{ENOMEM, std::string("sync: ") + e.what()};
+    return out_of_memory("sync", e);
   }
 }
 
@@ -308,7 +330,8 @@ class RedisStore::Stream final : public SyncStream {
   // stream given up half way drops the connection.
   ~Stream() override {
     if (!finished_ && round_.deadline && !round_.failed)
-      store_.broken(Error{ECANCELED, "sync abandoned with calls in flight"});
+      store_.broken(
+          StoreError{ErrorKind::kConnectionLost, ECANCELED, "sync abandoned with calls in flight"});
   }
 
   void add(KeyDelta d) override {
@@ -316,13 +339,13 @@ class RedisStore::Stream final : public SyncStream {
     batch_.add(deltas_.back(), deltas_.size() - 1);
   }
   const std::deque<KeyDelta>& deltas() const override { return deltas_; }
-  Result<SyncReply> finish() override {
+  StoreResult<SyncReply> finish() override {
     finished_ = true;
     try {
       batch_.finish();
       return store_.finish_sync(round_, batch_);
     } catch (const std::exception& e) {
-      return Error{ENOMEM, std::string("sync: ") + e.what()};
+      return out_of_memory("sync", e);
     }
   }
 
@@ -336,29 +359,29 @@ class RedisStore::Stream final : public SyncStream {
 
 std::unique_ptr<SyncStream> RedisStore::begin_sync() { return std::make_unique<Stream>(*this); }
 
-Status RedisStore::heartbeat(const std::string& node) {
+StoreStatus RedisStore::heartbeat(const std::string& node) {
   try {
     std::string keep = std::to_string(kNodeMemory.count());
     auto replies = run({ScriptCall{&scripts::kHeartbeat, {nodes_key_}, {node, keep}}}, "heartbeat");
     if (!replies) return replies.error();
     const redisReply& r = *(*replies)[0];
-    if (r.type == REDIS_REPLY_ERROR) return Error{0, "heartbeat: " + reply_text(r)};
+    if (r.type == REDIS_REPLY_ERROR) return reply_error(r, "heartbeat");
     if (r.type != REDIS_REPLY_INTEGER)
-      return Error{EPROTO, "heartbeat: unexpected reply type " + std::to_string(r.type)};
-    return Status::Ok();
+      return protocol_error("heartbeat: unexpected reply type " + std::to_string(r.type));
+    return StoreStatus::Ok();
   } catch (const std::exception& e) {
-    return Error{ENOMEM, std::string("heartbeat: ") + e.what()};
+    return out_of_memory("heartbeat", e);
   }
 }
 
-Result<std::vector<Peer>> RedisStore::peers(milliseconds within) {
+StoreResult<std::vector<Peer>> RedisStore::peers(milliseconds within) {
   try {
     std::string back = std::to_string(std::max<int64_t>(within.count(), 0));
     auto replies = run({ScriptCall{&scripts::kPeers, {nodes_key_}, {back}}}, "peers");
     if (!replies) return replies.error();
     const redisReply& r = *(*replies)[0];
-    if (r.type == REDIS_REPLY_ERROR) return Error{0, "peers: " + reply_text(r)};
-    auto bad = [](const std::string& m) { return Error{EPROTO, "peers: unexpected reply: " + m}; };
+    if (r.type == REDIS_REPLY_ERROR) return reply_error(r, "peers");
+    auto bad = [](const std::string& m) { return protocol_error("peers: unexpected reply: " + m); };
     if (r.type != REDIS_REPLY_ARRAY || r.elements < 1 || r.elements % 2 != 1)
       return bad("not an array of 2n+1 elements");
     std::vector<Peer> out;
@@ -371,7 +394,7 @@ Result<std::vector<Peer>> RedisStore::peers(milliseconds within) {
     }
     return out;
   } catch (const std::exception& e) {
-    return Error{ENOMEM, std::string("peers: ") + e.what()};
+    return out_of_memory("peers", e);
   }
 }
 

@@ -48,21 +48,21 @@ class RedisStore final : public Store {
   };
 
   // Validates the options and connects; fails if Redis cannot be reached or refuses us.
-  static Result<std::unique_ptr<RedisStore>> connect(const RedisOptions& opts);
+  static StoreResult<std::unique_ptr<RedisStore>> connect(const RedisOptions& opts);
   // Validates the options only; the first call connects. For a daemon that must start while
   // Redis is down.
-  static Result<std::unique_ptr<RedisStore>> create(const RedisOptions& opts);
+  static StoreResult<std::unique_ptr<RedisStore>> create(const RedisOptions& opts);
 
   RedisStore(const RedisStore&) = delete;
   RedisStore& operator=(const RedisStore&) = delete;
 
-  Result<SyncReply> sync(const std::vector<KeyDelta>& deltas) override;
+  StoreResult<SyncReply> sync(const std::vector<KeyDelta>& deltas) override;
   // Each script call goes out as soon as the stream has its keys: Redis counts the first ones
   // while the caller is still reading the rest.
   std::unique_ptr<SyncStream> begin_sync() override;
   // Keeps a node that has been silent for an hour, then forgets it.
-  Status heartbeat(const std::string& node) override;
-  Result<std::vector<Peer>> peers(std::chrono::milliseconds within) override;
+  StoreStatus heartbeat(const std::string& node) override;
+  StoreResult<std::vector<Peer>> peers(std::chrono::milliseconds within) override;
   // Whether the last call reached Redis and got its replies.
   bool connected() const override { return connected_; }
 
@@ -83,41 +83,44 @@ class RedisStore final : public Store {
     std::string what;
     Clock::time_point start;
     std::optional<Clock::time_point> deadline;
-    std::optional<Error> failed;
+    std::optional<StoreError> failed;
     std::vector<size_t> sent;  // call indices in the order they went out, as replies come back
   };
   class Stream;
 
   explicit RedisStore(const RedisOptions& opts);
   void send_ready(Round& round, const SyncBatch& batch, size_t call);
-  Result<SyncReply> finish_sync(Round& round, const SyncBatch& batch);
-  Status open_connection(Clock::time_point now);
-  Status queue(const ScriptCall& call, bool by_sha);
-  std::optional<Error> check_handshake(const Exchange& ex) const;
+  StoreResult<SyncReply> finish_sync(Round& round, const SyncBatch& batch);
+  StoreStatus open_connection(Clock::time_point now);
+  StoreStatus queue(const ScriptCall& call, bool by_sha);
+  std::optional<StoreError> check_handshake(const Exchange& ex) const;
   // The calls in one round trip (connecting first if needed, the handshake riding along),
   // plus one more for any call the server had no script for. An error reply is a reply.
-  Result<std::vector<Reply>> run(const std::vector<ScriptCall>& calls, const std::string& what);
+  StoreResult<std::vector<Reply>> run(const std::vector<ScriptCall>& calls,
+                                      const std::string& what);
   // run() in three steps, for a caller that makes its calls while earlier ones are already
   // running: begin_round connects if needed and returns the round's deadline; send_call queues
   // a call and writes out what is queued past kSendAheadBytes; end_round reads every reply.
   // Their errors have already dropped the connection.
-  Result<Clock::time_point> begin_round(const std::string& what);
-  Status send_call(const ScriptCall& call, Clock::time_point deadline, const std::string& what);
-  Result<std::vector<Reply>> end_round(const std::vector<ScriptCall>& calls,
-                                       Clock::time_point deadline, const std::string& what);
-  Error broken(const Error& e);
+  StoreResult<Clock::time_point> begin_round(const std::string& what);
+  StoreStatus send_call(const ScriptCall& call, Clock::time_point deadline,
+                        const std::string& what);
+  StoreResult<std::vector<Reply>> end_round(const std::vector<ScriptCall>& calls,
+                                            Clock::time_point deadline, const std::string& what);
+  StoreError broken(const StoreError& e);
 
   RedisOptions opts_;
   Endpoint endpoint_;
   std::string nodes_key_;
   std::optional<RedisConn> conn_;
   struct HandshakeStep {
-    std::string what;                // "AUTH", "SELECT 3", "SCRIPT LOAD sync"
-    const Script* script = nullptr;  // for SCRIPT LOAD: the SHA1 the reply must be
+    std::string what;                        // "AUTH", "SELECT 3", "SCRIPT LOAD sync"
+    const Script* script = nullptr;          // for SCRIPT LOAD: the SHA1 the reply must be
+    ErrorKind refused = ErrorKind::kServer;  // what an error reply without a known code means
   };
   std::vector<HandshakeStep> handshake_;  // queued ahead of the next exchange
   Backoff backoff_;
-  Error last_error_;
+  StoreError last_error_;
   bool connected_ = false;
   Stats stats_;
 };

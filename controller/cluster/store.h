@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The fleet-wide counter store: every node adds what its kernel admitted for each key of a
 // cluster rule since the last sync, and learns which keys are over the fleet's limit. One call
-// is one round trip to Redis, however many keys it carries.
+// is one round trip to Redis, however many keys it carries. Errors carry their kind
+// (cluster/error.h).
 #pragma once
 
 #include <chrono>
@@ -12,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "common/result.h"
+#include "cluster/error.h"
 
 namespace rl::cluster {
 
@@ -59,7 +60,7 @@ class SyncStream {
   // Everything added so far, in order; stable references.
   virtual const std::deque<KeyDelta>& deltas() const = 0;
   // Sends what is left and reads every reply: the same as Store::sync of deltas().
-  virtual Result<SyncReply> finish() = 0;
+  virtual StoreResult<SyncReply> finish() = 0;
 };
 
 class Store {
@@ -72,11 +73,11 @@ class Store {
   // the deltas may or may not have been applied (a timeout can strike after Redis ran the
   // script): the caller replays them (PendingDeltas), which can count them twice but never
   // loses them.
-  virtual Result<SyncReply> sync(const std::vector<KeyDelta>& deltas) = 0;
+  virtual StoreResult<SyncReply> sync(const std::vector<KeyDelta>& deltas) = 0;
   // Records this node as alive (cheap; rld calls it about once a second).
-  virtual Status heartbeat(const std::string& node) = 0;
+  virtual StoreStatus heartbeat(const std::string& node) = 0;
   // Nodes seen within `within`.
-  virtual Result<std::vector<Peer>> peers(std::chrono::milliseconds within) = 0;
+  virtual StoreResult<std::vector<Peer>> peers(std::chrono::milliseconds within) = 0;
   virtual bool connected() const = 0;
 };
 
@@ -86,7 +87,7 @@ class CollectingSyncStream final : public SyncStream {
   explicit CollectingSyncStream(Store& store) : store_(store) {}
   void add(KeyDelta d) override { deltas_.push_back(std::move(d)); }
   const std::deque<KeyDelta>& deltas() const override { return deltas_; }
-  Result<SyncReply> finish() override {
+  StoreResult<SyncReply> finish() override {
     return store_.sync(std::vector<KeyDelta>(deltas_.begin(), deltas_.end()));
   }
 

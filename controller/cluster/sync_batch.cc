@@ -141,10 +141,11 @@ std::vector<std::string_view> SyncBatch::args(size_t i) const {
   return a;
 }
 
-Status SyncBatch::read_reply(size_t i, const redisReply& r, SyncReply& out) const {
+StoreStatus SyncBatch::read_reply(size_t i, const redisReply& r, SyncReply& out) const {
   const Call& call = calls_[i];
   auto bad = [&](const std::string& what) {
-    return Error{EPROTO, "rule '" + call.rule + "': unexpected script reply: " + what};
+    return StoreError{ErrorKind::kProtocol, EPROTO,
+                      "rule '" + call.rule + "': unexpected script reply: " + what};
   };
   if (r.type != REDIS_REPLY_ARRAY) return bad("not an array");
   if (r.elements < 1 || (r.elements - 1) % 3 != 0)
@@ -164,7 +165,7 @@ Status SyncBatch::read_reply(size_t i, const redisReply& r, SyncReply& out) cons
                                  static_cast<uint64_t>(r.element[e + 1]->integer),
                                  static_cast<uint64_t>(r.element[e + 2]->integer)});
   }
-  if (call.repeats.empty()) return Status::Ok();
+  if (call.repeats.empty()) return StoreStatus::Ok();
   // A repeated key is over exactly when its first listing is.
   std::unordered_map<size_t, OverLimit> over_by_slot;
   for (size_t o = first, e = 1; o < out.over.size(); o++, e += 3)
@@ -176,7 +177,7 @@ Status SyncBatch::read_reply(size_t i, const redisReply& r, SyncReply& out) cons
     copy.index = index;
     out.over.push_back(copy);
   }
-  return Status::Ok();
+  return StoreStatus::Ok();
 }
 
 }  // namespace rl::cluster

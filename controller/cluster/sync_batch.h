@@ -64,7 +64,7 @@ class SyncBatch {
   const std::string& invalid_reason() const { return invalid_reason_; }
 
   // Adds call i's keys over their limit to `out` and raises out.server_time_ms to the call's.
-  Status read_reply(size_t i, const redisReply& r, SyncReply& out) const;
+  StoreStatus read_reply(size_t i, const redisReply& r, SyncReply& out) const;
 
  private:
   // A key must appear once per call: the script reads a chunk's counts before it writes them.

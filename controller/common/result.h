@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Errors as values on the control path: an Error carries errno (0 when none applies) and a
-// message with its context; Result<T> is a value or an Error.
+// message with its context; Result<T> is a value or an Error (or, for a module whose callers
+// decide on what went wrong, its own error type derived from Error: Result<T, E>).
 #pragma once
 
 #include <cerrno>
@@ -27,11 +28,11 @@ inline Error errno_error(const std::string& what, int e = errno) {
   return Error{e < 0 ? -e : e, what};
 }
 
-template <typename T>
+template <typename T, typename E = Error>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT
+  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(E error) : v_(std::move(error)) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -42,24 +43,27 @@ class [[nodiscard]] Result {
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
-  const Error& error() const { return std::get<1>(v_); }
+  const E& error() const { return std::get<1>(v_); }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
-class [[nodiscard]] Status {
+template <typename E = Error>
+class [[nodiscard]] BasicStatus {
  public:
-  Status() = default;
-  Status(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT
-  static Status Ok() { return Status(); }
+  BasicStatus() = default;
+  BasicStatus(E error) : error_(std::move(error)), ok_(false) {}  // NOLINT
+  static BasicStatus Ok() { return BasicStatus(); }
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
-  const Error& error() const { return error_; }
+  const E& error() const { return error_; }
 
  private:
-  Error error_;
+  E error_;
   bool ok_ = true;
 };
+
+using Status = BasicStatus<>;
 
 }  // namespace rl

@@ -1,138 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// Where a Redis round trip happens: every sync interval (default 100 ms), or at once when the
-// kernel reports a key racing through its share, rld drains what the kernel admitted for keys of
-// cluster rules, sends the increases to Redis in one round trip, and writes the keys Redis
-// reports over the fleet limit into the kernel, each with its own expiry. It runs on its own
-// thread: a slow or dead Redis never stalls the event loop, rlctl or metrics, and no packet ever
-// waits for it.
-//
-// Redis unreachable: the deltas are kept (bounded) and replayed when it is back. Rules with
-// on_redis_failure: open keep their local limits only. Rules with on_redis_failure: closed fall
-// back to limit/N per node (N: the nodes seen alive last), so the fleet as a whole stays at about
-// its limit instead of refusing all traffic (see docs/cluster.md).
+// rld's view of the cluster sync loop (cluster/sync/cluster_sync.h), which it composes from its
+// configuration and policy in force (daemon_cluster.cc).
 #pragma once
 
-#include <atomic>
-#include <chrono>
-#include <deque>
-#include <functional>
-#include <map>
-#include <memory>
-#include <optional>
-#include <string>
-#include <thread>
-#include <unordered_map>
 #include <vector>
 
-#include "cluster/pending.h"
-#include "cluster/store.h"
-#include "common/mutex.h"
+#include "cluster/sync/cluster_sync.h"
 #include "daemon/policy_manager.h"
-#include "datapath/datapath.h"
 
 namespace rl::daemon {
 
-struct ClusterConfig {
-  std::string node;  // this node's name in Redis (default: host name)
-  std::chrono::milliseconds interval{100};
-  uint32_t nodes = 1;  // expected fleet size; the nodes seen in Redis count when more
-  size_t max_pending_keys = cluster::PendingDeltas::kDefaultMaxKeys;
-};
+using cluster::ClusterConfig;
+using cluster::ClusterStats;
+using cluster::ClusterSync;
 
-struct ClusterStats {
-  bool redis_up = false;
-  uint64_t syncs = 0;
-  std::map<std::string, uint64_t> errors;  // by kind: connect, timeout, rejected, ...
-  uint64_t keys_last_sync = 0;
-  uint64_t keys_synced_total = 0;
-  uint64_t pending_keys = 0;
-  uint64_t pending_dropped = 0;
-  uint64_t active_blocks = 0;
-  uint64_t early_syncs = 0;
-  // Whole passes (read the kernel, sync, write blocks), whether or not they had keys to send,
-  // and how long the last one took.
-  uint64_t passes = 0;
-  double last_pass_seconds = 0;
-  // Round trips, cumulative: counts per upper bound (kRttBuckets), their sum and number.
-  std::vector<uint64_t> rtt_buckets;
-  double rtt_sum_seconds = 0;
-  uint64_t rtt_count = 0;
-  std::chrono::system_clock::time_point last_ok{};
-  std::vector<cluster::Peer> peers;
-};
-
-class ClusterSync {
- public:
-  using RulesFn = std::function<std::vector<RuleView>()>;
-
-  ClusterSync(Datapath& dp, std::unique_ptr<cluster::Store> store, ClusterConfig cfg,
-              RulesFn rules);
-  ~ClusterSync();  // stops the thread
-  ClusterSync(const ClusterSync&) = delete;
-  ClusterSync& operator=(const ClusterSync&) = delete;
-
-  void start();
-  void wake();  // an early sync, requested by the kernel
-
-  static constexpr double kRttBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                           0.05,   0.1,   0.25,   0.5,   1.0};
-
-  ClusterStats stats() const;
-  struct Blocked {
-    std::string rule, key;
-    uint64_t remaining_ms = 0;
-  };
-  std::vector<Blocked> blocked() const;
-
- private:
-  void loop();
-  void sync_once();
-  // on_redis_failure: closed, for deltas[from..]: the ones this pass read from the kernel.
-  void fallback(const std::deque<cluster::KeyDelta>& deltas, size_t from,
-                const std::vector<std::optional<rl_key>>& kernel_keys, uint64_t now_ns);
-  void count_error(const std::string& kind);
-
-  Datapath& dp_;
-  std::unique_ptr<cluster::Store> store_;
-  ClusterConfig cfg_;
-  RulesFn rules_;
-  std::thread thread_;
-  std::atomic<bool> stop_{false};
-  Mutex wake_mu_;
-  CondVar wake_cv_;
-  bool woken_ GUARDED_BY(wake_mu_) = false;
-
-  struct KeyHash {
-    size_t operator()(const rl_key& k) const noexcept;
-  };
-  struct KeyEq {
-    bool operator()(const rl_key& a, const rl_key& b) const noexcept;
-  };
-  struct Total {
-    uint64_t admitted = 0;  // the kernel's total at the last read
-    uint64_t pass = 0;      // the pass that read it
-  };
-
-  // Owned by the sync thread.
-  cluster::PendingDeltas pending_;
-  // Kernel key -> what the kernel had admitted at its last read. Updated in place: one lookup
-  // per key and pass, no allocation for a key already known.
-  std::unordered_map<rl_key, Total, KeyHash, KeyEq> totals_;
-  uint64_t pass_ = 0;
-  // "rule\0key text" -> kernel key, for deltas waiting in pending_ only: the usual sync sends
-  // the keys it just read and knows theirs.
-  std::unordered_map<std::string, rl_key> keys_;
-  struct LocalWindow {
-    uint64_t window = 0, count = 0;
-  };
-  std::unordered_map<std::string, LocalWindow> local_;  // closed fallback: per-key local windows
-  std::chrono::steady_clock::time_point last_heartbeat_{};
-
-  mutable Mutex mu_;
-  ClusterStats stats_ GUARDED_BY(mu_);
-  // "rule\0key" -> entry with its kernel expiry
-  std::map<std::string, Blocked> blocked_ GUARDED_BY(mu_);
-  std::map<std::string, uint64_t> blocked_until_ GUARDED_BY(mu_);
-};
+// The rules of `rules` that have a cluster limit, as the sync loop reads them.
+std::vector<cluster::SyncRule> cluster_rules(const std::vector<RuleView>& rules);
 
 }  // namespace rl::daemon

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 
 #include "rl_abi.h"
 
@@ -11,7 +12,8 @@ namespace {
 
 using O = ConfigOption;
 
-std::vector<ConfigOption> make_table() {
+// What rld protects and where it keeps its state.
+std::vector<ConfigOption> datapath_options() {
   const std::string slot_bytes = std::to_string(sizeof(struct rl_slot));
   return {
       {"", "interfaces", "-i,--interface", &Config::interfaces,
@@ -74,6 +76,12 @@ std::vector<ConfigOption> make_table() {
        "sample 1 in 2^k packets of matched rules for rlctl top --by traffic (0: off; 10: 1 in "
        "1,024)",
        "", 0, RL_TRAFFIC_SAMPLE_SHIFT_MAX},
+  };
+}
+
+// How rld runs: logging, reloads, exit, and its threads' priorities.
+std::vector<ConfigOption> runtime_options() {
+  return {
       {"",
        "log_level",
        "--log-level",
@@ -116,6 +124,11 @@ std::vector<ConfigOption> make_table() {
        "SCHED_FIFO priority of the metrics endpoint's threads, so scrapes are answered during a "
        "flood (needs CAP_SYS_NICE; 0: not real-time)",
        "", 0, 99},
+  };
+}
+
+std::vector<ConfigOption> cluster_options() {
+  return {
       {"cluster", "redis_host", "--redis-host", &Config::redis_host,
        "Redis address for cluster-wide limits ('' and no redis_socket: cluster limits off)", "", 0,
        0},
@@ -160,6 +173,15 @@ std::vector<ConfigOption> make_table() {
        "Redis)",
        "nodes", 0, 65535},
   };
+}
+
+// Every option, in the order of rld --help and the docs.
+std::vector<ConfigOption> make_table() {
+  std::vector<ConfigOption> all = datapath_options();
+  for (auto part : {runtime_options(), cluster_options()})
+    all.insert(all.end(), std::make_move_iterator(part.begin()),
+               std::make_move_iterator(part.end()));
+  return all;
 }
 
 std::string join(const std::vector<std::string>& v, const char* sep) {

@@ -44,6 +44,14 @@ std::string startup_policy_error(const std::string& dir, const std::vector<std::
   return out;
 }
 
+// What the event loop reads from its signalfd; blocked everywhere else.
+sigset_t loop_signals() {
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+  return mask;
+}
+
 }  // namespace
 
 Daemon::Daemon(Config cfg) : cfg_(std::move(cfg)) { register_handlers(); }
@@ -62,13 +70,34 @@ Status Daemon::init() {
   // Before anything is loaded: an older kernel fails the load with an error that does not say why.
   if (auto s = check_kernel_floor(); !s) return s;
   if (cfg_.interfaces.empty()) log::warn(kNoInterfaceWarning);
-  // Blocked before any thread starts (the metrics endpoint's, the cluster sync's): threads
-  // inherit the mask, so the signals wait for signalfd on the event loop instead of killing the
-  // process by their default action in whichever thread the kernel picks.
-  sigset_t mask;
-  sigemptyset(&mask);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, sig);
+  if (auto s = block_signals(); !s) return s;
+  if (auto s = claim_pin_root(); !s) return s;
+  if (auto s = load_datapath(); !s) return s;
+  if (auto s = make_policy_manager(); !s) return s;
+  if (auto s = load_first_policy(); !s) return s;
+  // Attach after the first policy is in place, so the program never runs a half-set state.
+  if (auto s = attach_interfaces(); !s) return s;
+  if (auto s = take_over_replaced_pins(); !s) return s;
+  start_event_logs();
+  if (cfg_.cluster_enabled())
+    if (auto s = start_cluster(); !s) return s;
+  start_key_usage();
+  if (auto s = start_metrics(); !s) return s;
+  if (auto s = open_event_loop(); !s) return s;
+  rates_.sample(*dp_, policies_->rules(), std::chrono::steady_clock::now());
+  return {};
+}
+
+// Blocked before any thread starts (the metrics endpoint's, the cluster sync's): threads
+// inherit the mask, so the signals wait for signalfd on the event loop instead of killing the
+// process by their default action in whichever thread the kernel picks.
+Status Daemon::block_signals() {
+  sigset_t mask = loop_signals();
   if (sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) return errno_error("block signals");
+  return {};
+}
+
+Status Daemon::claim_pin_root() {
   if (auto s = prepare_pin_root(cfg_.pin_root); !s) return s;
   if (auto scope = pin_scope(cfg_.pin_root); scope && scope->private_pins()) {
     pin_warning_ = scope->warning(cfg_.pin_root);
@@ -78,6 +107,10 @@ Status Daemon::init() {
   auto lock = lock_pin_root(cfg_.pin_root);
   if (!lock) return lock.error();
   pin_lock_ = std::move(*lock);
+  return {};
+}
+
+Status Daemon::load_datapath() {
   LoadOptions lo;
   lo.key_capacity = cfg_.key_capacity;
   lo.key_table_full = cfg_.key_table_full;
@@ -86,7 +119,11 @@ Status Daemon::init() {
   auto dp = BpfDatapath::load(lo);
   if (!dp) return dp.error().wrap("load data path");
   dp_ = std::move(*dp);
+  return {};
+}
 
+// The policy manager, with the rule ids and rules of a pinned data path it adopts.
+Status Daemon::make_policy_manager() {
   compiler::RuleIds ids;
   if (dp_->adopted()) {
     auto adopted = dp_->rule_ids();
@@ -104,22 +141,25 @@ Status Daemon::init() {
   policies_ = std::make_unique<PolicyManager>(*dp_, cfg_.policy_dir, co, ids);
   synproxy_.enable(!cfg_.interfaces.empty() || !pinned_links(cfg_.pin_root).empty());
   policies_->set_hooks(&synproxy_);
-  if (dp_->adopted()) {
-    auto in_force = dp_->active_rules();
-    if (!in_force) return in_force.error().wrap("read the rule set in force");
-    std::vector<RuleView> views;
-    for (const auto& [name, r] : *in_force) {
-      RuleView v{name, r, {}};
-      v.rule.name = name;
-      v.rule.action =
-          r.action == RL_ACTION_MONITOR ? policy::Action::kMonitor : policy::Action::kDrop;
-      views.push_back(std::move(v));
-    }
-    policies_->adopt(std::move(views));
+  if (!dp_->adopted()) return {};
+  auto in_force = dp_->active_rules();
+  if (!in_force) return in_force.error().wrap("read the rule set in force");
+  std::vector<RuleView> views;
+  for (const auto& [name, r] : *in_force) {
+    RuleView v{name, r, {}};
+    v.rule.name = name;
+    v.rule.action =
+        r.action == RL_ACTION_MONITOR ? policy::Action::kMonitor : policy::Action::kDrop;
+    views.push_back(std::move(v));
   }
-  // On the worker like every load, so that its time limit holds; nothing else runs yet. With
-  // nothing in force, a directory without policy files is an explicit empty rule set; a data
-  // path of another layout may hold rules, which an empty directory must not replace.
+  policies_->adopt(std::move(views));
+  return {};
+}
+
+// On the worker like every load, so that its time limit holds; nothing else runs yet. With
+// nothing in force, a directory without policy files is an explicit empty rule set; a data
+// path of another layout may hold rules, which an empty directory must not replace.
+Status Daemon::load_first_policy() {
   ReloadReport first;
   policies_->set_empty_directory_applies(!dp_->adopted() && !dp_->replaced_abi());
   request_reload("startup", true, [&first](const ReloadReport& r) { first = r; });
@@ -142,42 +182,43 @@ Status Daemon::init() {
          {"rules", std::to_string(policies_->rule_count())},
          {"errors", std::to_string(first.errors.size())},
          {"first", first.errors.empty() ? "" : first.errors.front()}});
+  return {};
+}
 
-  // Attach after the first policy is in place, so the program never runs a half-set state.
-  if (auto s = attach_interfaces(); !s) return s;
+Status Daemon::take_over_replaced_pins() {
+  uint32_t old = dp_->replaced_abi();
+  if (!old) return {};
+  // Every interface now runs the new program (bpf_link_update in attach_interfaces): only now
+  // do the old program's maps lose their pins. Per-key state does not carry across layouts; the
+  // runtime entries did (BpfDatapath::load), unless their layout was unknown.
+  if (auto s = dp_->take_over_pins(); !s) return s;
+  log::warn("replaced a data path with another layout; per-key state starts fresh",
+            {{"old_abi", std::to_string(old)},
+             {"new_abi", std::to_string(RL_ABI_VERSION)},
+             {"runtime_entries_kept", std::to_string(dp_->carried_runtime_entries())}});
+  if (!dp_->runtime_carry_error().empty())
+    log::error("the runtime allow/deny entries of the replaced data path are lost: add them again",
+               {{"reason", dp_->runtime_carry_error()}});
+  return {};
+}
 
-  if (uint32_t old = dp_->replaced_abi()) {
-    // Every interface now runs the new program (bpf_link_update above): only now do the old
-    // program's maps lose their pins. Per-key state does not carry across layouts; the runtime
-    // entries did (BpfDatapath::load), unless their layout was unknown.
-    if (auto s = dp_->take_over_pins(); !s) return s;
-    log::warn("replaced a data path with another layout; per-key state starts fresh",
-              {{"old_abi", std::to_string(old)},
-               {"new_abi", std::to_string(RL_ABI_VERSION)},
-               {"runtime_entries_kept", std::to_string(dp_->carried_runtime_entries())}});
-    if (!dp_->runtime_carry_error().empty())
-      log::error(
-          "the runtime allow/deny entries of the replaced data path are lost: add them again",
-          {{"reason", dp_->runtime_carry_error()}});
-  }
-
+void Daemon::start_event_logs() {
   offenders_ = std::make_unique<OffenderLog>(
       dp_->events_fd(), [this](uint32_t id) { return rule_ref(id); },
       [this](uint64_t h) { return dp_->offender_drops(h); }, /*max_log_lines_per_second=*/50,
       cfg_.offender_capacity);
   if (dp_->traffic_sample_shift())
     traffic_ = std::make_unique<TrafficLog>(dp_->samples_fd(), dp_->traffic_sample_shift());
+}
 
-  if (cfg_.cluster_enabled())
-    if (auto s = start_cluster(); !s) return s;
-
-  // The thread that counts the keys also grows the table to suit them: off the event loop,
-  // since a doubling waits for a few kernel grace periods. A count can show up to four keys per
-  // set (a full table), so a table filling up grows fourfold at a time. Between counts it looks
-  // every 100 ms at the keys the data path inserted since the last one (a per-CPU counter, not
-  // the table): a flood of new sources grows the table from its smallest to the default
-  // capacity in a few tenths of a second, where at one count a second its sources met full sets
-  // (and their prefixes' overflow buckets) for two seconds.
+// The thread that counts the keys also grows the table to suit them: off the event loop,
+// since a doubling waits for a few kernel grace periods. A count can show up to four keys per
+// set (a full table), so a table filling up grows fourfold at a time. Between counts it looks
+// every 100 ms at the keys the data path inserted since the last one (a per-CPU counter, not
+// the table): a flood of new sources grows the table from its smallest to the default
+// capacity in a few tenths of a second, where at one count a second its sources met full sets
+// (and their prefixes' overflow buckets) for two seconds.
+void Daemon::start_key_usage() {
   key_usage_ = std::make_unique<KeyUsageSampler>(
       [this] {
         inserted_at_count_ = keys_inserted();
@@ -196,18 +237,24 @@ Status Daemon::init() {
         grow_key_table(last.tracked + (*inserted - *inserted_at_count_));
       },
       std::chrono::milliseconds(100));
+}
 
-  if (!cfg_.metrics_listen.empty()) {
-    auto ex = metrics::Exporter::start(
-        cfg_.metrics_listen, [this]() { return snapshot(); },
-        static_cast<int>(cfg_.metrics_realtime_priority));
-    if (!ex) return ex.error().wrap("metrics endpoint");
-    exporter_ = std::make_shared<metrics::Exporter>(std::move(*ex));
-    log::info("metrics endpoint listening", {{"address", cfg_.metrics_listen}});
-  }
+Status Daemon::start_metrics() {
+  if (cfg_.metrics_listen.empty()) return {};
+  auto ex = metrics::Exporter::start(
+      cfg_.metrics_listen, [this]() { return snapshot(); },
+      static_cast<int>(cfg_.metrics_realtime_priority));
+  if (!ex) return ex.error().wrap("metrics endpoint");
+  exporter_ = std::make_shared<metrics::Exporter>(std::move(*ex));
+  log::info("metrics endpoint listening", {{"address", cfg_.metrics_listen}});
+  return {};
+}
 
+// The event loop's file descriptors, the control socket and its server.
+Status Daemon::open_event_loop() {
   epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
   if (!epoll_) return errno_error("epoll_create1");
+  sigset_t mask = loop_signals();
   signals_.reset(::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK));
   if (!signals_) return errno_error("signalfd");
   if (auto s = watch_policy_dir(); !s)
@@ -228,7 +275,6 @@ Status Daemon::init() {
       [this](const Json& req, ControlServer::Responder reply) {
         return defer_policy_request(req, std::move(reply));
       });
-  rates_.sample(*dp_, policies_->rules(), std::chrono::steady_clock::now());
   return {};
 }
 

@@ -58,7 +58,18 @@ class Daemon {
 
  private:
   explicit Daemon(Config cfg);
+  // The start, in its steps (daemon.cc).
   Status init();
+  Status block_signals();
+  Status claim_pin_root();
+  Status load_datapath();
+  Status make_policy_manager();
+  Status load_first_policy();
+  Status take_over_replaced_pins();
+  void start_event_logs();
+  void start_key_usage();
+  Status start_metrics();
+  Status open_event_loop();
   Status open_control_socket();
   Status watch_policy_dir();
   void on_inotify();

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // rld's side of cluster-wide limits: the Redis store and the sync thread, made from rld's
-// configuration when it names a Redis (cluster_sync.h does the syncing).
+// configuration when it names a Redis (cluster/sync/cluster_sync.h does the syncing).
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +11,13 @@
 #include "daemon/daemon.h"
 
 namespace rl::daemon {
+
+std::vector<cluster::SyncRule> cluster_rules(const std::vector<RuleView>& rules) {
+  std::vector<cluster::SyncRule> out;
+  for (const auto& v : rules)
+    if (v.rule.cluster) out.push_back({v.name, v.compiled, *v.rule.cluster});
+  return out;
+}
 
 Status Daemon::start_cluster() {
   cluster::RedisOptions ro;
@@ -36,7 +43,7 @@ Status Daemon::start_cluster() {
   cc.interval = std::chrono::milliseconds(cfg_.sync_interval_ms);
   cc.nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
   cluster_ = std::make_unique<ClusterSync>(*dp_, std::move(*store), cc,
-                                           [this] { return policies_->rules(); });
+                                           [this] { return cluster_rules(policies_->rules()); });
   offenders_->on_cluster_sync([this] { cluster_->wake(); });
   cluster::keep_sync_buffers_mapped();
   cluster_->start();

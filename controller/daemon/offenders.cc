@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/key_text.h"
 #include "common/log.h"
-#include "daemon/key_text.h"
 
 namespace rl::daemon {
 

@@ -21,7 +21,7 @@ namespace rl::daemon {
 
 struct Offender {
   std::string rule;
-  std::string key;  // daemon/key_text.h: "198.18.0.7", "198.18.0.0/24", "198.18.0.7|53", "*"
+  std::string key;  // common/key_text.h: "198.18.0.7", "198.18.0.0/24", "198.18.0.7|53", "*"
   uint64_t key_hash = 0;
   uint32_t rule_id = 0;
   uint64_t drops = 0;  // from rl_offenders, at the time of the query

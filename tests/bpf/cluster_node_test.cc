@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "cluster/redis_store.h"
-#include "daemon/cluster_sync.h"
+#include "cluster/sync/cluster_sync.h"
 #include "fixture.h"
 #include "redis_server.h"
 #include "support/files.h"
@@ -73,11 +73,13 @@ TEST_F(ClusterNodeTest, HundredThousandKeysInOneSync) {
   o.command_timeout = 10s;
   auto store = cluster::RedisStore::connect(o);
   ASSERT_TRUE(store) << store.error().str();
-  daemon::ClusterConfig cfg;
+  cluster::ClusterConfig cfg;
   cfg.node = "scale";
   cfg.interval = 1h;  // only wake() syncs, so each one is timed alone
-  auto rules = [&] { return std::vector<daemon::RuleView>{{"fleet", compiled_.rules[0], rule}}; };
-  daemon::ClusterSync sync(*dp_, std::move(*store), cfg, rules);
+  auto rules = [&] {
+    return std::vector<cluster::SyncRule>{{"fleet", compiled_.rules[0], *rule.cluster}};
+  };
+  cluster::ClusterSync sync(*dp_, std::move(*store), cfg, rules);
   sync.start();
 
   // One source per key, in 198.18.0.0/15; one in a hundred sends past the fleet limit.

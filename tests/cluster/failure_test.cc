@@ -103,6 +103,7 @@ TEST_F(FailureTest, HungRedisTimesOutWithinTheCommandTimeout) {
   auto took = Clock::now() - start;
   ASSERT_FALSE(reply);
   EXPECT_EQ(reply.error().err, ETIMEDOUT) << reply.error().str();
+  EXPECT_EQ(reply.error().kind, cluster::ErrorKind::kTimeout);
   EXPECT_NE(reply.error().message.find("sync"), std::string::npos) << reply.error().str();
   EXPECT_GE(took, 190ms);
   EXPECT_LT(took, 200ms + 100ms);
@@ -143,6 +144,7 @@ TEST_F(FailureTest, ConnectErrorsAreValuesWithContext) {
   ASSERT_FALSE(store);
   EXPECT_LT(Clock::now() - start, 300ms);
   EXPECT_EQ(store.error().err, ECONNREFUSED) << store.error().str();
+  EXPECT_EQ(store.error().kind, cluster::ErrorKind::kUnreachable);
   EXPECT_NE(store.error().message.find("127.0.0.1:" + std::to_string(o.port)), std::string::npos)
       << store.error().str();
 
@@ -152,19 +154,23 @@ TEST_F(FailureTest, ConnectErrorsAreValuesWithContext) {
   auto reply = (*lazy)->sync({key_delta("r", "k", 1, 1, 1000)});
   ASSERT_FALSE(reply);
   EXPECT_EQ(reply.error().err, ECONNREFUSED);
+  EXPECT_EQ(reply.error().kind, cluster::ErrorKind::kUnreachable);
   EXPECT_FALSE((*lazy)->connected());
   // And while backing off, says so without trying.
   auto again = (*lazy)->heartbeat("node-1");
   ASSERT_FALSE(again);
   EXPECT_NE(again.error().message.find("next attempt in"), std::string::npos)
       << again.error().str();
+  EXPECT_EQ(again.error().kind, cluster::ErrorKind::kUnreachable) << "the last failure's kind";
   EXPECT_EQ((*lazy)->stats().connect_attempts, 1u);
 }
 
 TEST(RedisOptionsTest, InvalidOptionsAreRefused) {
   cluster::RedisOptions o;
   o.key_prefix = "rl{x}";
-  EXPECT_FALSE(cluster::RedisStore::create(o));
+  auto refused = cluster::RedisStore::create(o);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, cluster::ErrorKind::kInvalid);
   o = {};
   o.port = 0;
   EXPECT_FALSE(cluster::RedisStore::create(o));
@@ -189,12 +195,14 @@ TEST_F(PasswordTest, PasswordAndDbAreUsed) {
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("AUTH"), std::string::npos) << refused.error().str();
   EXPECT_EQ(refused.error().message.find("wrong"), std::string::npos) << "leaks the password";
+  EXPECT_EQ(refused.error().kind, cluster::ErrorKind::kAuth);
 
   o = options();
   o.password = "";
   auto anonymous = cluster::RedisStore::connect(o);
   ASSERT_FALSE(anonymous);
   EXPECT_NE(anonymous.error().message.find("NOAUTH"), std::string::npos) << anonymous.error().str();
+  EXPECT_EQ(anonymous.error().kind, cluster::ErrorKind::kAuth);
 
   o = options();
   o.db = 3;

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
+#include "common/key_text.h"
 #include "daemon/key_state.h"
-#include "daemon/key_text.h"
 
 namespace rl::daemon {
 

@@ -2,8 +2,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "common/key_text.h"
 #include "daemon/handlers/handlers.h"
-#include "daemon/key_text.h"
 
 namespace rl::daemon::handlers {
 

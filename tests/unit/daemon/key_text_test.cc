@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Key texts are what every node names a key by in Redis: they must be exactly the canonical
 // address text (inet_ntop's), whatever the formatting shortcut.
-#include "daemon/key_text.h"
+#include "common/key_text.h"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/key_text.h"
+#include "common/key_text.h"
 
 #include <arpa/inet.h>
 
 #include <charconv>
 #include <cstring>
 
-namespace rl::daemon {
+namespace rl {
 
 // A sync formats the text of every active key of a cluster rule, 100,000 of them per interval
 // on a busy node: one buffer and one string, and IPv4 without inet_ntop's printf.
@@ -63,4 +63,4 @@ std::string key_text(uint8_t kind, uint8_t family, const __u32 addr[4], uint16_t
   return std::string(buf, p);
 }
 
-}  // namespace rl::daemon
+}  // namespace rl

@@ -11,7 +11,7 @@
 
 #include "rl_abi.h"
 
-namespace rl::daemon {
+namespace rl {
 
 std::string key_text(uint8_t kind, uint8_t family, const __u32 addr[4], uint16_t dport,
                      uint8_t v4_prefix, uint8_t v6_prefix);
@@ -20,4 +20,4 @@ inline std::string key_text(const rl_key& k, const rl_rule& r) {
   return key_text(k.kind, k.family, k.addr, k.dport, r.v4_prefix, r.v6_prefix);
 }
 
-}  // namespace rl::daemon
+}  // namespace rl

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "daemon/cluster_sync.h"
+#include "cluster/sync/cluster_sync.h"
 #include "daemon/handlers/handlers.h"
 #include "daemon/key_state.h"
 #include "fake_datapath.h"
@@ -16,30 +16,37 @@
 namespace rl::daemon {
 namespace {
 
+using cluster::ClusterConfig;
+using cluster::ClusterSync;
+using cluster::SyncRule;
 using testing::FakeDatapath;
 
-// Redis, down: every call fails as a refused connection does.
+// Redis, down: every call fails with `error`, by default as a refused connection does.
 class DownStore : public cluster::Store {
  public:
-  Result<cluster::SyncReply> sync(const std::vector<cluster::KeyDelta>&) override {
-    return Error{ECONNREFUSED, "connect to redis"};
+  explicit DownStore(cluster::StoreError error = {cluster::ErrorKind::kUnreachable, ECONNREFUSED,
+                                                  "connect to redis"})
+      : error_(std::move(error)) {}
+  cluster::StoreResult<cluster::SyncReply> sync(const std::vector<cluster::KeyDelta>&) override {
+    return error_;
   }
-  Status heartbeat(const std::string&) override { return Error{ECONNREFUSED, "connect to redis"}; }
-  Result<std::vector<cluster::Peer>> peers(std::chrono::milliseconds) override {
-    return Error{ECONNREFUSED, "connect to redis"};
+  cluster::StoreStatus heartbeat(const std::string&) override { return error_; }
+  cluster::StoreResult<std::vector<cluster::Peer>> peers(std::chrono::milliseconds) override {
+    return error_;
   }
   bool connected() const override { return false; }
+
+ private:
+  cluster::StoreError error_;
 };
 
-RuleView cluster_rule(const std::string& name, uint32_t id, policy::RedisFailure on_failure) {
-  RuleView v;
+SyncRule cluster_rule(const std::string& name, uint32_t id, policy::RedisFailure on_failure) {
+  SyncRule v;
   v.name = name;
-  v.rule.name = name;
   v.compiled.id = id;
   v.compiled.key_kind = RL_KEY_SRC_ADDR;
   v.compiled.flags = RL_RULE_F_CLUSTER;
-  v.rule.cluster =
-      policy::ClusterLimit{{100, 60'000'000'000ULL, policy::Unit::kPackets}, on_failure};
+  v.limit = policy::ClusterLimit{{100, 60'000'000'000ULL, policy::Unit::kPackets}, on_failure};
   return v;
 }
 
@@ -55,7 +62,7 @@ bool run_until(ClusterSync& sync, Done done) {
 
 TEST(ClusterFallback, ClosedRulesHoldEachKeyToItsShareWithoutRedis) {
   FakeDatapath dp;
-  std::vector<RuleView> rules = {cluster_rule("closed", 1, policy::RedisFailure::kClosed),
+  std::vector<SyncRule> rules = {cluster_rule("closed", 1, policy::RedisFailure::kClosed),
                                  cluster_rule("open", 2, policy::RedisFailure::kOpen)};
   auto addr = Address::parse("198.18.0.7");
   ASSERT_TRUE(addr);
@@ -96,6 +103,21 @@ TEST(ClusterFallback, ClosedRulesHoldEachKeyToItsShareWithoutRedis) {
   EXPECT_EQ(d["blocked"][0]["key"], "198.18.0.7");
   EXPECT_GT(d["blocked"][0]["remaining_ms"].get<uint64_t>(), 0u);
   EXPECT_LE(d["blocked"][0]["remaining_ms"].get<uint64_t>(), 60'000u) << "within the window";
+}
+
+// A failed sync counts as a timeout by the error's kind, whatever its message says.
+TEST(ClusterFallback, FailuresAreCountedByKind) {
+  FakeDatapath dp;
+  std::vector<SyncRule> rules = {cluster_rule("open", 1, policy::RedisFailure::kOpen)};
+  dp.admitted = {{key_for(rules[0].compiled, *Address::parse("198.18.0.7"), 0), 10}};
+  ClusterConfig cfg;
+  cfg.interval = std::chrono::milliseconds(10);
+  ClusterSync sync(dp,
+                   std::make_unique<DownStore>(
+                       cluster::StoreError{cluster::ErrorKind::kTimeout, 0, "no reply in time"}),
+                   cfg, [&] { return rules; });
+  ASSERT_TRUE(run_until(sync, [&] { return sync.stats().errors.count("timeout") > 0; }));
+  EXPECT_EQ(sync.stats().errors.count("unavailable"), 0u);
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// An error reply's kind, from its code: what the store and its callers decide on.
+#include "cluster/error.h"
+
+#include <gtest/gtest.h>
+
+namespace rl::cluster {
+namespace {
+
+TEST(ErrorKindTest, ReplyCodes) {
+  EXPECT_EQ(reply_error_kind("NOSCRIPT No matching script. Please use EVAL."),
+            ErrorKind::kNoScript);
+  EXPECT_EQ(reply_error_kind("NOAUTH Authentication required."), ErrorKind::kAuth);
+  EXPECT_EQ(reply_error_kind("WRONGPASS invalid username-password pair"), ErrorKind::kAuth);
+  EXPECT_EQ(reply_error_kind("OOM command not allowed when used memory > 'maxmemory'."),
+            ErrorKind::kServer);
+  EXPECT_EQ(reply_error_kind("ERR Error running script NOSCRIPT"), ErrorKind::kServer)
+      << "the code is the first word only";
+  EXPECT_EQ(reply_error_kind("NOSCRIPT"), ErrorKind::kNoScript);
+  EXPECT_EQ(reply_error_kind(""), ErrorKind::kServer);
+}
+
+TEST(ErrorKindTest, WrapKeepsTheKind) {
+  StoreError e{ErrorKind::kTimeout, ETIMEDOUT, "read"};
+  StoreError w = e.wrap("sync");
+  EXPECT_EQ(w.kind, ErrorKind::kTimeout);
+  EXPECT_EQ(w.err, ETIMEDOUT);
+  EXPECT_EQ(w.message, "sync: read");
+  EXPECT_STREQ(to_string(w.kind), "timeout");
+}
+
+}  // namespace
+}  // namespace rl::cluster
