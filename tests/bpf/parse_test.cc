@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Parsing through the real program: every header the data path understands, and frames cut
 // short at every length, which must be counted as malformed and never read out of bounds.
-// What crafted packets must not get past (lists, address rules): match_test.cc.
+// What crafted packets must not get past (lists, address rules): match_crafted_test.cc.
 #include "fixture.h"
 
 namespace rl::testing {
