@@ -135,6 +135,29 @@ class RldTest : public ::testing::Test {
     return out.out;
   }
 
+  // `shell` run in the server namespace: its standard output; a test failure if it fails.
+  std::string in_server(const std::string& shell) {
+    auto out = lab_->exec_in(lab_->server_ns(), shell);
+    EXPECT_TRUE(out.ok()) << shell << ": " << out.describe();
+    return out.out;
+  }
+
+  // `ip -d link show` of `ifname` in the server namespace: the XDP program and mode on it.
+  std::string link_details(const std::string& ifname) {
+    auto out = lab_->run(lab_->server_ns(), {"ip", "-d", "link", "show", "dev", ifname});
+    EXPECT_TRUE(out.ok()) << out.describe();
+    return out.out;
+  }
+
+  // What SYN-cookie rules change in the server namespace: the conntrack sysctl rld sets to 0
+  // while they are in force, and the nftables table it installs.
+  std::string tcp_loose() {
+    return in_server("cat /proc/sys/net/netfilter/nf_conntrack_tcp_loose");
+  }
+  bool synproxy_table_installed() {
+    return lab_->run(lab_->server_ns(), {"nft", "list", "table", "inet", "rl_synproxy"}).ok();
+  }
+
   // GET `path` on the metrics endpoint: the status code (0 when nothing answered) and the body.
   std::pair<int, std::string> http(const std::string& path) {
     auto out =

@@ -13,16 +13,13 @@
 #include <set>
 
 #include "common/cli_exit.h"
+#include "policy_text.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {
 namespace {
 
-constexpr char kRule[] =
-    "rules:\n"
-    "  - name: udp9\n"
-    "    match: {protocol: udp, port: 9}\n"
-    "    limit: {rate: 1/min, burst: 5}\n";
+const std::string kRule = udp9_policy("1/min", 5);
 
 // The datagram socket systemd would listen on; rld finds it through NOTIFY_SOCKET.
 class NotifySocket {

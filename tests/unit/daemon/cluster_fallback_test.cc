@@ -12,6 +12,7 @@
 #include "daemon/handlers/handlers.h"
 #include "daemon/key_state.h"
 #include "fake_datapath.h"
+#include "rule_views.h"
 
 namespace rl::daemon {
 namespace {
@@ -32,11 +33,7 @@ class DownStore : public cluster::Store {
 };
 
 RuleView cluster_rule(const std::string& name, uint32_t id, policy::RedisFailure on_failure) {
-  RuleView v;
-  v.name = name;
-  v.rule.name = name;
-  v.compiled.id = id;
-  v.compiled.key_kind = RL_KEY_SRC_ADDR;
+  RuleView v = testing::rule_view(name, id, RL_KEY_SRC_ADDR);
   v.compiled.flags = RL_RULE_F_CLUSTER;
   v.rule.cluster =
       policy::ClusterLimit{{100, 60'000'000'000ULL, policy::Unit::kPackets}, on_failure};
