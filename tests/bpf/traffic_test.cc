@@ -100,7 +100,8 @@ TEST_F(TrafficSampleTest, DroppedPacketsAreSampledWithTheirVerdict) {
 
 TEST_F(TrafficSampleTest, AFullRingShedsIntoACounter) {
   apply(two_rules());
-  const uint32_t capacity = RL_SAMPLES_RINGBUF_BYTES / (sizeof(rl_traffic_sample) + 8);
+  const uint32_t capacity =
+      static_cast<uint32_t>(RL_SAMPLES_RINGBUF_BYTES) / (sizeof(rl_traffic_sample) + 8);
   auto r = dp_->run(udp4("198.18.3.1", 53), 200'000);  // about 12,500 samples, nobody reading
   ASSERT_TRUE(r.ok()) << r.error().str();
   uint64_t sampled = global(RL_GC_TRAFFIC_SAMPLED), shed = global(RL_GC_TRAFFIC_SHED);
