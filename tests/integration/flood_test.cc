@@ -32,7 +32,7 @@ constexpr double kAnswerBudgetMs = 100;
 // rld's resident memory during the flood: the default key table (16 MiB, mapped from the
 // kernel and counted once touched), the offender table (4 MiB at 65,536 entries), libraries
 // and the metrics threads' stacks (docs/metrics.md, "rld's own footprint").
-constexpr uint64_t kRssBoundKiB = 64 * 1024;
+constexpr uint64_t kRssBoundKiB = uint64_t{64} * 1024;
 
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
@@ -118,10 +118,11 @@ SendSummary flood(const Lab& lab, const SendSpec& spec) {
 }
 
 class FloodTest : public RldTest, public ::testing::WithParamInterface<bool> {
- protected:
+ public:
   // A test that ended before stop_probes() still lets the probe threads end.
   ~FloodTest() override { stop_.store(true); }
 
+ protected:
   // rld's request `cmd` made with rlctl's own client code, timed into `into`: what rld takes to
   // answer, which must hold `expect` in its data.
   void request(const std::string& cmd, const std::string& expect, Latencies& into,

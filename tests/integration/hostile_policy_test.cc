@@ -113,8 +113,8 @@ TEST_F(HostilePolicyTest, ValidateRefusesEachQuickly) {
   }
   std::vector<std::string> files;
   for (const auto& n : hostile_names()) files.push_back((dir / n).string());
-  files.push_back("/proc/self/mem");  // opens, then fails to read
-  files.push_back("/proc/kcore");     // larger than any policy
+  files.emplace_back("/proc/self/mem");  // opens, then fails to read
+  files.emplace_back("/proc/kcore");     // larger than any policy
   for (const auto& f : files) {
     auto t0 = std::chrono::steady_clock::now();
     Output out = run({RL_RLCTL_PATH, "policy", "validate", f}, 10s);
