@@ -70,7 +70,7 @@ class KeyShow : public testing::ScratchDirTest {
     dp_.drops[ev.key_hash] = drops;
     log_->handle(ev);
   }
-  Json show(Json args) {
+  Json show(const Json& args) {
     Json r = key_show(dp_, rules_, *log_, args);
     EXPECT_TRUE(r["ok"]) << r.dump();
     return r["data"];
