@@ -222,9 +222,9 @@ std::unique_ptr<BpfDatapath> load(uint32_t spread, Shape shape = Shape::kRealist
   return std::move(*dp);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The options into g_repeat, g_rounds, g_only and g_lines; false, with the usage said, when one
+// is not understood.
+bool parse_args(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc)
       g_repeat = std::strtoul(argv[++i], nullptr, 10);
@@ -237,9 +237,168 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr, "usage: %s [--repeat N] [--rounds R] [--only TEXT] [--lines FILE]\n",
                    argv[0]);
-      return 2;
+      return false;
     }
   }
+  return true;
+}
+
+// `n` runtime deny entries per family that cover neither frame, as after `rlctl deny` during an
+// attack: IPv4 /32s in 10.0.0.0/8, IPv6 /64s in 2001:db8:ffff::/48.
+std::vector<Prefix> runtime_prefixes(uint32_t n) {
+  std::vector<Prefix> out;
+  for (uint32_t i = 0; i < n && i < (1u << 16); i++) {
+    char v4[32], v6[48];
+    std::snprintf(v4, sizeof(v4), "10.%u.%u.%u/32", i >> 16 & 255, i >> 8 & 255, i & 255);
+    std::snprintf(v6, sizeof(v6), "2001:db8:ffff:%x::/64", i);
+    out.push_back(pre(v4));
+    out.push_back(pre(v6));
+  }
+  return out;
+}
+
+// Reads a ring buffer's records on a thread of its own, as rld reads the samples, so that the
+// ring does not fill and shed; counts them.
+class RingReader {
+ public:
+  explicit RingReader(int fd)
+      : rb_(ring_buffer__new(fd, count, &consumed_, nullptr)), thread_([this] {
+          while (!stop_.load()) ring_buffer__poll(rb_, 100);
+        }) {}
+  ~RingReader() {
+    stop();
+    ring_buffer__free(rb_);
+  }
+  RingReader(const RingReader&) = delete;
+  RingReader& operator=(const RingReader&) = delete;
+
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  uint64_t consumed() const { return consumed_.load(); }
+
+ private:
+  static int count(void* ctx, void*, size_t) {
+    static_cast<std::atomic<uint64_t>*>(ctx)->fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> consumed_{0};
+  ring_buffer* rb_;
+  std::thread thread_;
+};
+
+// The address in the `i`-th runtime entry of runtime_prefixes() of family `v6`.
+std::string denied_source(uint32_t i, bool v6) {
+  char addr[48];
+  if (v6)
+    std::snprintf(addr, sizeof(addr), "2001:db8:ffff:%x::5", i);
+  else
+    std::snprintf(addr, sizeof(addr), "10.%u.%u.%u", i >> 16 & 255, i >> 8 & 255, i & 255);
+  return addr;
+}
+
+// Adds `entries` to `dp`'s runtime deny list: how long that took in ms, -1 if one failed.
+double add_runtime_entries(BpfDatapath& dp, const std::vector<Prefix>& entries) {
+  const auto added_at = std::chrono::steady_clock::now();
+  for (const auto& prefix : entries)
+    if (auto s = dp.runtime_acl_set(prefix, RL_SRC_F_DENY, 0); !s) {
+      std::fprintf(stderr, "bench_xdp: runtime entry: %s\n", s.error().str().c_str());
+      return -1;
+    }
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - added_at)
+      .count();
+}
+
+// What the sampled, stream and budget runs left in their counters, and the key table's memory.
+void print_counters(BpfDatapath& sampled, BpfDatapath& spread, BpfDatapath& budgeted,
+                    BpfDatapath& dp, uint64_t consumed) {
+  if (auto g = sampled.global_counters())
+    std::printf("sampled run: %lu samples written, %lu shed, %lu read\n",
+                (unsigned long)(*g)[RL_GC_TRAFFIC_SAMPLED].pkts,
+                (unsigned long)(*g)[RL_GC_TRAFFIC_SHED].pkts, (unsigned long)consumed);
+  auto sc = spread.global_counters();
+  if (sc)
+    std::printf(
+        "stream run: %lu keys inserted, %lu judged by overflow buckets, %lu of %lu sets "
+        "in use\n",
+        (unsigned long)(*sc)[RL_GC_KEY_INSERTED].pkts,
+        (unsigned long)(*sc)[RL_GC_KEY_OVERFLOW].pkts, (unsigned long)spread.key_sets_active(),
+        (unsigned long)spread.key_sets());
+  if (auto bc = budgeted.global_counters())
+    std::printf("budget run: %lu keys inserted, %lu packets judged on the shared bucket\n",
+                (unsigned long)(*bc)[RL_GC_KEY_INSERTED].pkts,
+                (unsigned long)(*bc)[RL_GC_NEW_UNADMITTED].pkts);
+  uint64_t mem = memlock(dp.keys_fd());
+  uint64_t keys = static_cast<uint64_t>(dp.key_sets()) * RL_WAYS;
+  std::printf("key table: %lu keys in %lu bytes (kernel memlock): %.1f bytes per key\n",
+              (unsigned long)keys, (unsigned long)mem, keys ? double(mem) / keys : 0.0);
+}
+
+// Spends the key's burst on each of `dps` (every later run is the drop path), and warms
+// `spread`'s table for `sources` sources: a full cycle inserts every key the sets in use hold
+// (each then owes its token); then the table grows as rld grows it, from the keys it counts, and
+// the next cycle inserts the rest.
+bool warm_up(std::initializer_list<BpfDatapath*> dps,
+             std::initializer_list<std::vector<uint8_t>> frames, BpfDatapath& spread,
+             const std::vector<uint8_t>& stream, uint32_t sources) {
+  for (const auto* d : dps)
+    for (const auto& frame : frames) {
+      if (auto r = DatapathTestHooks(*d).run(frame, 2); !r) {
+        std::fprintf(stderr, "bench_xdp: warm-up run: %s\n", r.error().str().c_str());
+        return false;
+      }
+    }
+  for (;;) {
+    measure(spread.prog_fd(), stream, sources);
+    auto grown = spread.grow_key_table(spread.key_table_usage(spread.now_ns()).first);
+    if (!grown) {
+      std::fprintf(stderr, "bench_xdp: key table growth: %s\n", grown.error().str().c_str());
+      return false;
+    }
+    if (*grown == 0) return true;
+  }
+}
+
+// One path through the program: a program and the frame that takes it, and its cost.
+struct Path {
+  const char* name;
+  int fd;
+  const std::vector<uint8_t>* frame;
+  double ns = 0;
+};
+
+// The table of paths measured (paths[0] the empty program, [3] and [4] the single-source drops,
+// [5] the `sources`-source stream), and the ratios the targets are stated in.
+void print_results(const std::vector<Path>& paths, uint32_t sources, size_t runtime_count,
+                   double add_ms) {
+  std::printf("rl data path, BPF_PROG_TEST_RUN, repeat %u, median of %d rounds\n", g_repeat,
+              g_rounds);
+  std::printf("policy: 1,000 allow/deny prefixes, 66 rules (the frames match the last two)\n");
+  std::printf("\"every field in use\": 4 more rules on TCP flags, TTL, length and ICMP code\n\n");
+  std::printf("%-36s %10s %10s %12s\n", "path", "ns/pkt", "Mpps", "x empty");
+  const double floor_ns = paths[0].ns;
+  for (const auto& p : paths)
+    if (p.ns > 0)
+      std::printf("%-36s %10.2f %10.1f %12.2f\n", p.name, p.ns, 1000.0 / p.ns,
+                  floor_ns > 0 ? p.ns / floor_ns : 0.0);
+  const double drop4 = paths[3].ns, drop6_ns = paths[4].ns, many = paths[5].ns;
+  if (floor_ns > 0 && drop4 > 0)
+    std::printf("\ndrop path / empty:                       %.2fx (target <= 8x)\n",
+                drop4 / floor_ns);
+  if (drop6_ns > 0 && many > 0)
+    std::printf("%u-source stream / single-source drop:   %.2fx (target <= 3x, both IPv6)\n",
+                sources, many / drop6_ns);
+  std::printf("runtime lists: %zu entries added in %.1f ms (%.1f us each)\n", runtime_count, add_ms,
+              runtime_count == 0 ? 0.0 : add_ms * 1000 / runtime_count);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!parse_args(argc, argv)) return 2;
 
   rl_empty* empty = rl_empty__open_and_load();
   if (!empty) {
@@ -259,41 +418,15 @@ int main(int argc, char** argv) {
   const char* shift_env = std::getenv("RL_BENCH_SAMPLE_SHIFT");
   const uint32_t kShift = shift_env ? std::strtoul(shift_env, nullptr, 10) : 10;
   auto sampled = load(0, Shape::kRealistic, kShift);
-  // The same policy with runtime deny entries (RL_BENCH_RUNTIME_ENTRIES per family, default 1)
-  // that cover neither frame, as after `rlctl deny` during an attack: every packet then meets the
-  // runtime lists. IPv4 /32s in 10.0.0.0/8, IPv6 /64s in 2001:db8:ffff::/48.
+  // The same policy with runtime deny entries (RL_BENCH_RUNTIME_ENTRIES per family, default 1):
+  // every packet then meets the runtime lists.
   auto runtime = load(0);
   const char* rt_env = std::getenv("RL_BENCH_RUNTIME_ENTRIES");
   const uint32_t kRuntime = rt_env ? std::strtoul(rt_env, nullptr, 10) : 1;
-  std::vector<Prefix> runtime_entries;
-  for (uint32_t i = 0; i < kRuntime && i < (1u << 16); i++) {
-    char v4[32], v6[48];
-    std::snprintf(v4, sizeof(v4), "10.%u.%u.%u/32", i >> 16 & 255, i >> 8 & 255, i & 255);
-    std::snprintf(v6, sizeof(v6), "2001:db8:ffff:%x::/64", i);
-    runtime_entries.push_back(pre(v4));
-    runtime_entries.push_back(pre(v6));
-  }
-  const auto added_at = std::chrono::steady_clock::now();
-  for (const auto& prefix : runtime_entries)
-    if (auto s = runtime->runtime_acl_set(prefix, RL_SRC_F_DENY, 0); !s) {
-      std::fprintf(stderr, "bench_xdp: runtime entry: %s\n", s.error().str().c_str());
-      return 1;
-    }
-  const double add_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - added_at)
-          .count();
-  std::atomic<bool> stop{false};
-  std::atomic<uint64_t> consumed{0};
-  ring_buffer* rb = ring_buffer__new(
-      sampled->samples_fd(),
-      [](void* ctx, void*, size_t) {
-        static_cast<std::atomic<uint64_t>*>(ctx)->fetch_add(1, std::memory_order_relaxed);
-        return 0;
-      },
-      &consumed, nullptr);
-  std::thread reader([&] {
-    while (!stop.load()) ring_buffer__poll(rb, 100);
-  });
+  const std::vector<Prefix> runtime_entries = runtime_prefixes(kRuntime);
+  const double add_ms = add_runtime_entries(*runtime, runtime_entries);
+  if (add_ms < 0) return 1;
+  RingReader reader(sampled->samples_fd());
 
   using packet::Builder;
   auto v4 = [](const char* src, uint16_t port) {
@@ -308,42 +441,15 @@ int main(int argc, char** argv) {
   auto drop6 = v6("2001:db8:1::1", 80);
   auto many6 = v6("2001:db8::", 80);
   // A source one of the runtime entries covers (the middle one added): `rlctl deny` at work.
-  char denied_v4[32], denied_v6[48];
   const uint32_t mid = std::min(kRuntime, 1u << 16) / 2;
-  std::snprintf(denied_v4, sizeof(denied_v4), "10.%u.%u.%u", mid >> 16 & 255, mid >> 8 & 255,
-                mid & 255);
-  std::snprintf(denied_v6, sizeof(denied_v6), "2001:db8:ffff:%x::5", mid);
-  auto denied = v4(denied_v4, 80);
-  auto denied6 = v6(denied_v6, 80);
+  auto denied = v4(denied_source(mid, false).c_str(), 80);
+  auto denied6 = v6(denied_source(mid, true).c_str(), 80);
 
   int fd = dp->prog_fd();
-  // The key's burst is spent: every later run is the drop path.
-  for (const auto* d : {dp.get(), sampled.get(), with_fields.get(), runtime.get()})
-    for (const auto& frame : {drop, drop6}) {
-      if (auto r = DatapathTestHooks(*d).run(frame, 2); !r) {
-        std::fprintf(stderr, "bench_xdp: warm-up run: %s\n", r.error().str().c_str());
-        return 1;
-      }
-    }
-  // Warm the 1M-source table: a full cycle inserts every key the sets in use hold (each then
-  // owes its token); then the table grows as rld grows it, from the keys it counts, and the next
-  // cycle inserts the rest.
-  for (;;) {
-    measure(spread->prog_fd(), many6, kSources);
-    auto grown = spread->grow_key_table(spread->key_table_usage(spread->now_ns()).first);
-    if (!grown) {
-      std::fprintf(stderr, "bench_xdp: key table growth: %s\n", grown.error().str().c_str());
-      return 1;
-    }
-    if (*grown == 0) break;
-  }
+  if (!warm_up({dp.get(), sampled.get(), with_fields.get(), runtime.get()}, {drop, drop6}, *spread,
+               many6, kSources))
+    return 1;
 
-  struct Path {
-    const char* name;
-    int fd;
-    const std::vector<uint8_t>* frame;
-    double ns = 0;
-  };
   std::vector<Path> paths = {
       {"empty XDP program (floor)", bpf_program__fd(empty->progs.rl_empty), &pass},
       {"allow-listed source", fd, &allow},
@@ -367,54 +473,14 @@ int main(int argc, char** argv) {
   for (auto& p : paths)
     if (!g_only || std::strstr(p.name, g_only)) p.ns = measure(p.fd, *p.frame);
 
-  std::printf("rl data path, BPF_PROG_TEST_RUN, repeat %u, median of %d rounds\n", g_repeat,
-              g_rounds);
-  std::printf("policy: 1,000 allow/deny prefixes, 66 rules (the frames match the last two)\n");
-  std::printf("\"every field in use\": 4 more rules on TCP flags, TTL, length and ICMP code\n\n");
-  std::printf("%-36s %10s %10s %12s\n", "path", "ns/pkt", "Mpps", "x empty");
-  const double floor_ns = paths[0].ns;
-  for (const auto& p : paths)
-    if (p.ns > 0)
-      std::printf("%-36s %10.2f %10.1f %12.2f\n", p.name, p.ns, 1000.0 / p.ns,
-                  floor_ns > 0 ? p.ns / floor_ns : 0.0);
-  const double drop4 = paths[3].ns, drop6_ns = paths[4].ns, many = paths[5].ns;
-  if (floor_ns > 0 && drop4 > 0)
-    std::printf("\ndrop path / empty:                       %.2fx (target <= 8x)\n",
-                drop4 / floor_ns);
-  if (drop6_ns > 0 && many > 0)
-    std::printf("%u-source stream / single-source drop:   %.2fx (target <= 3x, both IPv6)\n",
-                kSources, many / drop6_ns);
-  std::printf("runtime lists: %zu entries added in %.1f ms (%.1f us each)\n",
-              runtime_entries.size(), add_ms,
-              runtime_entries.empty() ? 0.0 : add_ms * 1000 / runtime_entries.size());
+  print_results(paths, kSources, runtime_entries.size(), add_ms);
   if (!g_only || std::strstr("traffic sampling", g_only))
     std::printf(
         "traffic sampling 1 in %u, paired rounds: admitted %+.2f ns/pkt, dropped %+.2f ns/pkt\n",
         1u << kShift, measure_difference(fd, sampled->prog_fd(), pass),
         measure_difference(fd, sampled->prog_fd(), drop));
-  stop = true;
-  reader.join();
-  ring_buffer__free(rb);
-  if (auto g = sampled->global_counters())
-    std::printf("sampled run: %lu samples written, %lu shed, %lu read\n",
-                (unsigned long)(*g)[RL_GC_TRAFFIC_SAMPLED].pkts,
-                (unsigned long)(*g)[RL_GC_TRAFFIC_SHED].pkts, (unsigned long)consumed.load());
-  auto sc = spread->global_counters();
-  if (sc)
-    std::printf(
-        "stream run: %lu keys inserted, %lu judged by overflow buckets, %lu of %lu sets "
-        "in use\n",
-        (unsigned long)(*sc)[RL_GC_KEY_INSERTED].pkts,
-        (unsigned long)(*sc)[RL_GC_KEY_OVERFLOW].pkts, (unsigned long)spread->key_sets_active(),
-        (unsigned long)spread->key_sets());
-  if (auto bc = budgeted->global_counters())
-    std::printf("budget run: %lu keys inserted, %lu packets judged on the shared bucket\n",
-                (unsigned long)(*bc)[RL_GC_KEY_INSERTED].pkts,
-                (unsigned long)(*bc)[RL_GC_NEW_UNADMITTED].pkts);
-  uint64_t mem = memlock(dp->keys_fd());
-  uint64_t keys = static_cast<uint64_t>(dp->key_sets()) * RL_WAYS;
-  std::printf("key table: %lu keys in %lu bytes (kernel memlock): %.1f bytes per key\n",
-              (unsigned long)keys, (unsigned long)mem, keys ? double(mem) / keys : 0.0);
+  reader.stop();
+  print_counters(*sampled, *spread, *budgeted, *dp, reader.consumed());
   rl_empty__destroy(empty);
   return 0;
 }

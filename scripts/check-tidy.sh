@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# clang-tidy with the checks in .clang-tidy over controller/ and tools/, two files at a time.
+# clang-tidy with the checks in .clang-tidy over controller/, tools/, tests/ and bench/ (tests/ with
+# the relaxations of tests/.clang-tidy), two files at a time.
 # Needs a configured build directory (compile_commands.json) whose generated headers (the BPF
 # skeletons) are built: scripts/test.sh does both first.
 #
@@ -17,7 +18,12 @@ fi
 if [ "$#" -gt 0 ]; then
   files=("$@")
 else
-  mapfile -t files < <(git ls-files -- 'controller/*.cc' 'tools/*.cc')
+  # Only the files this build compiles: the fuzzers' sources, for one, are built with RL_FUZZ only,
+  # and without their compile command clang-tidy would guess the flags.
+  mapfile -t files < <(git ls-files -- 'controller/*.cc' 'tools/*.cc' 'tests/*.cc' 'bench/*.cc' |
+    grep -x -F -f <(python3 -c 'import json, os, sys
+for e in json.load(open(sys.argv[1])):
+    print(os.path.relpath(os.path.join(e["directory"], e["file"])))' "$build/compile_commands.json"))
 fi
 
 # One clang-tidy per file; a file's findings are printed together, and any finding fails.

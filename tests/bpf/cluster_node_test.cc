@@ -84,6 +84,7 @@ TEST_F(ClusterNodeTest, HundredThousandKeysInOneSync) {
 
   // One source per key, in 198.18.0.0/15; one in a hundred sends past the fleet limit.
   std::vector<std::vector<uint8_t>> frames;
+  frames.reserve(kKeys);
   for (int i = 0; i < kKeys; i++)
     frames.push_back(udp4("198." + std::to_string(18 + (i >> 16)) + "." +
                           std::to_string(i >> 8 & 255) + "." + std::to_string(i & 255)));

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Cluster rules in the kernel: admitted counts per key for rld to send, fleet over-limit entries
 // that drop a key until they expire, and early-sync events when a key races through its share.
-#include <bpf/libbpf.h>
+#include <algorithm>
 
 #include "fixture.h"
+#include "support/ring_records.h"
 
 namespace rl::testing {
 namespace {
@@ -35,15 +36,10 @@ class ClusterTest : public BpfTest {
     return k;
   }
   size_t sync_events() {
-    size_t n = 0;
-    auto cb = [](void* ctx, void* data, size_t) -> int {
-      if (static_cast<rl_event*>(data)->kind == RL_EVENT_CLUSTER_SYNC) ++*static_cast<size_t*>(ctx);
-      return 0;
-    };
-    ring_buffer* rb = ring_buffer__new(dp_->events_fd(), cb, &n, nullptr);
-    ring_buffer__consume(rb);
-    ring_buffer__free(rb);
-    return n;
+    auto events = drain_ring<rl_event>(dp_->events_fd());
+    return static_cast<size_t>(std::count_if(events.begin(), events.end(), [](const rl_event& e) {
+      return e.kind == RL_EVENT_CLUSTER_SYNC;
+    }));
   }
 };
 

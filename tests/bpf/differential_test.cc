@@ -11,7 +11,8 @@ namespace {
 
 class Gen {
  public:
-  explicit Gen(uint32_t seed) : rng_(seed), fields_(seed * 7919) {}
+  // The field generator's seed is the product modulo 2^32.
+  explicit Gen(uint32_t seed) : rng_(seed), fields_(static_cast<uint32_t>(seed * 7919)) {}
   uint32_t u(uint32_t n) { return rng_() % n; }
   bool coin(int pct = 50) { return u(100) < static_cast<uint32_t>(pct); }
   // Draws for the TTL, ICMP code and length, from a stream of their own: adding a dimension
@@ -113,7 +114,13 @@ class Gen {
     policy::Rule r;
     r.name = name;
     r.priority = u(5);
-    auto& m = r.match;
+    random_match(r.match, nsets);
+    random_limits(r);
+    return r;
+  }
+
+  // The conditions of a rule: sources, destinations, protocol, ports and header fields.
+  void random_match(policy::Match& m, int nsets) {
     if (nsets && coin(40))
       for (int i = 0, n = 1 + u(2); i < n; i++) m.sources.push_back("s" + std::to_string(u(nsets)));
     if (coin(30))
@@ -170,7 +177,10 @@ class Gen {
       if (fcoin(50))
         for (int i = 0, n = 1 + fu(2); i < n; i++) m.icmp_codes.push_back(codes[fu(4)]);
     }
+  }
 
+  // A rule's limit, key, action, stacked limits and new-source budget.
+  void random_limits(policy::Rule& r) {
     static const policy::Algorithm algos[] = {policy::Algorithm::kTokenBucket,
                                               policy::Algorithm::kFixedWindow,
                                               policy::Algorithm::kSlidingWindow};
@@ -220,7 +230,6 @@ class Gen {
       }
       r.new_sources = ns;
     }
-    return r;
   }
 
   // Mostly ordinary frames, and the odd ones an attacker shapes: VLAN stacks up to beyond the
@@ -241,7 +250,7 @@ class Gen {
         static const uint8_t ext[] = {0, 43, 60, 51};
         uint8_t len8 = u(3);
         b.ipv6_ext(ext[u(4)], len8);
-        l4 += 8 * (len8 + 1);
+        l4 += size_t{8} * (len8 + 1);
       }
     } else {
       Address s = v4();
@@ -252,7 +261,7 @@ class Gen {
       if (coin(10)) {
         uint8_t words = 1 + u(10);
         b.ipv4_options(words);
-        l4 += 4 * words;
+        l4 += size_t{4} * words;
       }
     }
     static const uint8_t ttls[] = {1, 2, 3, 64, 128, 255};

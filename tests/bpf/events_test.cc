@@ -1,30 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // Offender reports through the ring buffer: one event when a key starts exceeding, then at
 // most one per key per report interval.
-#include <bpf/libbpf.h>
-
 #include "fixture.h"
+#include "support/ring_records.h"
 
 namespace rl::testing {
 namespace {
 
 class EventsTest : public BpfTest {
  protected:
-  std::vector<rl_event> drain() {
-    std::vector<rl_event> got;
-    auto cb = [](void* ctx, void* data, size_t size) -> int {
-      if (size >= sizeof(rl_event))
-        static_cast<std::vector<rl_event>*>(ctx)->push_back(*static_cast<rl_event*>(data));
-      return 0;
-    };
-    ring_buffer* rb = ring_buffer__new(dp_->events_fd(), cb, &got, nullptr);
-    EXPECT_NE(rb, nullptr);
-    if (rb) {
-      ring_buffer__consume(rb);
-      ring_buffer__free(rb);
-    }
-    return got;
-  }
+  std::vector<rl_event> drain() { return drain_ring<rl_event>(dp_->events_fd()); }
 };
 
 TEST_F(EventsTest, OneReportPerKeyPerInterval) {

@@ -41,7 +41,8 @@ TEST_F(ExactnessTest, TokenBucketAdmitsExactlyTheBurst) {
   auto f = udp4("198.18.0.1");
   uint64_t expected = 0;
   for (int round = 0; round < 5; round++) {
-    hooks().set_clock(kT0 + round * 2 * kSec);  // each round refills 2000 tokens (the first: 5000)
+    hooks().set_clock(kT0 + static_cast<uint64_t>(round) * 2 *
+                                kSec);  // each round refills 2000 tokens (the first: 5000)
     contend(f, 20000);
     expected += round == 0 ? 5000 : 2000;
     auto c = counters("tb");

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <random>
+#include <string>
 
 #include "../support/builders.h"
 #include "compiler/compiler.h"
@@ -17,6 +18,18 @@ namespace rl::testing {
 
 constexpr uint64_t kT0 = 1'000'000'000'000ULL;  // test clock start (never 0: 0 means real time)
 constexpr uint64_t kSec = 1'000'000'000ULL;
+
+// A frame builder with its IPv4 or IPv6 header's addresses set, for the transport to follow.
+inline packet::Builder ipv4_frame(const std::string& src, const std::string& dst) {
+  packet::Builder b;
+  b.ipv4(src, dst);
+  return b;
+}
+inline packet::Builder ipv6_frame(const std::string& src, const std::string& dst) {
+  packet::Builder b;
+  b.ipv6(src, dst);
+  return b;
+}
 
 class BpfTest : public ::testing::Test {
  protected:
@@ -45,6 +58,13 @@ class BpfTest : public ::testing::Test {
     compiled_ = *c;
     auto s = dp_->apply(*c);
     ASSERT_TRUE(s.ok()) << s.error().str();
+  }
+
+  // A policy of the one rule `r`, applied.
+  void one_rule(const policy::Rule& r) {
+    policy::Policy p;
+    p.rules = {r};
+    apply(p);
   }
 
   rl_decision send(const std::vector<uint8_t>& frame) {

@@ -9,11 +9,6 @@ namespace {
 
 class LimiterTest : public BpfTest {
  protected:
-  void one_rule(const policy::Rule& r) {
-    policy::Policy p;
-    p.rules = {r};
-    apply(p);
-  }
   void at(uint64_t ns) { hooks().set_clock(kT0 + ns); }
   // Replaces the datapath with a fresh one (a new key table and hash seed) of `key_capacity`.
   void reload(uint32_t key_capacity = LoadOptions{}.key_capacity, bool key_table_full = false) {

@@ -40,21 +40,10 @@ class OnOneCpu {
 
 class MemoTest : public BpfTest {
  protected:
-  void one_rule(const policy::Rule& r) {
-    policy::Policy p;
-    p.rules = {r};
-    apply(p);
-  }
-
   // A per-source rule of rate/s, burst 1, with a budget of budget_rate new sources a second,
   // burst 1, for the whole rule.
   static policy::Rule budgeted(uint64_t rate, uint64_t budget_rate) {
-    policy::Rule r = token_bucket("guarded", rate, 1);
-    policy::NewSources ns;
-    ns.rate = per_second(budget_rate);
-    ns.burst = 1;
-    r.new_sources = ns;
-    return r;
+    return testing::budgeted(rate, 1, budget_rate, 1);
   }
 
   // The i-th source of 198.18.0.0/16, none of which the table holds before it sends.

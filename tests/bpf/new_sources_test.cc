@@ -26,17 +26,6 @@ class NewSourcesTest : public BpfTest {
  protected:
   void at(uint64_t ns) { hooks().set_clock(kT0 + ns); }
 
-  // A per-source rule (rate/s, burst) with a new-source budget of budget_rate/s, budget_burst.
-  static policy::Rule budgeted(uint64_t rate, uint64_t burst, uint64_t budget_rate,
-                               uint64_t budget_burst) {
-    policy::Rule r = token_bucket("guarded", rate, burst);
-    policy::NewSources ns;
-    ns.rate = per_second(budget_rate);
-    ns.burst = budget_burst;
-    r.new_sources = ns;
-    return r;
-  }
-
   // The compiled rule of a policy of one rule, into *out (fatal if there is not exactly one).
   void only_rule(rl_rule* out) {
     auto rules = dp_->active_rules();

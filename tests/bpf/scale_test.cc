@@ -64,7 +64,7 @@ TEST_F(ScaleTest, ThousandRulesAndHundredThousandPrefixes) {
   // Address n belongs to set n / 1000; rule k needs set k % 100 and port 1000 + k.
   for (int trial = 0; trial < 300; trial++) {
     int k = rng() % RL_MAX_RULES;
-    int n = (k % 100) * 1000 + 2 * (rng() % 500) + 1;  // an IPv4 member (odd i)
+    int n = (k % 100) * 1000 + static_cast<int>(2 * (rng() % 500)) + 1;  // an IPv4 member (odd i)
     std::string src = "198." + std::to_string(18 + (n >> 16 & 1)) + "." +
                       std::to_string((n >> 8) & 255) + "." + std::to_string(n & 255);
     auto d = send(udp4(src, static_cast<uint16_t>(1000 + k)));

@@ -39,7 +39,7 @@ uint32_t sum16(const uint8_t* p, size_t n, uint32_t acc = 0) {
 // A frame's TCP options as (kind, bytes after kind and length).
 std::map<uint8_t, std::vector<uint8_t>> tcp_options(const std::vector<uint8_t>& f, size_t tcp) {
   std::map<uint8_t, std::vector<uint8_t>> out;
-  size_t end = tcp + (f.at(tcp + 12) >> 4) * 4;
+  size_t end = tcp + size_t{4} * (f.at(tcp + 12) >> 4);
   for (size_t i = tcp + 20; i < end;) {
     if (f[i] == 0) break;
     if (f[i] == 1) {
@@ -122,7 +122,7 @@ TEST_F(SynCookieTest, SynIsAnsweredWithAWellFormedSynAck) {
   EXPECT_EQ(get32(f, tcp + 8), kClientSeq + 1);
   EXPECT_EQ(f[tcp + 13], packet::kSyn | packet::kAck);
   EXPECT_EQ(get16(f, tcp + 14), 0) << "window 0 until SYNPROXY has the server's connection";
-  size_t tcp_len = (f[tcp + 12] >> 4) * 4;
+  size_t tcp_len = size_t{4} * (f[tcp + 12] >> 4);
   EXPECT_EQ(tcp_len, 40u) << "MSS, SACK, timestamp and window scale";
   EXPECT_EQ(f.size(), tcp + tcp_len);
   uint32_t pseudo = sum16(&f[ip + 12], 8);
@@ -159,12 +159,12 @@ TEST_F(SynCookieTest, TheCookieComesBackAndPasses) {
   EXPECT_EQ(global(RL_GC_SYNCOOKIE_ACCEPTED), 1u);
 
   // Another number, another source, another port: the cookie binds all of them.
-  for (auto frame : {ack4("198.18.0.2", cookie + 2), ack4("198.18.0.3", cookie + 1),
-                     Builder()
-                         .ipv4("198.18.0.2", "192.0.2.1")
-                         .tcp(40001, kPort, packet::kAck)
-                         .tcp_seq(kClientSeq + 1, cookie + 1)
-                         .build()}) {
+  for (const auto& frame : {ack4("198.18.0.2", cookie + 2), ack4("198.18.0.3", cookie + 1),
+                            Builder()
+                                .ipv4("198.18.0.2", "192.0.2.1")
+                                .tcp(40001, kPort, packet::kAck)
+                                .tcp_seq(kClientSeq + 1, cookie + 1)
+                                .build()}) {
     auto bad = send(frame);
     EXPECT_EQ(bad.verdict, XDP_DROP);
     EXPECT_EQ(bad.reason, RL_REASON_SYNCOOKIE_REJECTED);
@@ -238,7 +238,7 @@ TEST_F(SynCookieTest, Ipv6AndVlan) {
   EXPECT_EQ(get16(f, 14) & 0xfff, 7) << "the tag stays";
   EXPECT_TRUE(std::equal(f.begin() + ip + 8, f.begin() + ip + 24, syn.begin() + ip + 24));
   EXPECT_TRUE(std::equal(f.begin() + ip + 24, f.begin() + ip + 40, syn.begin() + ip + 8));
-  size_t tcp_len = (f[tcp + 12] >> 4) * 4;
+  size_t tcp_len = size_t{4} * (f[tcp + 12] >> 4);
   EXPECT_EQ(get16(f, ip + 4), tcp_len) << "payload length";
   EXPECT_EQ(f.size(), tcp + tcp_len);
   uint32_t pseudo = sum16(&f[ip + 8], 32) + 6 + tcp_len;

@@ -13,26 +13,12 @@
 #include <set>
 
 #include "fixture.h"
+#include "support/ring_records.h"
 
 namespace rl::testing {
 namespace {
 
-std::vector<rl_traffic_sample> drain(int fd) {
-  std::vector<rl_traffic_sample> got;
-  auto cb = [](void* ctx, void* data, size_t size) -> int {
-    if (size >= sizeof(rl_traffic_sample))
-      static_cast<std::vector<rl_traffic_sample>*>(ctx)->push_back(
-          *static_cast<rl_traffic_sample*>(data));
-    return 0;
-  };
-  ring_buffer* rb = ring_buffer__new(fd, cb, &got, nullptr);
-  EXPECT_NE(rb, nullptr);
-  if (rb) {
-    ring_buffer__consume(rb);
-    ring_buffer__free(rb);
-  }
-  return got;
-}
+std::vector<rl_traffic_sample> drain(int fd) { return drain_ring<rl_traffic_sample>(fd); }
 
 uint32_t verified_insns(int prog_fd) {
   bpf_prog_info info{};
@@ -114,7 +100,8 @@ TEST_F(TrafficSampleTest, DroppedPacketsAreSampledWithTheirVerdict) {
 
 TEST_F(TrafficSampleTest, AFullRingShedsIntoACounter) {
   apply(two_rules());
-  const uint32_t capacity = RL_SAMPLES_RINGBUF_BYTES / (sizeof(rl_traffic_sample) + 8);
+  const uint32_t capacity =
+      static_cast<uint32_t>(RL_SAMPLES_RINGBUF_BYTES) / (sizeof(rl_traffic_sample) + 8);
   auto r = hooks().run(udp4("198.18.3.1", 53), 200'000);  // about 12,500 samples, nobody reading
   ASSERT_TRUE(r.ok()) << r.error().str();
   uint64_t sampled = global(RL_GC_TRAFFIC_SAMPLED), shed = global(RL_GC_TRAFFIC_SHED);

@@ -87,6 +87,7 @@ TEST_F(ScaleTest, RoundTripBySize) {
   ASSERT_TRUE(store);
   for (int keys : {1, 100, 1'000, 10'000}) {
     std::vector<cluster::KeyDelta> deltas;
+    deltas.reserve(keys);
     for (int i = 0; i < keys; i++)
       deltas.push_back(key_delta("rule", "k" + std::to_string(i), 1, 1'000'000, 3'600'000));
     std::vector<int64_t> us;

@@ -12,6 +12,7 @@
 #include "daemon/handlers/handlers.h"
 #include "daemon/key_state.h"
 #include "fake_datapath.h"
+#include "rule_views.h"
 
 namespace rl::daemon {
 namespace {
@@ -79,7 +80,7 @@ TEST(ClusterFallback, ClosedRulesHoldEachKeyToItsShareWithoutRedis) {
   // The fake is read by the sync thread only while this test waits on it.
   ClusterSync sync(dp, std::make_unique<DownStore>(), cfg, [&] { return rules; });
   ASSERT_TRUE(
-      run_until(sync, [&] { return sync.stats().errors.size() > 0 && sync.stats().passes >= 3; }));
+      run_until(sync, [&] { return !sync.stats().errors.empty() && sync.stats().passes >= 3; }));
   auto st = sync.stats();
   EXPECT_FALSE(st.redis_up);
   ASSERT_EQ(sync.blocked().size(), 1u);

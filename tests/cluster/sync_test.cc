@@ -135,6 +135,7 @@ TEST_F(SyncTest, OneRoundTripAndOneEvalshaPerRule) {
   ASSERT_TRUE(created);
   auto& store = *created;
   std::vector<KeyDelta> deltas;
+  deltas.reserve(10'000);
   for (int i = 0; i < 10'000; i++)
     deltas.push_back(
         key_delta("rule-" + std::to_string(i % 5), "10.0." + std::to_string(i), 1, 1000, 60'000));
@@ -170,6 +171,7 @@ TEST_F(SyncTest, DeadKeysAreSweptLiveOnesKept) {
   ASSERT_TRUE(store);
   const uint64_t kWindow = 300;
   std::vector<KeyDelta> burst;
+  burst.reserve(3001);
   for (int i = 0; i < 3000; i++)
     burst.push_back(key_delta("r", "198.18.1." + std::to_string(i), 1, 1000, kWindow));
   burst.push_back(key_delta("r", "198.18.0.1", 1, 1000, kWindow));
@@ -198,6 +200,7 @@ TEST_F(SyncTest, SteadyKeysCostNoSweep) {
   ASSERT_TRUE(store);
   const uint64_t kWindow = 200;
   std::vector<KeyDelta> keys;
+  keys.reserve(2000);
   for (int i = 0; i < 2000; i++)
     keys.push_back(key_delta("r", "198.18.2." + std::to_string(i), 1, 1000, kWindow));
   for (int i = 0; i < 12; i++) {  // 6 windows
@@ -220,6 +223,7 @@ TEST_F(SyncTest, ChurningKeysKeepTheHashBounded) {
   long long largest = 0;
   for (int sync = 0; sync < 40; sync++) {  // 20 windows, every key new
     std::vector<KeyDelta> keys;
+    keys.reserve(kPerSync);
     for (int i = 0; i < kPerSync; i++)
       keys.push_back(
           key_delta("r", std::to_string(sync) + ":" + std::to_string(i), 1, 1000, kWindow));

@@ -20,22 +20,8 @@ constexpr char kCookies[] =
 
 class CleanupTest : public RldTest {
  protected:
-  std::string in_server(const std::string& shell) {
-    auto out = lab_->exec_in(lab_->server_ns(), shell);
-    EXPECT_TRUE(out.ok()) << shell << ": " << out.describe();
-    return out.out;
-  }
-  std::string tcp_loose() {
-    return in_server("cat /proc/sys/net/netfilter/nf_conntrack_tcp_loose");
-  }
-  bool table_installed() {
-    return lab_->run(lab_->server_ns(), {"nft", "list", "table", "inet", "rl_synproxy"}).ok();
-  }
   bool xdp_on_server_end() {
-    auto out = lab_->run(lab_->server_ns(),
-                         {"ip", "-d", "link", "show", "dev", lab_->pair().server.ifname});
-    EXPECT_TRUE(out.ok()) << out.describe();
-    return out.out.find("prog/xdp") != std::string::npos;
+    return link_details(lab_->pair().server.ifname).find("prog/xdp") != std::string::npos;
   }
 
   // rld with the SYN-cookie rule, and everything it put in place.
@@ -44,7 +30,7 @@ class CleanupTest : public RldTest {
     ASSERT_EQ(loose_before_, "1\n") << "a new namespace's default";
     write_policy("web.yaml", kCookies);
     start_rld();
-    ASSERT_TRUE(table_installed());
+    ASSERT_TRUE(synproxy_table_installed());
     ASSERT_EQ(tcp_loose(), "0\n");
     ASSERT_TRUE(xdp_on_server_end());
     ASSERT_TRUE(std::filesystem::exists(pin_root_ + "/links/" + lab_->pair().server.ifname));
@@ -62,7 +48,7 @@ class CleanupTest : public RldTest {
   void expect_nothing_left() {
     EXPECT_FALSE(xdp_on_server_end()) << "no program on the interface";
     EXPECT_FALSE(std::filesystem::exists(pin_root_)) << "no pin";
-    EXPECT_FALSE(table_installed()) << "no nftables table";
+    EXPECT_FALSE(synproxy_table_installed()) << "no nftables table";
     EXPECT_EQ(tcp_loose(), loose_before_) << "the sysctl restored";
   }
 

@@ -5,16 +5,13 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
+#include "policy_text.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {
 namespace {
 
-constexpr char kPolicy[] =
-    "rules:\n"
-    "  - name: udp9\n"
-    "    match: {protocol: udp, port: 9}\n"
-    "    limit: {rate: 100/s, burst: 10}\n";
+const std::string kPolicy = udp9_policy("100/s", 10);
 
 TEST_F(RldTest, RlctlTakesGlobalOptionsAfterTheSubcommandAndKeepsItsExitCodes) {
   write_policy("p.yaml", kPolicy);
@@ -83,9 +80,8 @@ TEST_F(RldTest, CheckConfigTouchesNoKernelState) {
   EXPECT_NE(ok.out.find("  xdp_mode: generic\n"), std::string::npos) << ok.out;
   EXPECT_NE(ok.out.find("rule udp9"), std::string::npos) << ok.out;
   EXPECT_FALSE(std::filesystem::exists(pins));
-  auto mode =
-      lab_->run(lab_->server_ns(), {"ip", "-d", "link", "show", lab_->pair().server.ifname});
-  EXPECT_EQ(mode.out.find("xdp"), std::string::npos) << mode.out;
+  std::string mode = link_details(lab_->pair().server.ifname);
+  EXPECT_EQ(mode.find("xdp"), std::string::npos) << mode;
 
   // Across files, as rld loads them: the same rule name twice is an error with its place.
   write_policy("q.yml", kPolicy);
@@ -138,9 +134,8 @@ TEST_F(RldTest, APrivateBpffsUnderIpNetnsExecIsReported) {
   // Its pins die with it: once rld is gone, so is the program.
   rld_->stop();
   rld_.reset();
-  auto link =
-      lab_->run(lab_->server_ns(), {"ip", "-d", "link", "show", lab_->pair().server.ifname});
-  EXPECT_EQ(link.out.find("prog/xdp"), std::string::npos) << link.out;
+  std::string link = link_details(lab_->pair().server.ifname);
+  EXPECT_EQ(link.find("prog/xdp"), std::string::npos) << link;
 }
 
 // `rlctl key show` reads one key's slot from the pinned key table: a source that used its burst

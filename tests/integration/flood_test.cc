@@ -32,7 +32,7 @@ constexpr double kAnswerBudgetMs = 100;
 // rld's resident memory during the flood: the default key table (16 MiB, mapped from the
 // kernel and counted once touched), the offender table (4 MiB at 65,536 entries), libraries
 // and the metrics threads' stacks (docs/metrics.md, "rld's own footprint").
-constexpr uint64_t kRssBoundKiB = 64 * 1024;
+constexpr uint64_t kRssBoundKiB = uint64_t{64} * 1024;
 
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
@@ -117,7 +117,144 @@ SendSummary flood(const Lab& lab, const SendSpec& spec) {
   return sent.ok() ? *sent : SendSummary{};
 }
 
-class FloodTest : public RldTest, public ::testing::WithParamInterface<bool> {};
+class FloodTest : public RldTest, public ::testing::WithParamInterface<bool> {
+ public:
+  // A test that ended before stop_probes() still lets the probe threads end.
+  ~FloodTest() override { stop_.store(true); }
+
+ protected:
+  // rld's request `cmd` made with rlctl's own client code, timed into `into`: what rld takes to
+  // answer, which must hold `expect` in its data.
+  void request(const std::string& cmd, const std::string& expect, Latencies& into,
+               Json args = Json::object()) {
+    double waited = runnable_wait_ms();
+    auto t = Clock::now();
+    auto got = control::call(socket_path(), control::request(cmd, std::move(args)), 10'000);
+    double ms = ms_since(t);
+    waited = runnable_wait_ms() - waited;
+    std::string failure;
+    if (!got || !got->value("ok", false) || !got->at("data").contains(expect))
+      failure = cmd + " failed: " + (got ? got->dump().substr(0, 200) : got.error().str());
+    else if (ms > kAnswerBudgetMs)
+      failure = cmd + " took " + std::to_string(ms) + " ms, of which the asking thread waited " +
+                std::to_string(waited) + " ms for a CPU";
+    into.add(ms, failure);
+  }
+
+  // One scrape of /metrics from the calling thread, timed into scrape_; the thread enters rld's
+  // namespace, where the endpoint listens, at its first scrape and stays there.
+  void scrape_once(std::optional<ScopedNetns>& ns) {
+    if (!ns) {
+      auto entered = ScopedNetns::enter(lab_->server_ns());
+      if (!entered) return scrape_.add(0, "netns: " + entered.error().str());
+      ns.emplace(std::move(*entered));
+    }
+    double waited = runnable_wait_ms();
+    auto t = Clock::now();
+    auto got = http_get(metrics_port_, "/metrics", 10s);
+    double ms = ms_since(t);
+    waited = runnable_wait_ms() - waited;
+    std::string failure;
+    if (!got || got->status != 200 || got->body.find("rl_up 1") == std::string::npos)
+      failure = "scrape failed: " + (got ? std::to_string(got->status) : got.error().str());
+    else if (ms > kAnswerBudgetMs)
+      failure = "scrape took " + std::to_string(ms) + " ms, of which the asking thread waited " +
+                std::to_string(waited) + " ms for a CPU";
+    scrape_.add(ms, failure);
+  }
+
+  // Probes rld `pid` until stop_probes(): its requests, and the rlctl program, on one thread;
+  // the scrapes on another; its RSS. Starting a process on two shared cores can alone take
+  // longer than the budget, so the rlctl program is run too but its time (start-up included) is
+  // only reported; it must answer.
+  void start_probes(pid_t pid) {
+    rss_max_.store(rss_kib(pid));
+    status_prober_.emplace(stop_, [this, pid] {
+      request("status", "interfaces", status_);
+      request("stats", "global", stats_);
+      request("top", "keys", top_, {{"by", "traffic"}, {"n", 10}});
+      auto t = Clock::now();
+      auto out = run({RL_RLCTL_PATH, "-s", socket_path(), "status"}, 10s);
+      rlctl_process_.add(ms_since(t), out.ok() ? "" : "rlctl status failed: " + out.describe());
+      uint64_t r = rss_kib(pid);
+      if (r > rss_max_.load()) rss_max_.store(r);
+    });
+    scrape_prober_.emplace(
+        stop_, [this, ns = std::optional<ScopedNetns>()]() mutable { scrape_once(ns); });
+  }
+  void stop_probes() {
+    stop_.store(true);
+    status_prober_.reset();
+    scrape_prober_.reset();
+  }
+
+  // Every probe answered, within the budget.
+  void expect_probes_answered() {
+    EXPECT_GE(status_.ms.size(), 10u);
+    EXPECT_TRUE(status_.failures.empty())
+        << status_.failures.size() << " slow or failed, first: " << status_.failures.front();
+    EXPECT_TRUE(stats_.failures.empty())
+        << stats_.failures.size() << " slow or failed, first: " << stats_.failures.front();
+    EXPECT_TRUE(top_.failures.empty())
+        << top_.failures.size() << " slow or failed, first: " << top_.failures.front();
+    EXPECT_TRUE(rlctl_process_.failures.empty()) << rlctl_process_.failures.front();
+    EXPECT_TRUE(scrape_.failures.empty())
+        << scrape_.failures.size() << " slow or failed, first: " << scrape_.failures.front();
+    EXPECT_LT(rss_max_.load(), kRssBoundKiB);
+  }
+
+  void print_flood(const SendSummary& v6, const SendSummary& v4, uint64_t rss_start,
+                   double stop_ms) {
+    std::printf(
+        "flood (%s NAPI): IPv6 %llu packets from 1,000,000 sources in %.1f s (%.0f/s, %llu "
+        "refused), IPv4 %llu from 131,071 in %.1f s (%.0f/s, %llu refused)\n"
+        "status request: %s\nstats request: %s\ntop --by traffic request: %s\n"
+        "metrics scrape: %s\n"
+        "rlctl status (the program, start-up included): %s\n"
+        "rld RSS: %llu KiB at start, %llu KiB at most (bound %llu KiB)\n"
+        "SIGTERM to exit: %.0f ms\n",
+        GetParam() ? "threaded" : "softirq", static_cast<unsigned long long>(v6.sent), v6.seconds,
+        v6.sent / std::max(v6.seconds, 1e-9), static_cast<unsigned long long>(v6.errors),
+        static_cast<unsigned long long>(v4.sent), v4.seconds, v4.sent / std::max(v4.seconds, 1e-9),
+        static_cast<unsigned long long>(v4.errors), status_.summary().c_str(),
+        stats_.summary().c_str(), top_.summary().c_str(), scrape_.summary().c_str(),
+        rlctl_process_.summary().c_str(), static_cast<unsigned long long>(rss_start),
+        static_cast<unsigned long long>(rss_max_.load()),
+        static_cast<unsigned long long>(kRssBoundKiB), stop_ms);
+  }
+
+  // After the flood and rld's exit: the pinned program still limits, and a new rld adopts the
+  // key table with `in_use` sets in use.
+  void expect_adopted_and_limiting(uint64_t in_use, uint64_t sampled_running,
+                                   uint64_t shed_running) {
+    auto link = lab_->run(lab_->server_ns(), {"ip", "link", "show", lab_->pair().server.ifname});
+    EXPECT_NE(link.out.find("xdp"), std::string::npos) << link.out;
+    start_rld();
+    EXPECT_TRUE(ctl({"status"})["adopted"].get<bool>());
+    EXPECT_EQ(ctl({"status"})["keys"]["capacity_in_use"].get<uint64_t>(), in_use)
+        << "an adopted table keeps the sets its keys are in";
+    Json global = ctl({"stats"})["global"];
+    std::printf(
+        "offender reports: %llu written, %llu lost (ring buffer full); traffic samples: %llu "
+        "written, %llu shed (while rld ran: %llu written, %llu shed)\n",
+        global["reports"]["packets"].get<unsigned long long>(),
+        global["reports_lost"]["packets"].get<unsigned long long>(),
+        global["traffic_samples"]["packets"].get<unsigned long long>(),
+        global["traffic_samples_shed"]["packets"].get<unsigned long long>(),
+        static_cast<unsigned long long>(sampled_running),
+        static_cast<unsigned long long>(shed_running));
+    uint64_t dropped = rule_stats("flood")["dropped_packets"];
+    // A source the flood never used: in a table the flood filled, its key may be judged by the
+    // flood's overflow bucket, so at most its burst of one gets through.
+    EXPECT_LE(received({.src = "2001:db8:1::7", .count = 20, .rate = 2000}), 1u);
+    EXPECT_GE(rule_stats("flood")["dropped_packets"].get<uint64_t>(), dropped + 19);
+  }
+
+  Latencies status_, stats_, top_, scrape_, rlctl_process_;
+  std::atomic<uint64_t> rss_max_{0};
+  std::atomic<bool> stop_{false};
+  std::optional<Prober> status_prober_, scrape_prober_;
+};
 
 TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   const bool threaded_napi = GetParam();
@@ -139,58 +276,7 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   }
   const pid_t pid = rld_->pid();
   const uint64_t rss_start = rss_kib(pid);
-
-  Latencies status, stats, top, scrape, rlctl_process;
-  std::atomic<uint64_t> rss_max{rss_start};
-  std::atomic<bool> stop_probes{false};
-  std::optional<Prober> status_prober, scrape_prober;
-  // rlctl's request made with rlctl's own client code: what rld takes to answer. Starting a
-  // process on two shared cores can alone take longer than the budget, so the rlctl program is
-  // run too but its time (start-up included) is only reported; it must answer.
-  auto request = [&](const std::string& cmd, const std::string& expect, Latencies& into,
-                     Json args = Json::object()) {
-    double waited = runnable_wait_ms();
-    auto t = Clock::now();
-    auto got = control::call(socket_path(), control::request(cmd, std::move(args)), 10'000);
-    double ms = ms_since(t);
-    waited = runnable_wait_ms() - waited;
-    std::string failure;
-    if (!got || !got->value("ok", false) || !got->at("data").contains(expect))
-      failure = cmd + " failed: " + (got ? got->dump().substr(0, 200) : got.error().str());
-    else if (ms > kAnswerBudgetMs)
-      failure = cmd + " took " + std::to_string(ms) + " ms, of which the asking thread waited " +
-                std::to_string(waited) + " ms for a CPU";
-    into.add(ms, failure);
-  };
-  status_prober.emplace(stop_probes, [&] {
-    request("status", "interfaces", status);
-    request("stats", "global", stats);
-    request("top", "keys", top, {{"by", "traffic"}, {"n", 10}});
-    auto t = Clock::now();
-    auto out = run({RL_RLCTL_PATH, "-s", socket_path(), "status"}, 10s);
-    rlctl_process.add(ms_since(t), out.ok() ? "" : "rlctl status failed: " + out.describe());
-    uint64_t r = rss_kib(pid);
-    if (r > rss_max.load()) rss_max.store(r);
-  });
-  scrape_prober.emplace(stop_probes, [&, ns = std::optional<ScopedNetns>()]() mutable {
-    if (!ns) {  // this thread stays in rld's namespace, where the endpoint listens
-      auto entered = ScopedNetns::enter(lab_->server_ns());
-      if (!entered) return scrape.add(0, "netns: " + entered.error().str());
-      ns.emplace(std::move(*entered));
-    }
-    double waited = runnable_wait_ms();
-    auto t = Clock::now();
-    auto got = http_get(metrics_port_, "/metrics", 10s);
-    double ms = ms_since(t);
-    waited = runnable_wait_ms() - waited;
-    std::string failure;
-    if (!got || got->status != 200 || got->body.find("rl_up 1") == std::string::npos)
-      failure = "scrape failed: " + (got ? std::to_string(got->status) : got.error().str());
-    else if (ms > kAnswerBudgetMs)
-      failure = "scrape took " + std::to_string(ms) + " ms, of which the asking thread waited " +
-                std::to_string(waited) + " ms for a CPU";
-    scrape.add(ms, failure);
-  });
+  start_probes(pid);
 
   // A million new IPv6 sources, six rounds of them, unpaced.
   SendSummary v6 = flood(
@@ -201,9 +287,7 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   auto v4 = lab_->spawn_in(lab_->client_ns(), rlsend_argv(lab_->pair(), v4_spec));
   ASSERT_TRUE(v4.ok()) << v4.error().str();
   std::this_thread::sleep_for(4s);
-  stop_probes.store(true);
-  status_prober.reset();
-  scrape_prober.reset();
+  stop_probes();
   // The key table started at 65,536 keys' worth of sets; a million sources grow it to its
   // capacity (rld counts them, and those that overflowed, once a second).
   const uint64_t in_use = ctl({"status"})["keys"]["capacity_in_use"].get<uint64_t>();
@@ -221,65 +305,18 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
   auto v4_done = v4->wait(15s);
   auto v4_sent = parse_send_summary(v4_done.out);  // exits 1 if the ring refused frames
   ASSERT_TRUE(v4_sent.ok()) << v4_done.describe();
-
-  std::printf(
-      "flood (%s NAPI): IPv6 %llu packets from 1,000,000 sources in %.1f s (%.0f/s, %llu "
-      "refused), IPv4 %llu from 131,071 in %.1f s (%.0f/s, %llu refused)\n"
-      "status request: %s\nstats request: %s\ntop --by traffic request: %s\n"
-      "metrics scrape: %s\n"
-      "rlctl status (the program, start-up included): %s\n"
-      "rld RSS: %llu KiB at start, %llu KiB at most (bound %llu KiB)\n"
-      "SIGTERM to exit: %.0f ms\n",
-      threaded_napi ? "threaded" : "softirq", static_cast<unsigned long long>(v6.sent), v6.seconds,
-      v6.sent / std::max(v6.seconds, 1e-9), static_cast<unsigned long long>(v6.errors),
-      static_cast<unsigned long long>(v4_sent->sent), v4_sent->seconds,
-      v4_sent->sent / std::max(v4_sent->seconds, 1e-9),
-      static_cast<unsigned long long>(v4_sent->errors), status.summary().c_str(),
-      stats.summary().c_str(), top.summary().c_str(), scrape.summary().c_str(),
-      rlctl_process.summary().c_str(), static_cast<unsigned long long>(rss_start),
-      static_cast<unsigned long long>(rss_max.load()),
-      static_cast<unsigned long long>(kRssBoundKiB), stop_ms);
+  print_flood(v6, *v4_sent, rss_start, stop_ms);
 
   EXPECT_GE(v6.sent, 1'000'000u) << "the flood covered every source at least once";
   EXPECT_EQ(in_use, 1'048'576u) << "the key table grew to its capacity";
-  EXPECT_GE(status.ms.size(), 10u);
-  EXPECT_TRUE(status.failures.empty())
-      << status.failures.size() << " slow or failed, first: " << status.failures.front();
-  EXPECT_TRUE(stats.failures.empty())
-      << stats.failures.size() << " slow or failed, first: " << stats.failures.front();
   EXPECT_LE(shed_running, sampled_running / 100) << "rld keeps up with the samples";
-  EXPECT_TRUE(top.failures.empty())
-      << top.failures.size() << " slow or failed, first: " << top.failures.front();
-  EXPECT_TRUE(rlctl_process.failures.empty()) << rlctl_process.failures.front();
-  EXPECT_TRUE(scrape.failures.empty())
-      << scrape.failures.size() << " slow or failed, first: " << scrape.failures.front();
-  EXPECT_LT(rss_max.load(), kRssBoundKiB);
+  expect_probes_answered();
   EXPECT_EQ(ended.code, 0) << ended.describe();
   EXPECT_LT(stop_ms, 1000) << "SIGTERM must end rld within a second";
   EXPECT_NE(ended.err.find("stopping"), std::string::npos) << "SIGTERM took the orderly path";
 
   // rld is gone; the pinned program is still on the interface and still limits.
-  auto link = lab_->run(lab_->server_ns(), {"ip", "link", "show", lab_->pair().server.ifname});
-  EXPECT_NE(link.out.find("xdp"), std::string::npos) << link.out;
-  start_rld();
-  EXPECT_TRUE(ctl({"status"})["adopted"].get<bool>());
-  EXPECT_EQ(ctl({"status"})["keys"]["capacity_in_use"].get<uint64_t>(), in_use)
-      << "an adopted table keeps the sets its keys are in";
-  Json global = ctl({"stats"})["global"];
-  std::printf(
-      "offender reports: %llu written, %llu lost (ring buffer full); traffic samples: %llu "
-      "written, %llu shed (while rld ran: %llu written, %llu shed)\n",
-      global["reports"]["packets"].get<unsigned long long>(),
-      global["reports_lost"]["packets"].get<unsigned long long>(),
-      global["traffic_samples"]["packets"].get<unsigned long long>(),
-      global["traffic_samples_shed"]["packets"].get<unsigned long long>(),
-      static_cast<unsigned long long>(sampled_running),
-      static_cast<unsigned long long>(shed_running));
-  uint64_t dropped = rule_stats("flood")["dropped_packets"];
-  // A source the flood never used: in a table the flood filled, its key may be judged by the
-  // flood's overflow bucket, so at most its burst of one gets through.
-  EXPECT_LE(received({.src = "2001:db8:1::7", .count = 20, .rate = 2000}), 1u);
-  EXPECT_GE(rule_stats("flood")["dropped_packets"].get<uint64_t>(), dropped + 19);
+  expect_adopted_and_limiting(in_use, sampled_running, shed_running);
 }
 
 INSTANTIATE_TEST_SUITE_P(Napi, FloodTest, ::testing::Values(false, true),

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "control/client.h"
+#include "policy_text.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {
@@ -112,8 +113,8 @@ TEST_F(HostilePolicyTest, ValidateRefusesEachQuickly) {
   }
   std::vector<std::string> files;
   for (const auto& n : hostile_names()) files.push_back((dir / n).string());
-  files.push_back("/proc/self/mem");  // opens, then fails to read
-  files.push_back("/proc/kcore");     // larger than any policy
+  files.emplace_back("/proc/self/mem");  // opens, then fails to read
+  files.emplace_back("/proc/kcore");     // larger than any policy
   for (const auto& f : files) {
     auto t0 = std::chrono::steady_clock::now();
     Output out = run({RL_RLCTL_PATH, "policy", "validate", f}, 10s);
@@ -149,9 +150,7 @@ TEST_F(HostilePolicyTest, ValidateRefusesEachQuickly) {
 // reload` fails (exit 1) quickly with the reason, rld keeps the generation in force and keeps
 // limiting, and neither rlctl nor rld's log shows a line of the root-only file.
 TEST_F(HostilePolicyTest, LiveReloadsRejectEachAndRldStaysUp) {
-  write_policy("a.yaml",
-               "rules:\n  - name: udp9\n    match: {protocol: udp, port: 9}\n"
-               "    limit: {rate: 1/min, burst: 3}\n");
+  write_policy("a.yaml", udp9_policy("1/min", 3));
   start_rld();
   uint64_t gen = ctl({"status"})["generation"];
   fs::path dir = dir_ / "policies";
@@ -220,9 +219,7 @@ TEST_F(HostilePolicyTest, LiveReloadsRejectEachAndRldStaysUp) {
 // slow load runs, rld answers rlctl status within 100 ms.
 TEST_F(HostilePolicyTest, SlowReloadsRunOffTheLoopAndTimeOut) {
   rld_extra_args_ = {"--reload-timeout-ms", "300"};
-  write_policy("a.yaml",
-               "rules:\n  - name: udp9\n    match: {protocol: udp, port: 9}\n"
-               "    limit: {rate: 1/min, burst: 3}\n");
+  write_policy("a.yaml", udp9_policy("1/min", 3));
   start_rld();
   uint64_t gen = ctl({"status"})["generation"];
   uint64_t failed = ctl({"status"})["reloads"]["failed"];
@@ -287,18 +284,14 @@ TEST_F(HostilePolicyTest, SlowReloadsRunOffTheLoopAndTimeOut) {
   EXPECT_EQ(out.code, 1) << out.describe();
   EXPECT_NE(out.err.find("took longer than 300 ms"), std::string::npos) << out.err;
   fs::remove(dir_ / "policies" / "big.yaml");
-  write_policy("a.yaml",
-               "rules:\n  - name: udp9\n    match: {protocol: udp, port: 9}\n"
-               "    limit: {rate: 1/min, burst: 5}\n");
+  write_policy("a.yaml", udp9_policy("1/min", 5));
   wait_reload(gen);
   EXPECT_EQ(received({.src = "198.18.4.5", .count = 20, .rate = 2000}), 5u);
 }
 
 // Reloads asked for while one runs are merged: one more load follows, every asker is answered.
 TEST_F(HostilePolicyTest, ReloadsRequestedDuringALoadAreCoalesced) {
-  write_policy("a.yaml",
-               "rules:\n  - name: udp9\n    match: {protocol: udp, port: 9}\n"
-               "    limit: {rate: 1/min, burst: 3}\n");
+  write_policy("a.yaml", udp9_policy("1/min", 3));
   start_rld();
   uint64_t ok_before = ctl({"status"})["reloads"]["ok"];
   std::vector<Process> reloads;
@@ -320,9 +313,7 @@ TEST_F(HostilePolicyTest, ReloadsRequestedDuringALoadAreCoalesced) {
 
 // rld removes nothing at --control-socket but a stale socket; rlctl applies only policy files.
 TEST_F(HostilePolicyTest, ControlSocketPathAndApplyAreChecked) {
-  write_policy("a.yaml",
-               "rules:\n  - name: udp9\n    match: {protocol: udp, port: 9}\n"
-               "    limit: {rate: 1/min, burst: 3}\n");
+  write_policy("a.yaml", udp9_policy("1/min", 3));
   std::ofstream(socket_path()) << "an operator's file\n";
   auto p = Process::spawn(rld_argv());
   ASSERT_TRUE(p.ok()) << p.error().str();

@@ -98,7 +98,7 @@ TEST_F(RldTest, KeyShowListsEveryLimitOfAStackedRuleWithItsDrops) {
   EXPECT_NE(header.find("LIMIT"), std::string::npos) << text.out;
   for (const char* cell : {"udp9", "per-source", "198.18.7.2 ", "of 1000.0 packets left"})
     EXPECT_NE(source_row.find(cell), std::string::npos) << cell << " in\n" << text.out;
-  for (std::string cell :
+  for (const std::string& cell :
        {std::string("udp9"), std::string("per-24"), std::string("198.18.7.0/24"),
         std::string("of 50.0 packets left"), " " + std::to_string(dropped) + " "})
     EXPECT_NE(prefix_row.find(cell), std::string::npos) << cell << " in\n" << text.out;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <optional>
 #include <random>
+#include <ranges>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -105,8 +106,8 @@ Lab::Lab(Lab&& o) noexcept
 Lab::~Lab() { destroy(); }
 
 void Lab::destroy() {
-  for (auto it = created_.rbegin(); it != created_.rend(); ++it)
-    if (auto s = delete_namespace(*it); !s)
+  for (const auto& ns : std::views::reverse(created_))
+    if (auto s = delete_namespace(ns); !s)
       std::fprintf(stderr, "lab: cleanup: %s\n", s.error().str().c_str());
   created_.clear();
 }
@@ -284,7 +285,7 @@ std::vector<std::string> Lab::list_namespaces() {
   DIR* dir = opendir("/run/netns");
   if (dir == nullptr) return names;
   while (dirent* e = readdir(dir))
-    if (e->d_name[0] != '.') names.push_back(e->d_name);
+    if (e->d_name[0] != '.') names.emplace_back(e->d_name);
   closedir(dir);
   return names;
 }

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "lab.h"
+#include "ports.h"
 #include "process.h"
 #include "traffic.h"
 
@@ -22,17 +23,12 @@ namespace rl::testing {
 
 using Json = nlohmann::json;
 
-// A TCP port nobody listens on right now (the kernel picks it; good enough on loopback).
+// A TCP port nobody listens on right now (the kernel picks it; good enough on loopback); 0, which
+// nothing can listen on, if none could be had.
 inline uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
+  auto port = free_loopback_port();
+  EXPECT_TRUE(port.ok()) << port.error().str();
+  return port.ok() ? *port : 0;
 }
 
 class RldTest : public ::testing::Test {
@@ -77,7 +73,7 @@ class RldTest : public ::testing::Test {
                  socket_path(), "--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port_),
                  "--reload-debounce-ms", "100", "--key-capacity", key_capacity_});
     for (size_t k = 0; k < lab_options_.side_links; k++) {
-      argv.push_back("--interface");
+      argv.emplace_back("--interface");
       argv.push_back(lab_->side_link(k).server.ifname);
     }
     argv.insert(argv.end(), rld_extra_args_.begin(), rld_extra_args_.end());
@@ -133,6 +129,29 @@ class RldTest : public ::testing::Test {
         {"curl", "-sf", "http://127.0.0.1:" + std::to_string(metrics_port_) + "/metrics"});
     EXPECT_TRUE(out.ok()) << out.describe();
     return out.out;
+  }
+
+  // `shell` run in the server namespace: its standard output; a test failure if it fails.
+  std::string in_server(const std::string& shell) {
+    auto out = lab_->exec_in(lab_->server_ns(), shell);
+    EXPECT_TRUE(out.ok()) << shell << ": " << out.describe();
+    return out.out;
+  }
+
+  // `ip -d link show` of `ifname` in the server namespace: the XDP program and mode on it.
+  std::string link_details(const std::string& ifname) {
+    auto out = lab_->run(lab_->server_ns(), {"ip", "-d", "link", "show", "dev", ifname});
+    EXPECT_TRUE(out.ok()) << out.describe();
+    return out.out;
+  }
+
+  // What SYN-cookie rules change in the server namespace: the conntrack sysctl rld sets to 0
+  // while they are in force, and the nftables table it installs.
+  std::string tcp_loose() {
+    return in_server("cat /proc/sys/net/netfilter/nf_conntrack_tcp_loose");
+  }
+  bool synproxy_table_installed() {
+    return lab_->run(lab_->server_ns(), {"nft", "list", "table", "inet", "rl_synproxy"}).ok();
   }
 
   // GET `path` on the metrics endpoint: the status code (0 when nothing answered) and the body.
@@ -194,15 +213,10 @@ class RldTest : public ::testing::Test {
   // the network namespace's /proc/sys/net/netfilter mounted read-write at `bound` (an existing
   // directory), as the DaemonSets' hostPath volume does; netfilter_sysctl_dir names `bound`.
   static std::vector<std::string> container_sysctls(const std::string& bound) {
-    return {"unshare",
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            "mount --bind /proc/sys/net/netfilter \"$0\" && mount -o bind,ro /proc/sys /proc/sys "
-            "&& exec \"$@\"",
-            bound};
+    const std::string script =
+        "mount --bind /proc/sys/net/netfilter \"$0\" && mount -o bind,ro /proc/sys /proc/sys "
+        "&& exec \"$@\"";
+    return {"unshare", "--mount", "--propagation", "private", "sh", "-c", script, bound};
   }
 
   LabOptions lab_options_;  // set in a derived fixture's constructor to shape the lab

@@ -4,27 +4,15 @@
 #include <bpf/bpf.h>
 
 #include "common/fd.h"
+#include "policy_text.h"
 #include "rl_abi.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {
 namespace {
 
-constexpr char kRule[] =
-    "rules:\n"
-    "  - name: udp9\n"
-    "    match: {protocol: udp, port: 9}\n"
-    "    limit: {rate: RATE, burst: BURST}\n";
-
-std::string rule(const std::string& rate, int burst) {
-  std::string s = kRule;
-  s.replace(s.find("RATE"), 4, rate);
-  s.replace(s.find("BURST"), 5, std::to_string(burst));
-  return s;
-}
-
 TEST_F(RldTest, LimitHoldsAtTheStatedRate) {
-  write_policy("a.yaml", rule("200/s", 20));
+  write_policy("a.yaml", udp9_policy("200/s", 20));
   start_rld();
   auto d = deliver({.src = "198.18.1.1", .count = 3000, .rate = 1000}, 15, 1500);
   ASSERT_TRUE(d.ok()) << d.error().str();
@@ -43,7 +31,7 @@ TEST_F(RldTest, LimitHoldsAtTheStatedRate) {
 }
 
 TEST_F(RldTest, SpoofedSourcesEachGetTheirOwnBucket) {
-  write_policy("a.yaml", rule("1/min", 2));
+  write_policy("a.yaml", udp9_policy("1/min", 2));
   start_rld();
   // 500 sources, 10 packets each (the sender cycles through them).
   auto d =
@@ -91,7 +79,7 @@ TEST_F(RldTest, AllowDenyAndMonitor) {
 // Rewriting the policy while a flood runs: the unchanged rule keeps its state through every
 // generation switch, so the flood never gets more than the formula allows.
 TEST_F(RldTest, HotReloadUnderTrafficNeverLeavesTrafficUnlimited) {
-  write_policy("a.yaml", rule("100/s", 10));
+  write_policy("a.yaml", udp9_policy("100/s", 10));
   start_rld();
   auto sink = start_sink(*lab_, 0, {.port = 9, .seconds = 20, .idle_ms = 1500});
   ASSERT_TRUE(sink.ok());
@@ -121,7 +109,7 @@ TEST_F(RldTest, HotReloadUnderTrafficNeverLeavesTrafficUnlimited) {
 }
 
 TEST_F(RldTest, BrokenPolicyLeavesThePolicyInForce) {
-  write_policy("a.yaml", rule("1/min", 5));
+  write_policy("a.yaml", udp9_policy("1/min", 5));
   start_rld();
   uint64_t gen = ctl({"status"})["generation"];
   write_policy("b.yaml", "rules:\n  - name: typo\n    limit: {rate: 10/s, burts: 3}\n");
@@ -140,7 +128,7 @@ TEST_F(RldTest, BrokenPolicyLeavesThePolicyInForce) {
 // With the metrics endpoint on (the default) its threads exist before rld reads signals: they
 // must not take SIGHUP or SIGTERM by their default action. HUP reloads, TERM stops cleanly.
 TEST_F(RldTest, SignalsReachTheEventLoopWithMetricsOn) {
-  write_policy("a.yaml", rule("100/s", 10));
+  write_policy("a.yaml", udp9_policy("100/s", 10));
   start_rld();
   uint64_t gen = ctl({"status"})["generation"];
   rld_->signal(SIGHUP);
@@ -158,7 +146,7 @@ TEST_F(RldTest, SignalsReachTheEventLoopWithMetricsOn) {
 }
 
 TEST_F(RldTest, KillNineKeepsEnforcingAndARestartAdoptsTheState) {
-  write_policy("a.yaml", rule("1/min", 5));
+  write_policy("a.yaml", udp9_policy("1/min", 5));
   start_rld();
   EXPECT_EQ(through("198.18.7.7"), 5u);
   ctl({"deny", "add", "198.18.7.9"});
@@ -183,7 +171,7 @@ TEST_F(RldTest, KillNineKeepsEnforcingAndARestartAdoptsTheState) {
 // their state moved to where packets now look for them.
 TEST_F(RldTest, ARestartWithTheKeyTableFullKeepsTheKeys) {
   key_capacity_ = "262144";  // 65,536 sets; a growing table starts at 16,384
-  write_policy("a.yaml", rule("1/min", 5));
+  write_policy("a.yaml", udp9_policy("1/min", 5));
   start_rld();
   // Four keys: a table that jumped to its capacity without moving them would look for each in
   // another set 3 times in 4.
@@ -207,7 +195,7 @@ TEST_F(RldTest, ARestartWithTheKeyTableFullKeepsTheKeys) {
 // keeps the rule set in force: the pinned maps hold it, and the broken file changes nothing.
 // rld and rlctl stay up and answer.
 TEST_F(RldTest, ARestartWithABrokenFileKeepsTheRulesInForce) {
-  write_policy("a.yaml", rule("1/min", 5));
+  write_policy("a.yaml", udp9_policy("1/min", 5));
   start_rld();
   EXPECT_EQ(through("198.18.7.7"), 5u);
   rld_->signal(SIGKILL);
@@ -231,7 +219,7 @@ TEST_F(RldTest, ARestartWithABrokenFileKeepsTheRulesInForce) {
 }
 
 TEST_F(RldTest, RlctlAndMetricsAgreeWithThePacketsSent) {
-  write_policy("a.yaml", rule("1/min", 7));
+  write_policy("a.yaml", udp9_policy("1/min", 7));
   start_rld();
   EXPECT_EQ(received({.src = "198.18.8.0/24", .sources = 3, .count = 300, .rate = 3000}, 10), 21u);
 
@@ -265,7 +253,7 @@ namespace {
 // A real Prometheus server, in the server namespace next to rld, scrapes rld's endpoint; a query
 // through its HTTP API returns the counts the packets produced.
 TEST_F(RldTest, PrometheusScrapesRldAndAnswersQueries) {
-  write_policy("a.yaml", rule("1/min", 4));
+  write_policy("a.yaml", udp9_policy("1/min", 4));
   start_rld();
   ASSERT_TRUE(deliver({.src = "198.18.9.9", .count = 50, .rate = 2000}, 5).ok());
 
@@ -312,7 +300,7 @@ namespace {
 // fresh maps, applies the policy, swaps the program on the interface's link and only then
 // re-pins. The interface is never without a program.
 TEST_F(RldTest, UpgradeAcrossAnAbiChangeNeverUnprotectsTheInterface) {
-  write_policy("a.yaml", rule("1/min", 3));
+  write_policy("a.yaml", udp9_policy("1/min", 3));
   start_rld();
   rld_->stop();
 

@@ -12,16 +12,13 @@
 
 #include "common/cli_exit.h"
 #include "common/fd.h"
+#include "policy_text.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {
 namespace {
 
-constexpr char kPolicy[] =
-    "rules:\n"
-    "  - name: udp9\n"
-    "    match: {protocol: udp, port: 9}\n"
-    "    limit: {rate: 1/min, burst: 3}\n";
+const std::string kPolicy = udp9_policy("1/min", 3);
 
 TEST_F(RldTest, ASecondRldOnThePinRootIsRefused) {
   write_policy("a.yaml", kPolicy);

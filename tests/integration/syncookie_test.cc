@@ -49,12 +49,6 @@ class SynCookieLabTest : public RldTest {
     ASSERT_TRUE(out.ok()) << out.describe();
   }
 
-  std::string in_server(const std::string& shell) {
-    auto out = lab_->exec_in(lab_->server_ns(), shell);
-    EXPECT_TRUE(out.ok()) << shell << ": " << out.describe();
-    return out.out;
-  }
-
   // The lines of `text` that mention a spoofed source.
   static std::vector<std::string> spoofed(const std::string& text) {
     std::vector<std::string> out;
@@ -66,12 +60,6 @@ class SynCookieLabTest : public RldTest {
 
   std::string sockets() { return in_server("ss -Htan"); }
   std::string conntrack() { return in_server("cat /proc/net/nf_conntrack"); }
-  bool table_installed() {
-    return lab_->run(lab_->server_ns(), {"nft", "list", "table", "inet", "rl_synproxy"}).ok();
-  }
-  std::string tcp_loose() {
-    return in_server("cat /proc/sys/net/netfilter/nf_conntrack_tcp_loose");
-  }
 
   uint64_t global(const std::string& name) {
     return ctl({"stats"})["global"][name]["packets"].get<uint64_t>();
@@ -95,7 +83,7 @@ TEST_F(SynCookieLabTest, RealClientsConnectWhileSpoofedSynsFlood) {
   start_rld();
   client_takes_xdp_tx();
   route_spoofed_back();
-  EXPECT_TRUE(table_installed()) << "rld installs the stack's SYNPROXY";
+  EXPECT_TRUE(synproxy_table_installed()) << "rld installs the stack's SYNPROXY";
   EXPECT_EQ(tcp_loose(), "0\n");
 
   auto server = start_tcp_server(*lab_, 0, {.port = kPort, .expect = 2 * kClients, .seconds = 40});
@@ -156,7 +144,7 @@ TEST_F(SynCookieLabTest, WithoutCookiesTheFloodLeavesHalfOpenSockets) {
   write_policy("web.yaml", policy(false));
   start_rld();
   route_spoofed_back();
-  EXPECT_FALSE(table_installed());
+  EXPECT_FALSE(synproxy_table_installed());
   auto server = start_tcp_server(*lab_, 0, {.port = kPort, .seconds = 15});
   ASSERT_TRUE(server.ok()) << server.error().str();
   auto flood = start_syn_flood();
@@ -173,12 +161,12 @@ TEST_F(SynCookieLabTest, StackSideFollowsThePolicy) {
   ASSERT_EQ(tcp_loose(), "1\n") << "a fresh namespace's default";
   write_policy("web.yaml", policy(false));
   start_rld();
-  EXPECT_FALSE(table_installed());
+  EXPECT_FALSE(synproxy_table_installed());
 
   uint64_t gen = ctl({"status"})["generation"];
   write_policy("web.yaml", policy(true));
   wait_reload(gen);
-  EXPECT_TRUE(table_installed());
+  EXPECT_TRUE(synproxy_table_installed());
   EXPECT_EQ(tcp_loose(), "0\n");
   std::string rules = in_server("nft list table inet rl_synproxy");
   EXPECT_NE(rules.find("tcp dport 8080"), std::string::npos) << rules;
@@ -189,19 +177,19 @@ TEST_F(SynCookieLabTest, StackSideFollowsThePolicy) {
   gen = ctl({"status"})["generation"];
   write_policy("web.yaml", policy(false));
   wait_reload(gen);
-  EXPECT_FALSE(table_installed());
+  EXPECT_FALSE(synproxy_table_installed());
   EXPECT_EQ(tcp_loose(), "1\n");
 
   gen = ctl({"status"})["generation"];
   write_policy("web.yaml", policy(true));
   wait_reload(gen);
-  EXPECT_TRUE(table_installed());
+  EXPECT_TRUE(synproxy_table_installed());
   rld_.reset();  // rld stopped: the limiter and its stack side stay
-  EXPECT_TRUE(table_installed());
+  EXPECT_TRUE(synproxy_table_installed());
   auto out = run({"nsenter", "--net=/run/netns/" + lab_->server_ns(), RL_RLD_PATH, "--cleanup",
                   "--pin-root", pin_root_});
   ASSERT_TRUE(out.ok()) << out.describe();
-  EXPECT_FALSE(table_installed());
+  EXPECT_FALSE(synproxy_table_installed());
   EXPECT_EQ(tcp_loose(), "1\n");
 }
 
@@ -231,7 +219,7 @@ TEST_F(SynCookieLabTest, AReadOnlySysctlRefusesThePolicyAndLeavesNoTable) {
   auto first = run(rld_argv(), 30s);
   EXPECT_EQ(first.code, kExitNotConfigured) << first.describe();
   EXPECT_NE(first.err.find(kWhy), std::string::npos) << first.err;
-  EXPECT_FALSE(table_installed()) << in_server("nft list ruleset");
+  EXPECT_FALSE(synproxy_table_installed()) << in_server("nft list ruleset");
   EXPECT_EQ(tcp_loose(), "1\n");
 
   write_policy("web.yaml", policy(false));
@@ -245,7 +233,7 @@ TEST_F(SynCookieLabTest, AReadOnlySysctlRefusesThePolicyAndLeavesNoTable) {
       << st.dump();
   EXPECT_EQ(st["generation"].get<uint64_t>(), gen) << "the policy in force stays";
   EXPECT_EQ(st["rules"].get<uint64_t>(), 1u);
-  EXPECT_FALSE(table_installed()) << in_server("nft list ruleset");
+  EXPECT_FALSE(synproxy_table_installed()) << in_server("nft list ruleset");
   EXPECT_EQ(tcp_loose(), "1\n");
   EXPECT_TRUE(rld_->running()) << rld_->err();
 }
@@ -281,7 +269,7 @@ TEST_F(SynCookieLabTest, AReadOnlyProcSysWithTheSysctlDirectoryBoundElsewhere) {
   write_policy("web.yaml", policy(true));
   start_rld();
   client_takes_xdp_tx();
-  EXPECT_TRUE(table_installed()) << in_server("nft list ruleset");
+  EXPECT_TRUE(synproxy_table_installed()) << in_server("nft list ruleset");
   EXPECT_EQ(tcp_loose(), "0\n") << "set in rld's network namespace through the bound directory";
   EXPECT_TRUE(rld_->wait_for("sysctl_path=" + bound + "/nf_conntrack_tcp_loose", 5s))
       << rld_->err();
@@ -299,7 +287,7 @@ TEST_F(SynCookieLabTest, AReadOnlyProcSysWithTheSysctlDirectoryBoundElsewhere) {
   EXPECT_GE(global("syn_cookies_accepted"), kConnections) << "through the cookies";
 
   rld_.reset();  // rld stopped: the limiter and its stack side stay
-  ASSERT_TRUE(table_installed());
+  ASSERT_TRUE(synproxy_table_installed());
 
   // Without the setting the sysctl cannot be restored: the table stays with its record.
   auto unset = in_container({RL_RLD_PATH, "--cleanup", "--pin-root", pin_root_});
@@ -308,13 +296,13 @@ TEST_F(SynCookieLabTest, AReadOnlyProcSysWithTheSysctlDirectoryBoundElsewhere) {
                            "nf_conntrack_tcp_loose=1"),
             std::string::npos)
       << unset.err;
-  EXPECT_TRUE(table_installed());
+  EXPECT_TRUE(synproxy_table_installed());
   EXPECT_EQ(tcp_loose(), "0\n");
 
   auto out = in_container(
       {RL_RLD_PATH, "--cleanup", "--pin-root", pin_root_, "--netfilter-sysctl-dir", bound});
   EXPECT_TRUE(out.ok()) << out.describe();
-  EXPECT_FALSE(table_installed());
+  EXPECT_FALSE(synproxy_table_installed());
   EXPECT_EQ(tcp_loose(), "1\n") << "the recorded value restored";
 }
 

@@ -13,16 +13,13 @@
 #include <set>
 
 #include "common/cli_exit.h"
+#include "policy_text.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {
 namespace {
 
-constexpr char kRule[] =
-    "rules:\n"
-    "  - name: udp9\n"
-    "    match: {protocol: udp, port: 9}\n"
-    "    limit: {rate: 1/min, burst: 5}\n";
+const std::string kRule = udp9_policy("1/min", 5);
 
 // The datagram socket systemd would listen on; rld finds it through NOTIFY_SOCKET.
 class NotifySocket {
@@ -296,11 +293,11 @@ TEST_F(SystemdTest, WorksWithOnlyTheUnitsCapabilities) {
   auto decoded = run({"capsh", "--decode=" + eff});
   ASSERT_TRUE(decoded.ok()) << decoded.describe();
   // capsh prints "0x...=cap_net_admin,cap_bpf"; the unit's set is "-all,+net_admin,+bpf".
-  auto names = [](std::string list, const std::string& prefix) {
+  auto names = [](const std::string& list, const std::string& prefix) {
     std::set<std::string> out;
     std::istringstream in(list);
     for (std::string w; std::getline(in, w, ',');) {
-      w.erase(w.find_last_not_of("\n") + 1);
+      w.erase(w.find_last_not_of('\n') + 1);
       if (w.rfind(prefix, 0) == 0) out.insert(w.substr(prefix.size()));
     }
     return out;

@@ -55,7 +55,7 @@ std::string seconds_since(double start) {
 }
 
 int serve(uint16_t port, int64_t expect, double seconds, int timeout_ms) {
-  sockaddr_storage ss;
+  sockaddr_storage ss{};
   socklen_t len;
   rl::testing::to_sockaddr("::", port, ss, len);
   int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -120,7 +120,7 @@ bool exchange(const sockaddr_storage& to, socklen_t len, int timeout_ms) {
 
 int connect_many(const std::string& to, uint16_t port, int64_t count, double seconds,
                  int timeout_ms) {
-  sockaddr_storage ss;
+  sockaddr_storage ss{};
   socklen_t len;
   if (!rl::testing::to_sockaddr(to, port, ss, len)) {
     std::fprintf(stderr, "tcp_peer: --to '%s' is not an address\n", to.c_str());

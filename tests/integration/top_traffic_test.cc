@@ -4,19 +4,14 @@
 // estimates within the error it states.
 #include <cmath>
 
+#include "policy_text.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {
 namespace {
 
-constexpr char kPolicy[] =
-    "rules:\n"
-    "  - name: udp9\n"
-    "    match: {protocol: udp, port: 9}\n"
-    "    limit: {rate: 1000000/s, burst: 1000000}\n"
-    "  - name: udp7\n"
-    "    match: {protocol: udp, port: 7}\n"
-    "    limit: {rate: 1000000/s, burst: 1000000}\n";
+const std::string kPolicy = policy_text({udp_rule_text("udp9", 9, "1000000/s", 1000000),
+                                         udp_rule_text("udp7", 7, "1000000/s", 1000000)});
 
 class TopTraffic : public RldTest {};
 

@@ -38,7 +38,7 @@ std::vector<std::string> rlsend_argv(const Pair& pair, const SendSpec& spec) {
     dst = spec.src.find(':') == std::string::npos ? pair.server.ipv4 : pair.server.ipv6;
   std::vector<std::string> a = {RL_RLSEND_PATH, "--quiet"};
   auto opt = [&a](const char* name, std::string value) {
-    a.push_back(name);
+    a.emplace_back(name);
     a.push_back(std::move(value));
   };
   opt("--iface", pair.client.ifname);
@@ -53,9 +53,9 @@ std::vector<std::string> rlsend_argv(const Pair& pair, const SendSpec& spec) {
   opt("--count", std::to_string(spec.count));
   opt("--rate", std::to_string(spec.rate));
   opt("--max-seconds", number(spec.max_seconds));
-  if (spec.syn) a.push_back("--syn");
+  if (spec.syn) a.emplace_back("--syn");
   if (spec.vlan) {
-    a.push_back("--vlan");
+    a.emplace_back("--vlan");
     a.push_back(std::to_string(*spec.vlan));
   }
   return a;

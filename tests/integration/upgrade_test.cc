@@ -12,20 +12,13 @@
 
 #include "common/fd.h"
 #include "common/prefix.h"
+#include "policy_text.h"
 #include "rl_abi.h"
 #include "rl_hash.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {
 namespace {
-
-std::string udp9_rule(int burst) {
-  return "rules:\n"
-         "  - name: udp9\n"
-         "    match: {protocol: udp, port: 9}\n"
-         "    limit: {rate: 1/min, burst: " +
-         std::to_string(burst) + "}\n";
-}
 
 struct Pinned {
   uint32_t abi = 0;
@@ -104,7 +97,7 @@ class UpgradeTest : public RldTest {
 };
 
 TEST_F(UpgradeTest, RuntimeEntriesOutliveALayoutChange) {
-  write_policy("a.yaml", udp9_rule(1));
+  write_policy("a.yaml", udp9_policy("1/min", 1));
   start_rld();
   ASSERT_EQ(pinned_control(pin_root_).abi, static_cast<uint32_t>(RL_ABI_VERSION));
   // Prefixes and hosts of both families and lists, two with a TTL, and a set of the host table
@@ -175,7 +168,7 @@ TEST_F(UpgradeTest, RuntimeEntriesOutliveALayoutChange) {
 }
 
 TEST_F(UpgradeTest, ABrokenPolicyKeepsTheOldLayoutAttachedWithItsRules) {
-  write_policy("a.yaml", udp9_rule(3));
+  write_policy("a.yaml", udp9_policy("1/min", 3));
   start_rld();
   ctl({"deny", "add", "198.18.31.0/24"});
   const uint64_t old_prog = attached_prog();
@@ -183,11 +176,7 @@ TEST_F(UpgradeTest, ABrokenPolicyKeepsTheOldLayoutAttachedWithItsRules) {
   const auto old_pins = pins();
   rld_->stop();
 
-  write_policy("a.yaml",
-               "rules:\n"
-               "  - name: udp9\n"
-               "    match: {protocol: udp, port: 9}\n"
-               "    limit: {rate: fast, burst: 3}\n");
+  write_policy("a.yaml", udp9_policy("fast", 3));
   rld_path_ = RL_RLD_BUMP_PATH;
   auto p = Process::spawn(rld_argv());
   rld_path_ = RL_RLD_PATH;

@@ -5,16 +5,13 @@
 // macvlan is refused with a clear message and leaves nothing attached. Each mode is checked where
 // the kernel reports it (`ip -d link show`), in `rlctl status`, in rl_interface_attached and in
 // /healthz.
+#include "policy_text.h"
 #include "rld_fixture.h"
 
 namespace rl::testing {
 namespace {
 
-constexpr char kPolicy[] =
-    "rules:\n"
-    "  - name: udp9\n"
-    "    match: {protocol: udp, port: 9}\n"
-    "    limit: {rate: 1/min, burst: 10}\n";
+const std::string kPolicy = udp9_policy("1/min", 10);
 
 // A macvlan in the server namespace on the server end of pair(0), with an address of its own:
 // frames the client sends to its MAC reach it through the veth, whose receive handler hands
@@ -59,13 +56,6 @@ class XdpModeTest : public RldTest {
     return p;
   }
 
-  // `ip -d link show` of an interface in the server namespace.
-  std::string link_details(const std::string& ifname) {
-    auto out = lab_->run(lab_->server_ns(), {"ip", "-d", "link", "show", "dev", ifname});
-    EXPECT_TRUE(out.ok()) << out.describe();
-    return out.out;
-  }
-
   // The mode rld reports for its one interface: rlctl status, the metric and /healthz agree.
   void expect_reported(const std::string& ifname, const std::string& mode) {
     Json st = ctl({"status"});
@@ -96,31 +86,37 @@ class XdpModeTest : public RldTest {
     EXPECT_EQ(got->received, 10u) << "the rule's burst, judged by XDP on " << pair.server.ifname;
     EXPECT_EQ(rule_stats("udp9")["dropped_packets"], 40) << "dropped by the program, counted";
   }
+
+  // rld on pair(0)'s server end in `mode`; *link: what the kernel then reports of the link.
+  void start_on_veth(const std::string& mode, std::string* link) {
+    write_policy("p.yaml", kPolicy);
+    ASSERT_NO_FATAL_FAILURE(start_on(lab_->pair().server.ifname, mode));
+    *link = link_details(lab_->pair().server.ifname);
+  }
+
+  // On the veth: rld reports `mode`, gave no warning, and the program limits packets from `src`.
+  void expect_veth_in(const std::string& mode, const std::string& src) {
+    expect_reported(lab_->pair().server.ifname, mode);
+    EXPECT_EQ(rld_->err().find("native XDP unavailable"), std::string::npos) << rld_->err();
+    expect_limited(lab_->pair(), src);
+  }
 };
 
 TEST_F(XdpModeTest, GenericModeAttachesInGenericModeAndLimits) {
-  write_policy("p.yaml", kPolicy);
-  const std::string& veth = lab_->pair().server.ifname;
-  start_on(veth, "generic");
-  std::string link = link_details(veth);
+  std::string link;
+  ASSERT_NO_FATAL_FAILURE(start_on_veth("generic", &link));
   EXPECT_NE(link.find("xdpgeneric"), std::string::npos) << link;
   EXPECT_NE(link.find("prog/xdp id"), std::string::npos) << link;
-  expect_reported(veth, "generic");
-  EXPECT_EQ(rld_->err().find("native XDP unavailable"), std::string::npos) << rld_->err();
-  expect_limited(lab_->pair(), "198.18.9.7");
+  expect_veth_in("generic", "198.18.9.7");
 }
 
 TEST_F(XdpModeTest, AutoPicksNativeOnAVeth) {
-  write_policy("p.yaml", kPolicy);
-  const std::string& veth = lab_->pair().server.ifname;
-  start_on(veth, "auto");
-  std::string link = link_details(veth);
+  std::string link;
+  ASSERT_NO_FATAL_FAILURE(start_on_veth("auto", &link));
   // iproute2 names the driver's hook "xdp", the generic one "xdpgeneric".
   EXPECT_NE(link.find(" xdp "), std::string::npos) << link;
   EXPECT_EQ(link.find("xdpgeneric"), std::string::npos) << link;
-  expect_reported(veth, "native");
-  EXPECT_EQ(rld_->err().find("native XDP unavailable"), std::string::npos) << rld_->err();
-  expect_limited(lab_->pair(), "198.18.9.8");
+  expect_veth_in("native", "198.18.9.8");
 }
 
 TEST_F(XdpModeTest, NativeOnADeviceWithoutNativeXdpIsRefusedAndAutoFallsBack) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "exporter_start.h"
 #include "files.h"
 #include "fixture_snapshot.h"
 #include "http_get.h"
@@ -22,12 +23,6 @@ static_assert(!std::is_copy_constructible_v<Exporter>);
 static_assert(std::is_nothrow_move_constructible_v<Exporter>);
 
 Result<metrics::Snapshot> fixture() { return fixture_snapshot(); }
-
-Exporter start_or_die(metrics::SnapshotFn fn) {
-  auto e = Exporter::start("127.0.0.1:0", std::move(fn));
-  if (!e) ADD_FAILURE() << e.error().str();
-  return std::move(e).value();
-}
 
 std::string get_metrics(uint16_t port) {
   auto r = http_get(port, "/metrics");

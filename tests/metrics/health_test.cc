@@ -4,6 +4,7 @@
 // reasons otherwise. /metrics is unaffected.
 #include <gtest/gtest.h>
 
+#include "exporter_start.h"
 #include "fixture_snapshot.h"
 #include "http_get.h"
 #include "metrics/exporter.h"
@@ -28,15 +29,14 @@ HttpResponse healthz(const Exporter& e, const std::string& path = "/healthz") {
 }
 
 TEST(Healthz, OkWhileEveryInterfaceRunsAProgram) {
-  auto e = Exporter::start("127.0.0.1:0", [] {
+  Exporter e = start_or_die([] {
     return Result<Snapshot>(with_interfaces({{"eth0", "native"}, {"eth1", "generic"}}));
   });
-  ASSERT_TRUE(e.ok()) << e.error().str();
-  auto r = healthz(*e);
+  auto r = healthz(e);
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "ok\neth0: native\neth1: generic\n");
   EXPECT_NE(r.headers.find("text/plain"), std::string::npos) << r.headers;
-  auto m = http_get(e->port(), "/metrics");
+  auto m = http_get(e.port(), "/metrics");
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->status, 200);
   EXPECT_NE(m->body.find("rl_up 1"), std::string::npos);
@@ -45,29 +45,27 @@ TEST(Healthz, OkWhileEveryInterfaceRunsAProgram) {
 // Liveness: a lost program is shown, not judged (a restart would not attach it again); readiness
 // judges it.
 TEST(Healthz, ALostProgramIsNotReadyButAlive) {
-  auto e = Exporter::start("127.0.0.1:0", [] {
+  Exporter e = start_or_die([] {
     Snapshot s = with_interfaces({{"eth0", "native"}, {"eth1", "none"}});
     s.not_ready = {"eth1: no XDP program attached (none)"};
     return Result<Snapshot>(s);
   });
-  ASSERT_TRUE(e.ok()) << e.error().str();
-  auto r = healthz(*e);
+  auto r = healthz(e);
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body,
             "ok\neth0: native\neth1: none\nnot ready: eth1: no XDP program attached (none)\n");
-  auto ready = healthz(*e, "/readyz");
+  auto ready = healthz(e, "/readyz");
   EXPECT_EQ(ready.status, 503);
   EXPECT_EQ(ready.body, "not ready\neth1: no XDP program attached (none)\n");
 }
 
 TEST(Readyz, ReadyWithWhatIsEnforced) {
-  auto e = Exporter::start("127.0.0.1:0", [] {
+  Exporter e = start_or_die([] {
     Snapshot s = with_interfaces({{"eth0", "native"}});
     s.ready_summary = "enforcing 3 rules (generation 2) on 1 interfaces: eth0 (native)";
     return Result<Snapshot>(s);
   });
-  ASSERT_TRUE(e.ok()) << e.error().str();
-  auto r = healthz(*e, "/readyz");
+  auto r = healthz(e, "/readyz");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "ready\nenforcing 3 rules (generation 2) on 1 interfaces: eth0 (native)\n");
   EXPECT_NE(r.headers.find("text/plain"), std::string::npos) << r.headers;
@@ -84,15 +82,12 @@ TEST(Readyz, DegradedIsNotReady) {
 }
 
 TEST(Healthz, UnavailableWhenTheDataPathCannotBeRead) {
-  auto e = Exporter::start("127.0.0.1:0", [] {
-    return Result<Snapshot>(Error{EBADF, "read rule counters"});
-  });
-  ASSERT_TRUE(e.ok()) << e.error().str();
-  auto r = healthz(*e);
+  Exporter e = start_or_die([] { return Result<Snapshot>(Error{EBADF, "read rule counters"}); });
+  auto r = healthz(e);
   EXPECT_EQ(r.status, 503);
   EXPECT_NE(r.body.find("cannot read the data path: read rule counters"), std::string::npos)
       << r.body;
-  auto ready = healthz(*e, "/readyz");
+  auto ready = healthz(e, "/readyz");
   EXPECT_EQ(ready.status, 503);
   EXPECT_NE(ready.body.find("cannot read the data path"), std::string::npos) << ready.body;
 }
@@ -109,18 +104,13 @@ TEST(Healthz, AFailedReloadIsReportedButHealthy) {
 
 // Two exporters in one process each answer for their own snapshot.
 TEST(Healthz, EachExporterAnswersForItsOwnDaemon) {
-  auto a = Exporter::start("127.0.0.1:0", [] {
-    return Result<Snapshot>(with_interfaces({{"a0", "native"}}));
-  });
-  auto b = Exporter::start("127.0.0.1:0", [] {
-    return Result<Snapshot>(Error{EBADF, "read rule counters"});
-  });
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(healthz(*a).status, 200);
-  EXPECT_EQ(healthz(*b).status, 503);
-  uint16_t port = b->port();
-  *b = std::move(*a);  // the old b stops; its port no longer answers for anyone
-  EXPECT_EQ(healthz(*b).status, 200);
+  Exporter a = start_or_die([] { return Result<Snapshot>(with_interfaces({{"a0", "native"}})); });
+  Exporter b = start_or_die([] { return Result<Snapshot>(Error{EBADF, "read rule counters"}); });
+  EXPECT_EQ(healthz(a).status, 200);
+  EXPECT_EQ(healthz(b).status, 503);
+  uint16_t port = b.port();
+  b = std::move(a);  // the old b stops; its port no longer answers for anyone
+  EXPECT_EQ(healthz(b).status, 200);
   EXPECT_FALSE(http_get(port, "/healthz", std::chrono::milliseconds(500)).ok());
 }
 

@@ -204,7 +204,7 @@ Decision Model::decide(const std::vector<uint8_t>& frame, uint64_t now) {
           for (auto& [lr, ls] : taken) refund(lr, *ls, now, frame.size());
           break;
         }
-        taken.push_back({li, &si});
+        taken.emplace_back(li, &si);
       }
     }
     bool pass = reason == RL_REASON_ADMITTED || r.action == policy::Action::kMonitor;

@@ -95,7 +95,7 @@ Packet parse(const std::vector<uint8_t>& f) {
     unsigned version = f[off] >> 4, ihl = f[off] & 0xf;
     if (version != 4 || ihl < 5) return p;
     if (be16(f, off + 2) < ihl * 4) return p;
-    if (f.size() < off + ihl * 4) return p;
+    if (f.size() < off + size_t{4} * ihl) return p;
     p.kind = Packet::kIp;
     p.src.family = 4;
     std::copy(&f[off + 12], &f[off + 16], p.src.bytes.begin());
@@ -105,7 +105,7 @@ Packet parse(const std::vector<uint8_t>& f) {
     p.ttl = f[off + 8];
     p.l3_len = be16(f, off + 2);
     p.fragment = (be16(f, off + 6) & 0x1fff) != 0;
-    off += ihl * 4;
+    off += size_t{4} * ihl;
   } else {
     if (f.size() < off + 40) return p;
     if ((f[off] >> 4) != 6) return p;

@@ -24,6 +24,18 @@ inline policy::Rule token_bucket(const std::string& name, uint64_t rate_per_s, u
   return r;
 }
 
+// A per-source rule "guarded" (rate/s, burst) with a new-source budget of budget_rate/s,
+// budget_burst for the whole rule.
+inline policy::Rule budgeted(uint64_t rate, uint64_t burst, uint64_t budget_rate,
+                             uint64_t budget_burst) {
+  policy::Rule r = token_bucket("guarded", rate, burst);
+  policy::NewSources ns;
+  ns.rate = per_second(budget_rate);
+  ns.burst = budget_burst;
+  r.new_sources = ns;
+  return r;
+}
+
 inline policy::Rule window(const std::string& name, policy::Algorithm algo, uint64_t limit,
                            uint64_t window_ns) {
   policy::Rule r;

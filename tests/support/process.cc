@@ -56,6 +56,7 @@ Result<Process> Process::spawn(const std::vector<std::string>& argv,
   }
   // Everything the child touches is prepared before fork: after it only async-signal-safe calls.
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const pid_t parent = getpid();

@@ -155,6 +155,17 @@ std::vector<uint8_t> Builder::build() const {
   }
 
   // Transport header and payload first: the IP header needs their length.
+  std::vector<uint8_t> l4 = transport();
+  if (family_ == 4)
+    put_ipv4(b, l4.size());
+  else
+    put_ipv6(b, l4.size());
+  b.insert(b.end(), l4.begin(), l4.end());
+  if (b.size() < 60) b.resize(60, 0);  // Ethernet minimum (without FCS)
+  return b;
+}
+
+std::vector<uint8_t> Builder::transport() const {
   std::vector<uint8_t> l4;
   bool first_fragment = !frag_ || frag_off8_ == 0;
   if (first_fragment) {
@@ -203,64 +214,64 @@ std::vector<uint8_t> Builder::build() const {
     size_t at = proto_ == kTcp ? 16 : (proto_ == kUdp ? 6 : 2);
     set16(l4, at, c);
   }
+  return l4;
+}
 
-  if (family_ == 4) {
-    size_t ip = b.size();
-    uint8_t ihl = 5 + ipv4_opt_words_;
-    b.push_back(0x40 | ihl);
-    b.push_back(0);
-    put16(b, static_cast<uint16_t>(size_t{ihl} * 4 + l4.size()));
-    put16(b, 0x1234);
-    uint16_t frag = frag_ ? ((frag_more_ ? 0x2000 : 0) | (frag_off8_ & 0x1fff)) : 0x4000;
-    put16(b, frag);
-    b.push_back(ttl_);
-    b.push_back(proto_);
-    put16(b, 0);
-    b.insert(b.end(), src_.begin(), src_.begin() + 4);
-    b.insert(b.end(), dst_.begin(), dst_.begin() + 4);
-    for (int i = 0; i < ipv4_opt_words_ * 4; i++) b.push_back(1);  // NOP options
-    set16(b, ip + 10, fold(sum16(&b[ip], size_t{ihl} * 4)));
-  } else {
-    std::vector<uint8_t> ext;
-    std::vector<uint8_t> chain;
-    for (const auto& e : ext_) chain.push_back(e.type);
-    if (frag_) chain.push_back(kFragment);
-    for (size_t i = 0; i < chain.size(); i++) {
-      uint8_t next = i + 1 < chain.size() ? chain[i + 1] : proto_;
-      if (chain[i] == kFragment) {
-        ext.push_back(next);
-        ext.push_back(0);
-        put16(ext, static_cast<uint16_t>((frag_off8_ << 3) | (frag_more_ ? 1 : 0)));
-        put32(ext, 0xabcd);
-      } else if (chain[i] == kAh) {
-        // AH counts its length in 4-octet units, minus 2; SPI, sequence and ICV left zero.
-        uint8_t len8 = ext_[i].len8;
-        ext.push_back(next);
-        ext.push_back(static_cast<uint8_t>(2 * len8));
-        ext.resize(ext.size() + 6 + size_t{8} * len8, 0);
-      } else {
-        uint8_t len8 = ext_[i].len8;
-        ext.push_back(next);
-        ext.push_back(len8);
-        ext.resize(ext.size() + 6 + size_t{8} * len8, 0);
-        // PadN option filling the header, so it parses as valid options.
-        size_t opt = ext.size() - (6 + 8 * len8);
-        ext[opt] = 1;
-        ext[opt + 1] = static_cast<uint8_t>(4 + 8 * len8);
-      }
+void Builder::put_ipv4(std::vector<uint8_t>& b, size_t l4_len) const {
+  size_t ip = b.size();
+  uint8_t ihl = 5 + ipv4_opt_words_;
+  b.push_back(0x40 | ihl);
+  b.push_back(0);
+  put16(b, static_cast<uint16_t>(size_t{ihl} * 4 + l4_len));
+  put16(b, 0x1234);
+  uint16_t frag = frag_ ? ((frag_more_ ? 0x2000 : 0) | (frag_off8_ & 0x1fff)) : 0x4000;
+  put16(b, frag);
+  b.push_back(ttl_);
+  b.push_back(proto_);
+  put16(b, 0);
+  b.insert(b.end(), src_.begin(), src_.begin() + 4);
+  b.insert(b.end(), dst_.begin(), dst_.begin() + 4);
+  for (int i = 0; i < ipv4_opt_words_ * 4; i++) b.push_back(1);  // NOP options
+  set16(b, ip + 10, fold(sum16(&b[ip], size_t{ihl} * 4)));
+}
+
+void Builder::put_ipv6(std::vector<uint8_t>& b, size_t l4_len) const {
+  std::vector<uint8_t> ext;
+  std::vector<uint8_t> chain;
+  for (const auto& e : ext_) chain.push_back(e.type);
+  if (frag_) chain.push_back(kFragment);
+  for (size_t i = 0; i < chain.size(); i++) {
+    uint8_t next = i + 1 < chain.size() ? chain[i + 1] : proto_;
+    if (chain[i] == kFragment) {
+      ext.push_back(next);
+      ext.push_back(0);
+      put16(ext, static_cast<uint16_t>((frag_off8_ << 3) | (frag_more_ ? 1 : 0)));
+      put32(ext, 0xabcd);
+    } else if (chain[i] == kAh) {
+      // AH counts its length in 4-octet units, minus 2; SPI, sequence and ICV left zero.
+      uint8_t len8 = ext_[i].len8;
+      ext.push_back(next);
+      ext.push_back(static_cast<uint8_t>(2 * len8));
+      ext.resize(ext.size() + 6 + size_t{8} * len8, 0);
+    } else {
+      uint8_t len8 = ext_[i].len8;
+      ext.push_back(next);
+      ext.push_back(len8);
+      ext.resize(ext.size() + 6 + size_t{8} * len8, 0);
+      // PadN option filling the header, so it parses as valid options.
+      size_t opt = ext.size() - (6 + 8 * len8);
+      ext[opt] = 1;
+      ext[opt + 1] = static_cast<uint8_t>(4 + 8 * len8);
     }
-    uint32_t plen = static_cast<uint32_t>(ext.size() + l4.size());
-    put32(b, 0x60000000);
-    put16(b, static_cast<uint16_t>(plen));
-    b.push_back(chain.empty() ? proto_ : chain[0]);
-    b.push_back(ttl_);
-    b.insert(b.end(), src_.begin(), src_.end());
-    b.insert(b.end(), dst_.begin(), dst_.end());
-    b.insert(b.end(), ext.begin(), ext.end());
   }
-  b.insert(b.end(), l4.begin(), l4.end());
-  if (b.size() < 60) b.resize(60, 0);  // Ethernet minimum (without FCS)
-  return b;
+  uint32_t plen = static_cast<uint32_t>(ext.size() + l4_len);
+  put32(b, 0x60000000);
+  put16(b, static_cast<uint16_t>(plen));
+  b.push_back(chain.empty() ? proto_ : chain[0]);
+  b.push_back(ttl_);
+  b.insert(b.end(), src_.begin(), src_.end());
+  b.insert(b.end(), dst_.begin(), dst_.end());
+  b.insert(b.end(), ext.begin(), ext.end());
 }
 
 }  // namespace rl::packet

@@ -39,6 +39,12 @@ class Builder {
   std::vector<uint8_t> build() const;
 
  private:
+  // The transport header (none for a later fragment), the payload and the L4 checksum.
+  std::vector<uint8_t> transport() const;
+  // The IP header, and IPv6's extension headers, for `l4_len` bytes of transport and payload.
+  void put_ipv4(std::vector<uint8_t>& b, size_t l4_len) const;
+  void put_ipv6(std::vector<uint8_t>& b, size_t l4_len) const;
+
   struct Ext {
     uint8_t type;
     uint8_t len8;

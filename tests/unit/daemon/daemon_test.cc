@@ -8,6 +8,7 @@
 #include "daemon/config.h"
 #include "daemon/policy_manager.h"
 #include "fake_datapath.h"
+#include "scratch_dir.h"
 
 namespace rl::daemon {
 namespace {
@@ -16,20 +17,9 @@ namespace fs = std::filesystem;
 
 using testing::FakeDatapath;
 
-class PolicyDir : public ::testing::Test {
+class PolicyDir : public testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("rl-pm-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  void write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-  }
-
-  fs::path dir_;
+  PolicyDir() : ScratchDirTest("rl-pm-") {}
 };
 
 TEST_F(PolicyDir, ReloadAppliesAndKeepsIdentities) {

@@ -14,6 +14,7 @@
 #include "daemon/offenders.h"
 #include "daemon/traffic.h"
 #include "fake_datapath.h"
+#include "rule_views.h"
 
 namespace rl::daemon {
 namespace {
@@ -26,13 +27,7 @@ constexpr uint64_t kSec = 1'000'000'000ULL;
 Json args(Json kv) { return kv; }
 
 RuleView rule(const std::string& name, uint32_t id, uint8_t key_kind, uint32_t slot = 0) {
-  RuleView v;
-  v.name = name;
-  v.rule.name = name;
-  v.compiled.id = id;
-  v.compiled.key_kind = key_kind;
-  v.compiled.stats_slot = slot;
-  return v;
+  return testing::rule_view(name, id, key_kind, slot);
 }
 
 TEST(Handlers, RuntimeEntriesAddListExpireAndDelete) {
@@ -228,17 +223,7 @@ rl_key key_of(const RuleView& rule, const std::string& addr) {
 // An offender report for the key `rule` builds for `addr`, as rl_events carries one.
 rl_event report(const FakeDatapath& dp, const RuleView& rule, const std::string& addr,
                 bool blocked = false) {
-  rl_key k = key_of(rule, addr);
-  rl_event ev{};
-  ev.kind = RL_EVENT_OVER_LIMIT;
-  ev.rule_id = k.rule_id;
-  ev.key_hash = dp.key_hash(k);
-  ev.family = k.family;
-  ev.key_kind = k.kind;
-  ev.dport = k.dport;
-  ev.blocked = blocked;
-  std::memcpy(ev.addr, k.addr, sizeof(ev.addr));
-  return ev;
+  return testing::over_limit_report(dp, rule.compiled, addr, blocked);
 }
 
 TEST(Handlers, TopRanksOffendersByDropsWithinARule) {

@@ -3,9 +3,8 @@
 // a real policy: every limit of a stacked rule with its own key, state and drops.
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <memory>
+#include <stdexcept>
 
 #include "daemon/handlers/handlers.h"
 #include "daemon/handlers/key_show.h"
@@ -14,11 +13,12 @@
 #include "daemon/policy_manager.h"
 #include "fake_datapath.h"
 #include "rl_limiter_state.h"
+#include "rule_views.h"
+#include "scratch_dir.h"
 
 namespace rl::daemon {
 namespace {
 
-namespace fs = std::filesystem;
 using control::Json;
 using testing::FakeDatapath;
 
@@ -43,14 +43,12 @@ constexpr const char* kPolicy =
     "    limit: {rate: 10/s}\n"
     "    key: rule\n";
 
-class KeyShow : public ::testing::Test {
+class KeyShow : public testing::ScratchDirTest {
  protected:
+  KeyShow() : ScratchDirTest("rl-keyshow-") {}
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("rl-keyshow-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-    std::ofstream(dir_ / "p.yaml") << kPolicy;
+    ScratchDirTest::SetUp();
+    write("p.yaml", kPolicy);
     pm_ = std::make_unique<PolicyManager>(dp_, dir_.string(), compiler::CompileOptions{},
                                           compiler::RuleIds{});
     auto r = pm_->reload("test");
@@ -60,7 +58,6 @@ class KeyShow : public ::testing::Test {
         -1, [this](uint32_t id) { return handlers::rule_ref(rules_, id); },
         [this](uint64_t h) { return dp_.offender_drops(h); });
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   const RuleView& view(const std::string& name) {
     for (const auto& v : rules_)
@@ -69,24 +66,16 @@ class KeyShow : public ::testing::Test {
   }
   // The data path's report of an over-limit key of one limit, and the drops it counted for it.
   void dropped(const rl_rule& lim, const std::string& addr, uint64_t drops) {
-    rl_key k = key_for(lim, *Address::parse(addr), 0);
-    rl_event ev{};
-    ev.kind = RL_EVENT_OVER_LIMIT;
-    ev.rule_id = lim.id;
-    ev.key_hash = dp_.key_hash(k);
-    ev.family = k.family;
-    ev.key_kind = k.kind;
-    std::memcpy(ev.addr, k.addr, sizeof(ev.addr));
+    rl_event ev = testing::over_limit_report(dp_, lim, addr);
     dp_.drops[ev.key_hash] = drops;
     log_->handle(ev);
   }
-  Json show(Json args) {
+  Json show(const Json& args) {
     Json r = key_show(dp_, rules_, *log_, args);
     EXPECT_TRUE(r["ok"]) << r.dump();
     return r["data"];
   }
 
-  fs::path dir_;
   FakeDatapath dp_;
   std::unique_ptr<PolicyManager> pm_;
   std::vector<RuleView> rules_;

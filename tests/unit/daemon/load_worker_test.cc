@@ -43,11 +43,11 @@ TEST(LoadWorker, ALateJobIsAnsweredAtItsLimitAndTheNextWaitsForIt) {
               while (!release) std::this_thread::sleep_for(1ms);
               first_ended = true;
             },
-            [&](bool timed_out) { order.push_back(timed_out ? "first late" : "first"); },
+            [&](bool timed_out) { order.emplace_back(timed_out ? "first late" : "first"); },
             50ms});
-  w.submit({[&] { order.push_back("second starts"); },
+  w.submit({[&] { order.emplace_back("second starts"); },
             [&] { second_saw_first_ended = first_ended.load(); },
-            [&](bool timed_out) { order.push_back(timed_out ? "second late" : "second"); }, 5s});
+            [&](bool timed_out) { order.emplace_back(timed_out ? "second late" : "second"); }, 5s});
   auto t0 = std::chrono::steady_clock::now();
   while (order.empty() && std::chrono::steady_clock::now() - t0 < 5s) {
     std::this_thread::sleep_for(5ms);

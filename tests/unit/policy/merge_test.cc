@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "policy/loader.h"
+#include "scratch_dir.h"
 
 namespace rl::policy {
 namespace {
@@ -19,25 +20,11 @@ std::string all_errors(const LoadResult& r) {
   return out;
 }
 
-class PolicyDir : public ::testing::Test {
+class PolicyDir : public rl::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("rl_policy_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  PolicyDir() : ScratchDirTest("rl_policy_test_") {}
 
-  std::string write(const std::string& name, const std::string& text) {
-    fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  fs::path dir_;
 };
 
 TEST_F(PolicyDir, MergesSetsAndRulesAcrossFiles) {

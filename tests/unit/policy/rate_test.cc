@@ -13,7 +13,7 @@ constexpr uint64_t kHour = 60 * kMin;
 constexpr uint64_t kDay = 24 * kHour;
 
 struct RateCase {
-  const char* text;
+  const char* text = nullptr;
   Rate want;
 };
 

@@ -63,8 +63,8 @@ TEST(RlctlCli, WordsThatAreArgumentsAreNotCommands) {
   EXPECT_EQ(r.code, 1) << r.describe();
   EXPECT_EQ(r.err.find("unknown command"), std::string::npos) << r.err;
   // Past "--" nothing is a command; a command without subcommands leaves extra words to CLI11.
-  for (std::vector<std::string> args : {std::vector<std::string>{"--", "frobnicate"},
-                                        std::vector<std::string>{"stats", "frobnicate"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--", "frobnicate"},
+                                               std::vector<std::string>{"stats", "frobnicate"}}) {
     auto extra = rlctl(args);
     EXPECT_EQ(extra.code, 2) << extra.describe();
     EXPECT_EQ(extra.err.find("unknown command"), std::string::npos) << extra.err;
@@ -74,12 +74,12 @@ TEST(RlctlCli, WordsThatAreArgumentsAreNotCommands) {
 }
 
 TEST(RlctlCli, HelpShowsWhatHelpFlagsShow) {
-  for (std::vector<std::string> path :
+  for (const std::vector<std::string>& path :
        {std::vector<std::string>{}, std::vector<std::string>{"policy"},
         std::vector<std::string>{"policy", "validate"}, std::vector<std::string>{"top"},
         std::vector<std::string>{"allow", "add"}}) {
     auto flag_args = path;
-    flag_args.push_back("--help");
+    flag_args.emplace_back("--help");
     auto flag = rlctl(flag_args);
     ASSERT_EQ(flag.code, 0) << flag.describe();
     auto help_args = path;
@@ -110,7 +110,7 @@ struct HelpSections {
 };
 HelpSections help_sections(const std::vector<std::string>& path) {
   auto args = path;
-  args.push_back("--help");
+  args.emplace_back("--help");
   auto r = rlctl(args);
   HelpSections h;
   std::istringstream in(r.out);
