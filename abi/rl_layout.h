@@ -26,6 +26,8 @@
 #define RL_BYTE_CLASS_ENTRIES  (RL_GENERATIONS * RL_BYTE_TABLES * RL_BYTE_ENTRIES)
 #define RL_SRC_FILTER_ENTRIES  (RL_GENERATIONS * 2 * RL_FILTER_WORDS) /* rl_src_filter */
 #define RL_LIMIT_STATS_ENTRIES (RL_MAX_RULE_IDS * RL_MAX_LIMITS)      /* rl_limit_stats */
+/* rl_key_summary for the default key table; the loader sizes both with the table it makes. */
+#define RL_DEFAULT_SUMMARY_ENTRIES (RL_DEFAULT_KEY_CAPACITY / RL_WAYS / RL_SUMMARY_SETS)
 
 /* ---- The rule set, per generation ---- */
 

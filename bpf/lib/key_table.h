@@ -24,7 +24,7 @@ const volatile __u32 rl_key_low_bits = RL_KEY_SETS_MIN_LOG2;
 const volatile __u64 rl_hash_seed = 0;
 
 /* How many times a key's state word went down other than by time: rld's reset of a key (rlctl
- * unblock), raised after the reset's stores (bpf_datapath.cc's reset_key, through the skeleton's
+ * unblock), raised after the reset's stores (bpf_key_table.cc's reset_key, through the skeleton's
  * mmapped .bss), and a new-source budget's token given back (rl_limit), raised after the refund's
  * CAS. A memo's refusal is good only under the count it was read under (memo.h). */
 volatile __u32 rl_key_resets = 0;
@@ -106,7 +106,7 @@ static __always_inline int rl_way_take(struct rl_slot *s, __u32 t, __u8 *print)
 /* The summary line of set set_idx (rl_abi.h). */
 static __always_inline struct rl_set_summary *rl_summary_of(__u32 set_idx)
 {
-	__u32 line = set_idx / RL_SUMMARY_SETS;
+	__u32 line = rl_summary_line(set_idx);
 	return bpf_map_lookup_elem(&rl_key_summary, &line);
 }
 
@@ -189,7 +189,7 @@ __attribute__((noinline)) int rl_set_find(struct rl_set *set, __u32 set_idx, __u
 		/* The claim's CAS expects the tag this scan read: a way another CPU has taken since
 		 * fails it, and the packet is judged on the next attempt's scan. */
 		struct rl_slot *s = &set->way[victim & (RL_WAYS - 1)];
-		__u8 *print = &sum->print[set_idx % RL_SUMMARY_SETS][victim & (RL_WAYS - 1)];
+		__u8 *print = &sum->print[rl_summary_row(set_idx)][victim & (RL_WAYS - 1)];
 		if (free >= 0 ? rl_way_take(s, tag, print)
 			      : rl_slot_claim(s, reusable_tag, tag, print))
 			return victim | RL_WAYS;
@@ -221,9 +221,8 @@ static __always_inline struct rl_set *rl_key_set(__u64 h, int screen, __u32 *set
 	*set_idx = idx;
 	if (screen) {
 		struct rl_set_summary *sum = rl_summary_of(idx);
-		if (sum &&
-		    !rl_prints_match(RL_READ_ONCE(*(__u32 *)sum->print[idx % RL_SUMMARY_SETS]),
-				     rl_tag_print(*tag))) {
+		if (sum && !rl_prints_match(RL_READ_ONCE(*(__u32 *)sum->print[rl_summary_row(idx)]),
+					    rl_tag_print(*tag))) {
 			*found = RL_SET_UNSEEN;
 			return 0;
 		}

@@ -200,7 +200,7 @@ struct {
  * with rl_keys. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, RL_DEFAULT_KEY_CAPACITY / RL_WAYS / RL_SUMMARY_SETS);
+	__uint(max_entries, RL_DEFAULT_SUMMARY_ENTRIES);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct rl_set_summary);
