@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "daemon/notify.h"
 #include "policy/loader.h"
+#include "rl_layout.h"
 
 namespace rl::daemon {
 
@@ -162,8 +163,8 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
   std::map<std::string, const policy::Rule*> by_name;
   for (const auto& rule : p.rules) by_name[rule.name] = &rule;
   for (size_t i = 0; i < compiled->rules.size(); i++) {
-    auto more =
-        compiled->more_limits.begin() + static_cast<std::ptrdiff_t>(i * (RL_MAX_LIMITS - 1));
+    auto more = compiled->more_limits.begin() +
+                static_cast<std::ptrdiff_t>(rl_stacked_index(static_cast<uint32_t>(i), 0));
     views.push_back({compiled->names[i],
                      compiled->rules[i],
                      *by_name.at(compiled->names[i]),
