@@ -77,40 +77,34 @@ static __always_inline __u32 rl_malformed_verdict(const struct rl_gen_config *gc
 	return gc->malformed_verdict == RL_VERDICT_PASS ? XDP_PASS : XDP_DROP;
 }
 
-/* The one place a packet's outcome is counted: the global counter, the rule's counters rc (a
- * packet of a rule counts as passed or dropped, so readers derive matched), the test trace, and
- * the traffic sample of a packet that matched a rule (its key k). A global function, verified
- * once: the verifier would otherwise walk it again for every way a packet can end. */
-__attribute__((noinline)) int rl_account(const struct rl_outcome *o, struct rl_rule_counters *rc,
-					 const struct rl_key *k, __u64 bytes)
+/* The one place a packet's outcome is counted: the global counter, the rule's counters (a packet
+ * of a rule counts as passed or dropped, so readers derive matched), the test trace, and the
+ * traffic sample of a packet that matched a rule. Inlined at each exit, with no call on the
+ * packet's path; the outcome is read from the CPU's scratch, whose contents the verifier does not
+ * track, so the exits' different outcomes do not multiply its states. */
+static __always_inline int rl_account(const struct rl_path *p, const struct rl_outcome *o)
 {
-	if (!o)
-		return XDP_DROP;
 	if (o->counter != RL_GC_MAX)
-		rl_count(o->counter, bytes);
+		rl_count(o->counter, p->bytes);
+	struct rl_rule_counters *rc = p->counters;
 	if (rc) {
 		if (o->d.verdict == XDP_DROP) {
 			rc->dropped_pkts++;
-			rc->dropped_bytes += bytes;
+			rc->dropped_bytes += p->bytes;
 		} else {
 			if (o->monitored) {
 				rc->monitored_pkts++;
-				rc->monitored_bytes += bytes;
+				rc->monitored_bytes += p->bytes;
 			}
 			rc->passed_pkts++;
-			rc->passed_bytes += bytes;
+			rc->passed_bytes += p->bytes;
 		}
 	}
 	if (rl_trace_decisions)
 		__builtin_memcpy(&rl_trace, &o->d, sizeof(rl_trace));
-	if (k)
-		return rl_traffic(k, bytes, o->d.verdict);
+	if (o->d.rule_pos >= 0)
+		return rl_traffic(&p->info->key, p->bytes, o->d.verdict);
 	return o->d.verdict;
-}
-
-static __always_inline int rl_booked(const struct rl_path *p, const struct rl_outcome *o)
-{
-	return rl_account(o, p->counters, p->counters ? &p->info->key : 0, p->bytes);
 }
 
 /* The CPU's scratch, the control block and the rule set in force; 0 if a map is missing. */
@@ -405,22 +399,22 @@ int rl_xdp(struct xdp_md *ctx)
 	__builtin_memset(o, 0, sizeof(*o));
 	o->d.rule_pos = -1;
 	if (rl_stage_parse(&p, o))
-		return rl_booked(&p, o);
+		return rl_account(&p, o);
 	if (rl_stage_runtime_lists(&p, o))
-		return rl_booked(&p, o);
+		return rl_account(&p, o);
 	if (rl_stage_rule(&p, o))
-		return rl_booked(&p, o);
+		return rl_account(&p, o);
 	rl_stage_key(&p);
 	if (rl_stage_syncookie(&p, o))
-		return rl_booked(&p, o);
+		return rl_account(&p, o);
 	if (rl_stage_cluster(&p, o))
-		return rl_booked(&p, o);
+		return rl_account(&p, o);
 	int res = rl_stage_limits(&p, o);
 	if (res == RL_LIMIT_ADMIT)
 		rl_admitted(&p, o);
 	else
 		rl_refused(&p, res, o);
-	return rl_booked(&p, o);
+	return rl_account(&p, o);
 }
 
 /* The data path's clock, for the controller: expiries it writes (runtime entries, cluster
