@@ -348,9 +348,12 @@ Json request(const typename Command::Request& args) {
 
 void to_json(Json& j, const NoArgs&);
 void from_json(const Json& j, NoArgs&);
+// T names a type, which cannot be parenthesised where a declaration names it.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define RL_CONTROL_JSON(T)           \
   void to_json(Json& j, const T& v); \
   void from_json(const Json& j, T& v);
+// NOLINTEND(bugprone-macro-parentheses)
 RL_CONTROL_JSON(AttachRequest)
 RL_CONTROL_JSON(InterfaceRequest)
 RL_CONTROL_JSON(PolicyShowRequest)

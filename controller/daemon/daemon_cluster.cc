@@ -31,7 +31,8 @@ Status Daemon::start_cluster() {
   ro.key_prefix = cfg_.redis_key_prefix;
   // Created without connecting: rld starts (and enforces local limits) while Redis is down.
   auto store = cluster::RedisStore::create(ro);
-  if (!store) return store.error().wrap("cluster");
+  // rld's start reports the message; the error's kind matters only to the sync loop.
+  if (!store) return static_cast<const Error&>(store.error()).wrap("cluster");
   ClusterConfig cc;
   cc.node = cfg_.node_name;
   if (cc.node.empty()) {
