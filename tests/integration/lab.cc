@@ -106,8 +106,9 @@ Lab::Lab(Lab&& o) noexcept
 Lab::~Lab() { destroy(); }
 
 void Lab::destroy() {
-  for (const auto& ns : std::views::reverse(created_))
-    if (auto s = delete_namespace(ns); !s)
+  // Reverse iterators, not std::views::reverse, which clang 14 cannot parse in libstdc++ 12.
+  for (auto ns = created_.rbegin(); ns != created_.rend(); ++ns)  // NOLINT(modernize-loop-convert)
+    if (auto s = delete_namespace(*ns); !s)
       std::fprintf(stderr, "lab: cleanup: %s\n", s.error().str().c_str());
   created_.clear();
 }
