@@ -9,7 +9,7 @@
 
 #include "common/cli_exit.h"
 #include "common/log.h"
-#include "daemon/synproxy.h"
+#include "daemon/synproxy/synproxy.h"
 #include "datapath/pin_lock.h"
 #include "datapath/pin_scope.h"
 #include "datapath/pins.h"

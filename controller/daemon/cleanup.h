@@ -11,7 +11,7 @@
 
 #include "common/fd.h"
 #include "common/result.h"
-#include "daemon/config.h"
+#include "daemon/config/config.h"
 
 namespace rl::daemon {
 

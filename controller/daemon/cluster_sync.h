@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cluster/sync/cluster_sync.h"
-#include "daemon/policy_manager.h"
+#include "daemon/policy/policy_manager.h"
 
 namespace rl::daemon {
 

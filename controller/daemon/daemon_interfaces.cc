@@ -7,8 +7,8 @@
 
 #include "common/log.h"
 #include "daemon/daemon.h"
-#include "daemon/link_wait.h"
-#include "daemon/notify.h"
+#include "daemon/service/link_wait.h"
+#include "daemon/service/notify.h"
 #include "datapath/pins.h"
 
 namespace rl::daemon {

@@ -11,7 +11,7 @@
 
 #include "common/result.h"
 #include "daemon/cluster_sync.h"
-#include "daemon/policy_manager.h"
+#include "daemon/policy/policy_manager.h"
 #include "daemon/status.h"
 #include "datapath/datapath.h"
 #include "metrics/snapshot.h"

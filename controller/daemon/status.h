@@ -13,7 +13,7 @@
 
 #include "control/protocol.h"
 #include "daemon/key_usage.h"
-#include "daemon/policy_manager.h"
+#include "daemon/policy/policy_manager.h"
 #include "metrics/snapshot.h"
 
 namespace rl::daemon {

@@ -11,10 +11,10 @@
 
 #include "common/cli_exit.h"
 #include "common/log.h"
-#include "daemon/check_config.h"
 #include "daemon/cleanup.h"
-#include "daemon/config.h"
-#include "daemon/config_options.h"
+#include "daemon/config/check_config.h"
+#include "daemon/config/config.h"
+#include "daemon/config/config_options.h"
 #include "daemon/daemon.h"
 
 namespace {

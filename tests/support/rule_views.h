@@ -8,7 +8,7 @@
 #include <string>
 
 #include "daemon/key_state.h"
-#include "daemon/policy_manager.h"
+#include "daemon/policy/policy_manager.h"
 #include "fake_datapath.h"
 
 namespace rl::testing {

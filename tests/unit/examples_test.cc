@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "compiler/compiler.h"
-#include "daemon/config.h"
-#include "daemon/config_options.h"
+#include "daemon/config/config.h"
+#include "daemon/config/config_options.h"
 #include "policy/loader.h"
 #include "rl_abi.h"
 

@@ -13,9 +13,9 @@
 
 #include "control/protocol.h"
 #include "daemon/cluster_sync.h"
-#include "daemon/offenders.h"
-#include "daemon/policy_manager.h"
-#include "daemon/traffic.h"
+#include "daemon/offenders/offenders.h"
+#include "daemon/policy/policy_manager.h"
+#include "daemon/traffic/traffic.h"
 #include "datapath/datapath.h"
 
 namespace rl::daemon::handlers {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "control/protocol.h"
-#include "daemon/offenders.h"
-#include "daemon/policy_manager.h"
+#include "daemon/offenders/offenders.h"
+#include "daemon/policy/policy_manager.h"
 #include "datapath/datapath.h"
 
 namespace rl::daemon {

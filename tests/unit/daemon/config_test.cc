@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "daemon/check_config.h"
-#include "daemon/config.h"
-#include "daemon/config_options.h"
+#include "daemon/config/check_config.h"
+#include "daemon/config/config.h"
+#include "daemon/config/config_options.h"
 
 namespace rl::daemon {
 namespace {

@@ -11,8 +11,8 @@
 #include "control/handler_table.h"
 #include "daemon/handlers/handlers.h"
 #include "daemon/key_state.h"
-#include "daemon/offenders.h"
-#include "daemon/traffic.h"
+#include "daemon/offenders/offenders.h"
+#include "daemon/traffic/traffic.h"
 #include "fake_datapath.h"
 #include "rule_views.h"
 

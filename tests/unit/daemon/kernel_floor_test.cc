@@ -2,7 +2,7 @@
 // The kernel floor rld checks at start: the release's major.minor against 5.14.
 #include <gtest/gtest.h>
 
-#include "daemon/kernel_floor.h"
+#include "daemon/service/kernel_floor.h"
 
 namespace rl::daemon {
 namespace {

@@ -4,7 +4,7 @@
 // creates one while rld waits.)
 #include <gtest/gtest.h>
 
-#include "daemon/link_wait.h"
+#include "daemon/service/link_wait.h"
 
 namespace rl::daemon {
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // LoadWorker: one job at a time, `done` exactly once (at the end of the work or at the time
 // limit), a late job's successor only after it ended, and `done` may submit the next job.
-#include "daemon/load_worker.h"
+#include "daemon/policy/load_worker.h"
 
 #include <gtest/gtest.h>
 

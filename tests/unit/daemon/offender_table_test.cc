@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The offender table stays within its capacity, forgets the least recently seen offender first,
 // and costs the same per report however many offenders a flood has reported.
-#include "daemon/offender_table.h"
+#include "daemon/offenders/offender_table.h"
 
 #include <gtest/gtest.h>
 

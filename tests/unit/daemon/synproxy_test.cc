@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The stack side of SYN cookies as text: which ports, the nft script, the recorded sysctl. Its
 // effect on a real kernel is tested in tests/integration/syncookie_test.cc.
-#include "daemon/synproxy.h"
+#include "daemon/synproxy/synproxy.h"
 
 #include <gtest/gtest.h>
 

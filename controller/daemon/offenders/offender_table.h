@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "daemon/slot_index.h"
+#include "daemon/support/slot_index.h"
 
 namespace rl::daemon {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/synproxy.h"
+#include "daemon/synproxy/synproxy.h"
 
 #include <fcntl.h>
 #include <nftables/libnftables.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/link_wait.h"
+#include "daemon/service/link_wait.h"
 
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>

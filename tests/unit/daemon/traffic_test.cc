@@ -7,8 +7,8 @@
 #include <map>
 #include <random>
 
-#include "daemon/heavy_hitters.h"
-#include "daemon/traffic.h"
+#include "daemon/traffic/heavy_hitters.h"
+#include "daemon/traffic/traffic.h"
 
 namespace rl::daemon {
 namespace {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/check_config.h"
+#include "daemon/config/check_config.h"
 
 #include "compiler/compiler.h"
-#include "daemon/config_options.h"
+#include "daemon/config/config_options.h"
 #include "policy/loader.h"
 
 namespace rl::daemon {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/offender_table.h"
+#include "daemon/offenders/offender_table.h"
 
 #include <algorithm>
 

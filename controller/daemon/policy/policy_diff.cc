@@ -3,7 +3,7 @@
 #include <map>
 #include <set>
 
-#include "daemon/policy_manager.h"
+#include "daemon/policy/policy_manager.h"
 #include "policy/describe.h"
 
 namespace rl::daemon {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/load_worker.h"
+#include "daemon/policy/load_worker.h"
 
 #include <malloc.h>
 #include <poll.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/policy_manager.h"
+#include "daemon/policy/policy_manager.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "common/log.h"
-#include "daemon/notify.h"
+#include "daemon/service/notify.h"
 #include "policy/loader.h"
 #include "rl_layout.h"
 

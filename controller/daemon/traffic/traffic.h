@@ -16,8 +16,8 @@
 #include <memory>
 #include <vector>
 
-#include "daemon/bounded_ring.h"
-#include "daemon/heavy_hitters.h"
+#include "daemon/support/bounded_ring.h"
+#include "daemon/traffic/heavy_hitters.h"
 #include "rl_abi.h"
 
 namespace rl::daemon {

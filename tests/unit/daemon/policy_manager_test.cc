@@ -5,8 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "daemon/config.h"
-#include "daemon/policy_manager.h"
+#include "daemon/policy/policy_manager.h"
 #include "fake_datapath.h"
 #include "scratch_dir.h"
 

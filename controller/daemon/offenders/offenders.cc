@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/offenders.h"
+#include "daemon/offenders/offenders.h"
 
 #include <algorithm>
 #include <cstring>

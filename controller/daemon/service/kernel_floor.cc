@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/kernel_floor.h"
+#include "daemon/service/kernel_floor.h"
 
 #include <sys/utsname.h>
 

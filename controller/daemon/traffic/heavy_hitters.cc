@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/heavy_hitters.h"
+#include "daemon/traffic/heavy_hitters.h"
 
 #include <algorithm>
 #include <cstring>

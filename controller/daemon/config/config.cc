@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/config.h"
+#include "daemon/config/config.h"
 
 #include <yaml-cpp/yaml.h>
 
-#include "daemon/config_options.h"
+#include "daemon/config/config_options.h"
 #include "policy/suggest.h"
 
 namespace rl::daemon {

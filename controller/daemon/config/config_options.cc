@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/config_options.h"
+#include "daemon/config/config_options.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/bounded_ring.h"
+#include "daemon/support/bounded_ring.h"
 
 #include <cerrno>
 

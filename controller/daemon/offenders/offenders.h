@@ -13,8 +13,8 @@
 
 #include "common/mutex.h"
 #include "common/result.h"
-#include "daemon/bounded_ring.h"
-#include "daemon/offender_table.h"
+#include "daemon/offenders/offender_table.h"
+#include "daemon/support/bounded_ring.h"
 #include "rl_abi.h"
 
 namespace rl::daemon {

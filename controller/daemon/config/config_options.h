@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "daemon/config.h"
+#include "daemon/config/config.h"
 
 namespace rl::daemon {
 

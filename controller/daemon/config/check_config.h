@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.h"
+#include "daemon/config/config.h"
 
 namespace rl::daemon {
 

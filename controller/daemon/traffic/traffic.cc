@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/traffic.h"
+#include "daemon/traffic/traffic.h"
 
 #include <sys/random.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/loop_priority.h"
+#include "daemon/service/loop_priority.h"
 
 #include <sched.h>
 #include <sys/resource.h>

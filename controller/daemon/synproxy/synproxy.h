@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "daemon/policy_manager.h"
+#include "daemon/policy/policy_manager.h"
 #include "policy/model.h"
 
 namespace rl::daemon {

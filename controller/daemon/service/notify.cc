@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-#include "daemon/notify.h"
+#include "daemon/service/notify.h"
 
 #include <systemd/sd-daemon.h>
 #include <time.h>

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "daemon/slot_index.h"
+#include "daemon/support/slot_index.h"
 #include "rl_abi.h"
 
 namespace rl::daemon {
