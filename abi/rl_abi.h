@@ -209,13 +209,13 @@ struct rl_gen_config {
 struct rl_rule {
 	__u32 id; /* seeds the rule's key hashes; kept across reloads while the limiter is unchanged
 		   */
-	__u32 stats_slot; /* index into rl_rule_stats and rl_rule_meta */
-	__u8 algo;	  /* enum rl_algo */
-	__u8 key_kind;	  /* enum rl_key_kind */
-	__u8 cost_unit;	  /* enum rl_cost_unit */
-	__u8 action;	  /* enum rl_action */
-	__u8 v4_prefix;	  /* RL_KEY_SRC_PREFIX: prefix lengths */
-	__u8 v6_prefix;
+	__u32 stats_slot;	  /* index into rl_rule_stats and rl_rule_meta */
+	__u8 algo;		  /* enum rl_algo */
+	__u8 key_kind;		  /* enum rl_key_kind */
+	__u8 cost_unit;		  /* enum rl_cost_unit */
+	__u8 action;		  /* enum rl_action */
+	__u8 v4_prefix;		  /* prefix lengths of source and destination prefix keys; */
+	__u8 v6_prefix;		  /* per-source keys: 32, and the IPv6 client's prefix (rl_key.h) */
 	__u8 cost_shift;	  /* window algorithms with bytes: cost = ceil(bytes / 2^shift) */
 	__u8 flags;		  /* RL_RULE_F_* */
 	__u32 cluster_share_mask; /* cluster rules: early sync every (mask + 1) units per CPU */

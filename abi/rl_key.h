@@ -69,9 +69,11 @@ RL_KEY_INLINE void rl_key_fill(struct rl_key *k, const struct rl_rule *r, __u8 f
 		return;
 	}
 	__builtin_memcpy(k->addr, saddr, sizeof(k->addr));
-	if (r->key_kind == RL_KEY_SRC_PREFIX)
+	/* An IPv6 client holds a whole prefix (a /64 by default), so per-source keys take the
+	 * rule's IPv6 prefix too; the compiler sets the IPv4 one to 32 for them. */
+	if (r->key_kind == RL_KEY_SRC_PREFIX || family == 6)
 		rl_mask_addr(k->addr, family, family == 4 ? r->v4_prefix : r->v6_prefix);
-	else if (r->key_kind == RL_KEY_SRC_ADDR_DPORT && has_port)
+	if (r->key_kind == RL_KEY_SRC_ADDR_DPORT && has_port)
 		k->dport = dport;
 }
 

@@ -255,11 +255,13 @@ rules:
   - name: udp-flood
     match: {protocol: udp, port: 9}
     limit: {rate: 1/min, burst: 1}
+    prefix: {ipv6: 128}   # the IPv6 floods step through one /64: a key per address
     report: false
 $budget
   - name: syn-flood
     match: {protocol: tcp, port: 80, tcp_flags: syn}
     limit: {rate: 1/min, burst: 1}
+    prefix: {ipv6: 128}
     report: false
 $budget
 YAML

@@ -31,9 +31,10 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Load-time settings. */
 const volatile __u32 rl_trace_decisions = 0; /* tests: record each decision in rl_trace */
-/* Benchmarks and tests: replace the low 32 bits of an IPv6 source with n mod
- * rl_bench_src_spread, n counting packets, so one BPF_PROG_TEST_RUN repeat loop sees a stream of
- * distinct sources. Zero, and compiled out by the verifier, in production. */
+/* Benchmarks and tests: replace bits 32-63 of an IPv6 source with n mod rl_bench_src_spread, n
+ * counting packets, so one BPF_PROG_TEST_RUN repeat loop sees a stream of distinct clients (each
+ * its own /64, as per-source keys take them). Zero, and compiled out by the verifier, in
+ * production. */
 const volatile __u32 rl_bench_src_spread = 0;
 /* The kernel has the conntrack lookup SYN cookies need (bpf/lib/syncookie.h). */
 const volatile __u32 rl_syncookies_available = 0;
@@ -144,7 +145,7 @@ static __always_inline int rl_stage_parse(struct rl_path *p, struct rl_outcome *
 	if (rl_bench_src_spread && pkt->family == 6) {
 		/* Atomic, so that CPUs running at once never send the same source twice. */
 		__u32 n = __sync_fetch_and_add(&rl_bench_counter, 1);
-		pkt->saddr[3] = bpf_htonl(n % rl_bench_src_spread);
+		pkt->saddr[1] = bpf_htonl(n % rl_bench_src_spread);
 	}
 	return 0;
 }

@@ -53,10 +53,14 @@ std::string key_text(uint8_t kind, uint8_t family, const __u32 addr[4], uint16_t
       p = std::to_chars(p, end, b[i]).ptr;
     }
   }
-  if (kind == RL_KEY_SRC_PREFIX) {
+  // A per-source IPv6 key is the client's prefix (rl_key.h): "2001:db8:0:7::/64".
+  const bool client_prefix =
+      family == 6 && v6_prefix < 128 && (kind == RL_KEY_SRC_ADDR || kind == RL_KEY_SRC_ADDR_DPORT);
+  if (kind == RL_KEY_SRC_PREFIX || client_prefix) {
     *p++ = '/';
     p = std::to_chars(p, end, family == 6 ? v6_prefix : v4_prefix).ptr;
-  } else if (kind == RL_KEY_SRC_ADDR_DPORT) {
+  }
+  if (kind == RL_KEY_SRC_ADDR_DPORT) {
     *p++ = '|';
     p = std::to_chars(p, end, dport).ptr;
   }

@@ -59,6 +59,10 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
     r.v4_prefix = 32;  // a whole address is its full-length prefix
     r.v6_prefix = 128;
   }
+  // A source's key is its whole IPv4 address, or the IPv6 prefix its client holds.
+  if (rule.key == policy::KeyKind::kSourceAddress ||
+      rule.key == policy::KeyKind::kSourceAddressPort)
+    r.v4_prefix = 32;
   r.flags = rule.report ? RL_RULE_F_REPORT : 0;
   if (rule.syn_cookies) r.flags |= RL_RULE_F_SYN_COOKIES;
   r.block_ns = rule.block_ns;

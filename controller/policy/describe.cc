@@ -99,6 +99,8 @@ std::string describe_one(const Limit& l, KeyKind key, uint8_t v4_prefix, uint8_t
   out += std::string(" per ") + key_name(key);
   if (key == KeyKind::kSourcePrefix || key == KeyKind::kDestinationPrefix)
     out += " /" + std::to_string(v4_prefix) + " /" + std::to_string(v6_prefix);
+  if ((key == KeyKind::kSourceAddress || key == KeyKind::kSourceAddressPort) && v6_prefix != 64)
+    out += " (IPv6 /" + std::to_string(v6_prefix) + ")";
   return out;
 }
 

@@ -103,7 +103,7 @@ struct StackedLimit {
   Limit limit;
   KeyKind key = KeyKind::kSourceAddress;
   uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix and kDestinationPrefix
-  uint8_t v6_prefix = 64;
+  uint8_t v6_prefix = 64;  // those two, and an IPv6 client's prefix for kSource*
   bool operator==(const StackedLimit&) const = default;
 };
 
@@ -126,7 +126,7 @@ struct Rule {
   Limit limit;
   KeyKind key = KeyKind::kSourceAddress;
   uint8_t v4_prefix = 24;  // KeyKind::kSourcePrefix and kDestinationPrefix
-  uint8_t v6_prefix = 64;
+  uint8_t v6_prefix = 64;  // those two, and an IPv6 client's prefix for kSource*
   Action action = Action::kDrop;
   uint64_t block_ns = 0;  // drop everything from a key for this long once it exceeds
   bool report = true;     // log offenders

@@ -183,6 +183,26 @@ void read_prefix(Reader& r, const Field& f, uint8_t& v4_prefix, uint8_t& v6_pref
     if (auto n = integer(r, *v6, "prefix ipv6", 0, 128)) v6_prefix = static_cast<uint8_t>(*n);
 }
 
+// `prefix: {ipv6: M}` with a per-source key: the IPv6 prefix one client holds. Shorter than /32
+// is a network, not a client; an IPv4 source is keyed by its whole address.
+void read_client_prefix(Reader& r, const Field& f, uint8_t& v6_prefix) {
+  if (!expect_map(r, f, "prefix")) return;
+  Fields fields(r, f.value, kPrefixSchema);
+  if (const Field* v4 = fields.get("ipv4"))
+    r.error(v4->key_at,
+            "a per-source key takes an IPv4 source whole: for a shorter IPv4 prefix use "
+            "key: source_prefix");
+  if (const Field* v6 = fields.get("ipv6")) {
+    auto n = integer(r, *v6, "prefix ipv6", 0, 128);
+    if (n && *n < 32)
+      r.error(v6->at,
+              "prefix ipv6 of a per-source key is what one client holds, /32 to /128, not /" +
+                  std::to_string(*n) + ": for a network use key: source_prefix");
+    else if (n)
+      v6_prefix = static_cast<uint8_t>(*n);
+  }
+}
+
 // key: and prefix: of a rule or of an item of `limits:`. Returns whether the key was read.
 bool read_key_and_prefix(Reader& r, const Fields& fields, KeyKind& key, uint8_t& v4_prefix,
                          uint8_t& v6_prefix) {
@@ -193,9 +213,12 @@ bool read_key_and_prefix(Reader& r, const Fields& fields, KeyKind& key, uint8_t&
     key_ok = kind.has_value();
   }
   if (const Field* prefix = fields.get("prefix")) {
-    if (key_ok && key != KeyKind::kSourcePrefix && key != KeyKind::kDestinationPrefix)
+    if (key_ok && (key == KeyKind::kSourceAddress || key == KeyKind::kSourceAddressPort))
+      read_client_prefix(r, *prefix, v6_prefix);
+    else if (key_ok && key != KeyKind::kSourcePrefix && key != KeyKind::kDestinationPrefix)
       r.error(prefix->key_at,
-              "prefix is only valid with key: source_prefix or key: destination_prefix");
+              "prefix is only valid with key: source, source_port, source_prefix or "
+              "destination_prefix");
     else
       read_prefix(r, *prefix, v4_prefix, v6_prefix);
   }

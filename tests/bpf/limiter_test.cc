@@ -43,6 +43,35 @@ TEST_F(LimiterTest, TokenBucketBurstThenRate) {
   EXPECT_EQ(ok, 5 + 99);  // burst at t=0, then one per 100 ms over 9.99 s
 }
 
+// An IPv6 client holds a /64: a per-source key counts the /64, whatever host bits a sender
+// rotates through, unless the rule keys by the whole address.
+TEST_F(LimiterTest, PerSourceKeysCountAnIpv6ClientByItsPrefix) {
+  one_rule(token_bucket("per-client", 1, 2));
+  EXPECT_EQ(passed(udp6("2001:db8:0:5::1"), 1), 1);
+  EXPECT_EQ(passed(udp6("2001:db8:0:5:ffff:1:2:3"), 1), 1);
+  EXPECT_EQ(passed(udp6("2001:db8:0:5::9"), 4), 0) << "the /64's burst of 2 is spent";
+  EXPECT_EQ(passed(udp6("2001:db8:0:6::1"), 4), 2) << "the next /64 is another client";
+  EXPECT_EQ(passed(udp4("198.18.0.1"), 4), 2);
+  EXPECT_EQ(passed(udp4("198.18.0.2"), 4), 2) << "IPv4 sources are whole addresses";
+
+  auto hosts = token_bucket("per-host", 1, 2);
+  hosts.v6_prefix = 128;
+  one_rule(hosts);
+  EXPECT_EQ(passed(udp6("2001:db8:0:7::1"), 4), 2);
+  EXPECT_EQ(passed(udp6("2001:db8:0:7::2"), 4), 2) << "keyed by /128, each address counts alone";
+
+  auto ports = token_bucket("per-client-port", 1, 2);
+  ports.key = policy::KeyKind::kSourceAddressPort;
+  ports.v6_prefix = 56;
+  one_rule(ports);
+  auto to = [](const std::string& src, uint16_t port) {
+    return packet::Builder().ipv6(src, "2001:db8:ff::1").udp(40000, port).build();
+  };
+  EXPECT_EQ(passed(to("2001:db8:1:aa::1", 53), 4), 2);
+  EXPECT_EQ(passed(to("2001:db8:1:bb::1", 53), 4), 0) << "the same /56 and port";
+  EXPECT_EQ(passed(to("2001:db8:1:bb::1", 123), 4), 2) << "another port";
+}
+
 TEST_F(LimiterTest, TokenBucketBytes) {
   auto r = token_bucket("bw", 0, 0);
   r.limit.rate = per_second(10'000, policy::Unit::kBytes);  // 10 kB/s

@@ -146,14 +146,14 @@ TEST_F(CraftedTest, ListsDecideEveryCraftedPacket) {
   EXPECT_EQ(global(RL_GC_RUNTIME_DENIED), kinds);
 }
 
-// A rule on addresses alone limits every crafted packet; each kind gets its own source, so its
-// own bucket of 2.
+// A rule on addresses alone limits every crafted packet; each kind gets its own source (IPv6:
+// its own /64, the client a per-source key counts), so its own bucket of 2.
 TEST_F(CraftedTest, AddressRulesLimitEveryCraftedPacket) {
   apply(policy(policy::Verdict::kPass));
   size_t n = crafted("198.18.10.1", "2001:db8:10::1").size();
   for (size_t i = 0; i < n; i++) {
     std::string host = std::to_string(i + 1);
-    const auto c = crafted("198.18.10." + host, "2001:db8:10::" + host)[i];
+    const auto c = crafted("198.18.10." + host, "2001:db8:10:" + host + "::1")[i];
     int lab = 0, limited = 0;
     for (int k = 0; k < 4; k++) {
       auto d = send(c.frame);

@@ -115,7 +115,7 @@ TEST_F(TrafficSampleTest, AFullRingShedsIntoACounter) {
 
 // Which packets: each CPU lets a random number of matched packets by between two samples, 1 to
 // 2^(k+1) - 1 of them with mean 2^k, drawn after each sample (sample.h). Here the program numbers
-// its packets (rl_bench_src_spread writes the packet's number into the low word of its IPv6
+// its packets (rl_bench_src_spread writes the packet's number into bits 32-63 of its IPv6
 // source), so each sample's key says which packet it was.
 class TrafficGapTest : public TrafficSampleTest {
  protected:
@@ -130,7 +130,7 @@ TEST_F(TrafficGapTest, GapsBetweenSamplesAreRandomWithTheConfiguredMean) {
   auto f = packet::Builder().ipv6("2001:db8::1", "2001:db8:ff::2").udp(40000, 80).build();
   ASSERT_TRUE(hooks().run(f, 32'000).ok());
   std::vector<uint32_t> at;
-  for (const auto& s : drain(dp_->samples_fd())) at.push_back(ntohl(s.key.addr[3]));
+  for (const auto& s : drain(dp_->samples_fd())) at.push_back(ntohl(s.key.addr[1]));
   std::sort(at.begin(), at.end());
   ASSERT_GE(at.size(), 1'500u) << "about 2,000 samples";
   const uint32_t mean = 1u << kShift, longest = 2 * mean - 1;

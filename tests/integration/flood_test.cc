@@ -264,6 +264,7 @@ TEST_P(FloodTest, AFloodOfSpoofedSourcesCannotStallTheControlPlane) {
                "  - name: flood\n"
                "    match: {protocol: udp, port: 9}\n"
                "    key: source\n"
+               "    prefix: {ipv6: 128}\n"  // the flood's million addresses, a key each
                "    limit: {rate: 1/min, burst: 1}\n"
                "    report: true\n");
   rld_extra_args_ = {"--traffic-sample-shift", "4"};

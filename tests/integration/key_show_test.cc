@@ -2,6 +2,7 @@
 // `rlctl key show` on a rule that stacks a per-source and a per-/24 limit, against a real rld
 // whose XDP program judged real packets from several sources of one /24: each limit's key, state
 // and drops, checked against what the receiver got and the data path's counters.
+// An IPv6 client is its /64 under key: source, found from any of its addresses.
 #include <sstream>
 
 #include "rld_fixture.h"
@@ -102,6 +103,52 @@ TEST_F(RldTest, KeyShowListsEveryLimitOfAStackedRuleWithItsDrops) {
        {std::string("udp9"), std::string("per-24"), std::string("198.18.7.0/24"),
         std::string("of 50.0 packets left"), " " + std::to_string(dropped) + " "})
     EXPECT_NE(prefix_row.find(cell), std::string::npos) << cell << " in\n" << text.out;
+}
+
+// An IPv6 client is its /64: four addresses of one /64 share one bucket under key: source, and
+// any address of it finds that key; with prefix {ipv6: 128} each address has its own.
+constexpr char kClientPolicy[] =
+    "rules:\n"
+    "  - name: per-client\n"
+    "    match: {protocol: udp, port: 9}\n"
+    "    limit: {rate: 1/min, burst: 20}\n"
+    "    key: source\n"
+    "  - name: per-host\n"
+    "    match: {protocol: udp, port: 10}\n"
+    "    limit: {rate: 1/min, burst: 20}\n"
+    "    key: source\n"
+    "    prefix: {ipv6: 128}\n";
+
+TEST_F(RldTest, AnIpv6ClientIsItsSlash64) {
+  write_policy("p.yaml", kClientPolicy);
+  start_rld();
+  // 2001:db8:0:7::1 .. ::4 in turn, 25 datagrams each.
+  auto d = deliver({.src = "2001:db8:0:7::/64", .sources = 4, .count = 100, .rate = 4000});
+  ASSERT_TRUE(d.ok()) << d.error().str();
+  ASSERT_EQ(d->sent.sent, 100u);
+  EXPECT_EQ(d->got.received, 20u) << "one burst for the /64, whichever address sent";
+  const uint64_t dropped = d->sent.sent - d->got.received;
+
+  Json k;
+  for (int i = 0; i < 50; i++) {  // the offender report comes through the ring buffer
+    k = ctl({"key", "show", "2001:db8:0:7:abcd::1", "--rule", "per-client"});
+    if (k["rules"].size() == 1 && k["rules"][0]["limits"][0]["drops"].get<uint64_t>() > 0) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(k["rules"].size(), 1u) << k.dump(2);
+  const Json& client = k["rules"][0]["limits"][0];
+  EXPECT_EQ(client["key"], "2001:db8:0:7::/64") << "an address the lab never sent from";
+  ASSERT_TRUE(client["tracked"].get<bool>()) << k.dump(2);
+  EXPECT_LT(client["state"]["tokens"].get<double>(), 1.0) << k.dump(2);
+  EXPECT_EQ(client["drops"], dropped) << k.dump(2);
+
+  // The same senders against a rule keyed by /128: each address has its own burst.
+  auto hosts =
+      deliver({.src = "2001:db8:0:7::/64", .sources = 4, .dport = 10, .count = 100, .rate = 4000});
+  ASSERT_TRUE(hosts.ok()) << hosts.error().str();
+  EXPECT_EQ(hosts->got.received, 80u) << "four addresses, a burst of 20 each";
+  Json h = ctl({"key", "show", "2001:db8:0:7::2", "--rule", "per-host"});
+  EXPECT_EQ(h["rules"][0]["limits"][0]["key"], "2001:db8:0:7::2") << h.dump(2);
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ TEST_F(NewSourcesFlood, FloodReachingTheStackIsBoundedByTheBudget) {
                    std::to_string(kRate) + "/s, burst: " + std::to_string(kBurst) +
                    "}\n"
                    "    key: source\n"
+                   "    prefix: {ipv6: 128}\n"  // every address of the flood a new key
                    "    new_sources: {rate: " +
                    std::to_string(kBudgetRate) + "/s, burst: " + std::to_string(kBudgetBurst) +
                    "}\n");

@@ -141,6 +141,10 @@ Model::Key Model::key_of(int pos, uint8_t kind, policy::KeyKind key, uint8_t v4,
   }
   uint8_t len = static_cast<uint8_t>(p.src.width());
   if (key == policy::KeyKind::kSourcePrefix) len = p.src.family == 4 ? v4 : v6;
+  // A per-source key is an IPv6 client's prefix, its v6 length.
+  if (p.src.family == 6 &&
+      (key == policy::KeyKind::kSourceAddress || key == policy::KeyKind::kSourceAddressPort))
+    len = v6;
   std::get<3>(k) = Prefix::of(p.src, len).addr.bytes;
   if (key == policy::KeyKind::kSourceAddressPort && p.has_l4 &&
       (p.port_kind == RL_PORT_KIND_TCP || p.port_kind == RL_PORT_KIND_UDP))

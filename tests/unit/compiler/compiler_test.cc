@@ -71,6 +71,30 @@ TEST(Compiler, NewSourceBudgetAtTheRulesPosition) {
   EXPECT_FALSE(b.flags & RL_RULE_F_REPORT);
 }
 
+// A per-source key is a whole IPv4 address and an IPv6 client's prefix; a change of that prefix
+// is a new limiter (its keys mean other sources).
+TEST(Compiler, PerSourceKeysCarryTheClientsIpv6Prefix) {
+  policy::Policy p;
+  auto by64 = token_bucket("by64", 10, 10);
+  auto by128 = token_bucket("by128", 10, 10);
+  by128.v6_prefix = 128;
+  auto ports = token_bucket("ports", 10, 10);
+  ports.key = policy::KeyKind::kSourceAddressPort;
+  p.rules = {by64, by128, ports};
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok()) << c.error().str();
+  for (const rl_rule& r : c->rules) EXPECT_EQ(r.v4_prefix, 32);
+  EXPECT_EQ(c->rules[0].v6_prefix, 64);
+  EXPECT_EQ(c->rules[1].v6_prefix, 128);
+  EXPECT_EQ(c->rules[2].v6_prefix, 64);
+
+  p.rules[0].v6_prefix = 56;
+  auto again = compile(p, c->ids);
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->ids.by_name.at("by64").id, c->ids.by_name.at("by64").id);
+  EXPECT_EQ(again->ids.by_name.at("by128").id, c->ids.by_name.at("by128").id);
+}
+
 // Turning cookies on or off changes what reaches the limit, not what a key's state means: the
 // rule keeps its id and so its keys.
 TEST(Compiler, SynCookiesFlagKeepsTheRulesIdentity) {

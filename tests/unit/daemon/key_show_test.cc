@@ -164,6 +164,28 @@ TEST_F(KeyShow, ListsEveryLimitOfAStackedRuleWithItsOwnKeyStateAndDrops) {
   EXPECT_EQ(far["rules"][0]["limits"][1]["drops"], 0);
 }
 
+// An IPv6 address falls in its client's /64: any address of it finds the one key, with the
+// state and drops the data path keeps for the /64.
+TEST_F(KeyShow, AnIpv6AddressFindsItsClientsPrefixKey) {
+  const RuleView& plain = view("plain");
+  ASSERT_EQ(plain.compiled.v6_prefix, 64);
+  const Address seen = *Address::parse("2001:db8:0:7::1");
+  const uint64_t per_packet_ns = plain.compiled.interval_fp >> RL_FP_SHIFT;
+  dp_.put_key(key_for(plain.compiled, seen, 0), rl_slot{1, 0, dp_.now + 3 * per_packet_ns});
+  dropped(plain.compiled, "2001:db8:0:7::1", 40);
+
+  Json d = show({{"key", "2001:db8:0:7:abcd::99"}, {"rule", "plain"}});
+  const Json& k = d["rules"][0]["limits"][0];
+  EXPECT_EQ(k["key"], "2001:db8:0:7::/64");
+  ASSERT_TRUE(k["tracked"].get<bool>()) << "another address of the /64 is the same client";
+  EXPECT_DOUBLE_EQ(k["state"]["tokens"].get<double>(), 2.0);
+  EXPECT_EQ(k["drops"], 40);
+
+  Json next = show({{"key", "2001:db8:0:8::1"}, {"rule", "plain"}});
+  EXPECT_EQ(next["rules"][0]["limits"][0]["key"], "2001:db8:0:8::/64");
+  EXPECT_FALSE(next["rules"][0]["limits"][0]["tracked"].get<bool>());
+}
+
 // A rule set adopted from pinned maps has no policy text: the stacked limits' parameters are
 // not known, and the reply says so rather than guessing a key.
 TEST_F(KeyShow, AdoptedStackedLimitsAreNamedButNotGuessed) {

@@ -27,7 +27,7 @@ TEST(KeyText, MatchesTheCanonicalAddressText) {
     a.family = i % 4 == 3 ? 6 : 4;
     for (size_t b = 0; b < (a.family == 4 ? 4u : 16u); b++)
       a.bytes[b] = static_cast<uint8_t>(i % 5 == 0 ? (rng() % 3 ? 0 : rng()) : rng());
-    ASSERT_EQ(text(RL_KEY_SRC_ADDR, a), a.str());
+    ASSERT_EQ(text(RL_KEY_SRC_ADDR, a, 0, 32, 128), a.str());
   }
 }
 
@@ -40,7 +40,14 @@ TEST(KeyText, EveryKind) {
   EXPECT_EQ(text(RL_KEY_SRC_ADDR_DPORT, v4, 53), "198.18.0.7|53");
   EXPECT_EQ(text(RL_KEY_SRC_ADDR_DPORT, *Address::parse("0.0.0.0"), 65535), "0.0.0.0|65535");
   EXPECT_EQ(text(RL_KEY_SRC_PREFIX, v6, 0, 24, 64), "2001:db8:1::/64");
-  EXPECT_EQ(text(RL_KEY_SRC_ADDR_DPORT, *Address::parse("2001:db8::1"), 443), "2001:db8::1|443");
+  EXPECT_EQ(text(RL_KEY_SRC_ADDR_DPORT, *Address::parse("2001:db8::1"), 443, 32, 128),
+            "2001:db8::1|443");
+  // A per-source IPv6 key is its client's prefix, unless the rule keys by /128.
+  EXPECT_EQ(text(RL_KEY_SRC_ADDR, *Address::parse("2001:db8:0:7::"), 0, 32, 64),
+            "2001:db8:0:7::/64");
+  EXPECT_EQ(text(RL_KEY_SRC_ADDR_DPORT, *Address::parse("2001:db8:0:7::"), 443, 32, 56),
+            "2001:db8:0:7::/56|443");
+  EXPECT_EQ(text(RL_KEY_SRC_ADDR, *Address::parse("2001:db8::1"), 0, 32, 128), "2001:db8::1");
   EXPECT_EQ(text(RL_KEY_SRC_ADDR, *Address::parse("255.255.255.255")), "255.255.255.255");
   __u32 none[4] = {};
   EXPECT_EQ(key_text(RL_KEY_UNADMITTED, 0, none, 0, 24, 64), "new:*");

@@ -13,7 +13,8 @@
 namespace rl::daemon {
 namespace {
 
-rl_event report(uint32_t rule_id, const char* v4, uint64_t hash, uint8_t key_kind = RL_KEY_SRC_ADDR) {
+rl_event report(uint32_t rule_id, const char* v4, uint64_t hash,
+                uint8_t key_kind = RL_KEY_SRC_ADDR) {
   rl_event ev{};
   ev.kind = RL_EVENT_OVER_LIMIT;
   ev.rule_id = rule_id;
@@ -26,7 +27,8 @@ rl_event report(uint32_t rule_id, const char* v4, uint64_t hash, uint8_t key_kin
 
 TEST(OffenderLog, ACallForAnEarlySyncIsNoOffender) {
   int syncs = 0;
-  OffenderLog log(-1, [](uint32_t) { return RuleRef{"r"}; }, [](uint64_t) { return 0; });
+  OffenderLog log(
+      -1, [](uint32_t) { return RuleRef{"r"}; }, [](uint64_t) { return 0; });
   log.on_cluster_sync([&] { syncs++; });
   rl_event ev{};
   ev.kind = RL_EVENT_CLUSTER_SYNC;
@@ -64,7 +66,10 @@ TEST(OffenderLog, ARuleNotYetInForceIsAskedAgain) {
 TEST(OffenderLog, TopRanksByDropsAndShowsPrefixKeysMasked) {
   std::map<uint64_t, uint64_t> drops{{1, 10}, {2, 700}, {3, 40}};
   OffenderLog log(
-      -1, [](uint32_t id) { return id == 1 ? RuleRef{"per-source"} : RuleRef{"per-24", 24, 64}; },
+      -1,
+      [](uint32_t id) {
+        return id == 1 ? RuleRef{"per-source"} : RuleRef{"per-24", 24, 64};
+      },
       [&](uint64_t h) { return drops[h]; });
   log.handle(report(1, "198.18.0.1", 1));
   log.handle(report(2, "198.18.5.0", 2, RL_KEY_SRC_PREFIX));
@@ -79,8 +84,9 @@ TEST(OffenderLog, TopRanksByDropsAndShowsPrefixKeysMasked) {
 }
 
 TEST(OffenderLog, TheTableKeepsItsCapacityUnderNewKeys) {
-  OffenderLog log(-1, [](uint32_t) { return RuleRef{"r"}; }, [](uint64_t) { return 1; },
-                  /*max_log_lines_per_second=*/0, /*capacity=*/8);
+  OffenderLog log(
+      -1, [](uint32_t) { return RuleRef{"r"}; }, [](uint64_t) { return 1; },
+      /*max_log_lines_per_second=*/0, /*capacity=*/8);
   for (uint64_t i = 1; i <= 100; i++) log.handle(report(1, "198.18.0.1", i));
   auto top = log.top(1000, "", std::chrono::seconds(60));
   EXPECT_EQ(top.size(), 8u) << "the least recently seen keys make room";

@@ -219,6 +219,22 @@ TEST(LoadString, SourcePrefixDefaults) {
   EXPECT_EQ(r.policy.rules[0].v6_prefix, 64);
 }
 
+// An IPv6 client holds a /64: per-source keys take that prefix unless the rule names another.
+TEST(LoadString, PerSourceKeysTakeTheIpv6ClientsPrefix) {
+  auto r = load_string(
+      "rules:\n"
+      "  - name: default\n    match: {port: 1}\n    limit: {rate: 1/s}\n"
+      "  - name: hosts\n    match: {port: 2}\n    key: source\n    prefix: {ipv6: 128}\n"
+      "    limit: {rate: 1/s}\n"
+      "  - name: ports\n    match: {port: 3}\n    key: source_port\n    prefix: {ipv6: 56}\n"
+      "    limit: {rate: 1/s}\n",
+      "c.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_EQ(r.policy.rules[0].v6_prefix, 64);
+  EXPECT_EQ(r.policy.rules[1].v6_prefix, 128);
+  EXPECT_EQ(r.policy.rules[2].v6_prefix, 56);
+}
+
 TEST(LoadString, DestinationsAndDestinationKeys) {
   auto r = load_string(R"(rules:
   - name: per-vip
