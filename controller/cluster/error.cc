@@ -15,6 +15,8 @@ const char* to_string(ErrorKind kind) {
       return "no script";
     case ErrorKind::kAuth:
       return "auth";
+    case ErrorKind::kPermission:
+      return "permission";
     case ErrorKind::kProtocol:
       return "protocol";
     case ErrorKind::kServer:
@@ -28,9 +30,13 @@ const char* to_string(ErrorKind kind) {
 }
 
 ErrorKind reply_error_kind(std::string_view reply) {
+  // Redis 7.0 reports a command the ACL refuses inside a script without the NOPERM code.
+  if (reply.rfind("ERR The user executing the script can't run this command", 0) == 0)
+    return ErrorKind::kPermission;
   std::string_view code = reply.substr(0, reply.find(' '));
   if (code == "NOSCRIPT") return ErrorKind::kNoScript;
   if (code == "NOAUTH" || code == "WRONGPASS") return ErrorKind::kAuth;
+  if (code == "NOPERM") return ErrorKind::kPermission;
   return ErrorKind::kServer;
 }
 

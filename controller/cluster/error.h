@@ -19,6 +19,7 @@ enum class ErrorKind : uint8_t {
   kConnectionLost,  // the connection failed mid-call: the server hung up, a socket error
   kNoScript,        // NOSCRIPT: the server does not have the script
   kAuth,            // NOAUTH, WRONGPASS, or AUTH refused
+  kPermission,      // NOPERM: the ACL user may not run a command or touch a key
   kProtocol,        // a reply that is not what the command returns
   kServer,          // any other error reply
   kInvalid,         // options or arguments the store refuses before sending anything

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 
@@ -33,10 +35,48 @@ bool is_noscript(const redisReply& r) {
   return r.type == REDIS_REPLY_ERROR && reply_error_kind(reply_text(r)) == ErrorKind::kNoScript;
 }
 
+// The command on `line` of the script whose SHA1 is `sha1` ("" if that is not one of ours).
+std::string script_command(std::string_view sha1, size_t line) {
+  for (const Script* s : kAllScripts) {
+    if (s->sha1 != sha1) continue;
+    std::string_view text = s->text;
+    for (size_t l = 1; l < line && !text.empty(); l++) {
+      size_t nl = text.find('\n');
+      text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    }
+    text = text.substr(0, text.find('\n'));
+    constexpr std::string_view kCall = "redis.call('";
+    size_t at = text.find(kCall);
+    if (at == std::string_view::npos) return "";
+    std::string name(
+        text.substr(at + kCall.size(), text.find('\'', at + kCall.size()) - at - kCall.size()));
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return name;
+  }
+  return "";
+}
+
+// Redis 7.0 says a script's command was refused, and where in the script ("script: SHA1, on
+// @user_script:LINE."), but not which command: that line of our script names it.
+std::string refused_in_script(const std::string& text) {
+  constexpr std::string_view kScript = "script: ", kLine = "@user_script:";
+  size_t s = text.find(kScript), l = text.find(kLine);
+  if (s == std::string::npos || l == std::string::npos) return "";
+  std::string_view sha1 = std::string_view(text).substr(s + kScript.size(), 40);
+  size_t line = std::strtoul(text.c_str() + l + kLine.size(), nullptr, 10);
+  return script_command(sha1, line);
+}
+
 // An error reply to a call, as an error of its kind.
 StoreError reply_error(const redisReply& r, const std::string& what) {
   std::string text = reply_text(r);
-  return StoreError{reply_error_kind(text), 0, what + ": " + text};
+  ErrorKind kind = reply_error_kind(text);
+  if (kind == ErrorKind::kPermission && text.rfind("NOPERM", 0) != 0) {
+    std::string command = refused_in_script(text);
+    if (!command.empty())
+      text = "NOPERM the ACL user may not run '" + command + "' (in rl's script): " + text;
+  }
+  return StoreError{kind, 0, what + ": " + text};
 }
 
 StoreError protocol_error(const std::string& what) {
@@ -56,6 +96,8 @@ StoreStatus validate(const RedisOptions& o) {
     if (o.port < 1 || o.port > 65535) return invalid("port " + std::to_string(o.port));
   }
   if (o.db < 0) return invalid("db " + std::to_string(o.db));
+  if (!o.user.empty() && o.password.empty())
+    return invalid("user '" + o.user + "' needs its password");
   if (o.connect_timeout.count() < 1) return invalid("connect_timeout must be at least 1 ms");
   if (o.command_timeout.count() < 1) return invalid("command_timeout must be at least 1 ms");
   if (o.key_prefix.empty()) return invalid("key_prefix is empty");
@@ -142,7 +184,10 @@ StoreStatus RedisStore::open_connection(Clock::time_point now) {
   };
   std::string db = std::to_string(opts_.db);
   StoreStatus s;
-  if (!opts_.password.empty())
+  if (!opts_.user.empty())
+    s = add({"AUTH", opts_.user, opts_.password},
+            {"AUTH " + opts_.user, nullptr, ErrorKind::kAuth});
+  else if (!opts_.password.empty())
     s = add({"AUTH", opts_.password}, {"AUTH", nullptr, ErrorKind::kAuth});
   if (s && opts_.db != 0) s = add({"SELECT", db}, {"SELECT " + db});
   for (const Script* script : kAllScripts) {
@@ -284,6 +329,10 @@ StoreResult<SyncReply> RedisStore::finish_sync(Round& round, const SyncBatch& ba
     const redisReply& r = *(*replies)[k];
     const auto& call = batch.calls()[i];
     if (r.type == REDIS_REPLY_ERROR) {
+      // A user the server's ACL does not let run the script's commands: the whole sync failed
+      // for want of a permission, not these deltas; they stay pending.
+      StoreError e = reply_error(r, endpoint_.str() + ": sync of rule '" + call.rule + "'");
+      if (e.kind == ErrorKind::kPermission || e.kind == ErrorKind::kAuth) return e;
       // The script reads every key before writing any, so a refused call applied nothing.
       if (out.rejected_reason.empty())
         out.rejected_reason = "rule '" + call.rule + "': " + reply_text(r);

@@ -28,6 +28,7 @@ struct RedisOptions {
   std::string host = "127.0.0.1";  // an address: name resolution is not bounded by the timeout
   int port = 6379;
   std::string unix_socket;  // used instead of host:port when set
+  std::string user;         // an ACL user (AUTH user password); "" is the default user
   std::string password;     // AUTH when set
   int db = 0;               // SELECT when not 0
   std::chrono::milliseconds connect_timeout{200};

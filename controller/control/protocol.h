@@ -294,6 +294,7 @@ struct ClusterStatusResponse {
   uint64_t syncs = 0, early_syncs = 0, keys_last_sync = 0, last_pass_ms = 0, pending_keys = 0,
            pending_dropped = 0;
   std::map<std::string, uint64_t> errors;  // by kind
+  std::string last_error;                  // why the last call to Redis failed; "" since a success
   std::vector<ClusterPeer> peers;
   std::vector<ClusterBlock> blocked;
 };

@@ -24,6 +24,7 @@ Status Daemon::start_cluster() {
   ro.host = cfg_.redis_host.empty() ? ro.host : cfg_.redis_host;
   ro.port = cfg_.redis_port;
   ro.unix_socket = cfg_.redis_socket;
+  ro.user = cfg_.redis_user;
   ro.password = cfg_.redis_password;
   ro.db = cfg_.redis_db;
   ro.connect_timeout = std::chrono::milliseconds(cfg_.redis_connect_timeout_ms);

@@ -17,6 +17,12 @@ TEST(ErrorKindTest, ReplyCodes) {
   EXPECT_EQ(reply_error_kind("ERR Error running script NOSCRIPT"), ErrorKind::kServer)
       << "the code is the first word only";
   EXPECT_EQ(reply_error_kind("NOSCRIPT"), ErrorKind::kNoScript);
+  EXPECT_EQ(reply_error_kind("NOPERM User rld has no permissions to run the 'zadd' command"),
+            ErrorKind::kPermission);
+  // Redis 7.0's words for a command the ACL refuses inside a script.
+  EXPECT_EQ(reply_error_kind("ERR The user executing the script can't run this command or "
+                             "subcommand script: 863fe0d8, on @user_script:9."),
+            ErrorKind::kPermission);
   EXPECT_EQ(reply_error_kind(""), ErrorKind::kServer);
 }
 

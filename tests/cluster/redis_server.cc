@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -249,6 +250,18 @@ std::string RedisServer::log() const {
   std::string text = read_text(dir() + "/redis.log");
   // The tail is where the reason is.
   return text.size() > 2000 ? text.substr(text.size() - 2000) : text;
+}
+
+std::vector<std::string> documented_acl(const std::string& password) {
+  std::ifstream doc(RL_DOCS_CLUSTER);
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("ACL SETUSER rld ", 0) != 0) continue;
+    std::vector<std::string> argv;
+    std::istringstream words(line);
+    for (std::string w; words >> w;) argv.push_back(w == ">PASSWORD" ? ">" + password : w);
+    return argv;
+  }
+  return {};
 }
 
 }  // namespace rl::testing

@@ -38,6 +38,11 @@ struct RedisValue {
   bool is_error() const { return type == Type::kError; }
 };
 
+// The ACL line docs/cluster.md gives for rld's user, as a command's words, its PASSWORD filled
+// in: tests create the user from the document itself, so the two cannot drift apart. Empty if
+// the document has no such line.
+std::vector<std::string> documented_acl(const std::string& password);
+
 class RedisServer {
  public:
   // The redis-server binary, "" if the build did not find one (tests then fail).

@@ -106,19 +106,39 @@ TEST(ClusterFallback, ClosedRulesHoldEachKeyToItsShareWithoutRedis) {
   EXPECT_LE(d["blocked"][0]["remaining_ms"].get<uint64_t>(), 60'000u) << "within the window";
 }
 
+// One open rule with traffic to sync, against a store whose every call fails with `error`.
+struct FailingSync {
+  explicit FailingSync(cluster::StoreError error)
+      : rules{cluster_rule("open", 1, policy::RedisFailure::kOpen)} {
+    dp.admitted = {{key_for(rules[0].compiled, *Address::parse("198.18.0.7"), 0), 10}};
+    cfg.interval = std::chrono::milliseconds(10);
+    sync = std::make_unique<ClusterSync>(dp, std::make_unique<DownStore>(std::move(error)), cfg,
+                                         [this] { return rules; });
+  }
+  FakeDatapath dp;
+  std::vector<SyncRule> rules;
+  ClusterConfig cfg;
+  std::unique_ptr<ClusterSync> sync;
+};
+
 // A failed sync counts as a timeout by the error's kind, whatever its message says.
 TEST(ClusterFallback, FailuresAreCountedByKind) {
-  FakeDatapath dp;
-  std::vector<SyncRule> rules = {cluster_rule("open", 1, policy::RedisFailure::kOpen)};
-  dp.admitted = {{key_for(rules[0].compiled, *Address::parse("198.18.0.7"), 0), 10}};
-  ClusterConfig cfg;
-  cfg.interval = std::chrono::milliseconds(10);
-  ClusterSync sync(dp,
-                   std::make_unique<DownStore>(
-                       cluster::StoreError{cluster::ErrorKind::kTimeout, 0, "no reply in time"}),
-                   cfg, [&] { return rules; });
-  ASSERT_TRUE(run_until(sync, [&] { return sync.stats().errors.count("timeout") > 0; }));
-  EXPECT_EQ(sync.stats().errors.count("unavailable"), 0u);
+  FailingSync f({cluster::ErrorKind::kTimeout, 0, "no reply in time"});
+  ASSERT_TRUE(run_until(*f.sync, [&] { return f.sync->stats().errors.count("timeout") > 0; }));
+  EXPECT_EQ(f.sync->stats().errors.count("unavailable"), 0u);
+}
+
+// A missing ACL permission is named, in the counts and in what cluster status shows, as Redis
+// named it.
+TEST(ClusterFallback, AMissingPermissionIsNamed) {
+  const std::string noperm = "NOPERM this user has no permissions to run the 'zadd' command";
+  FailingSync f({cluster::ErrorKind::kPermission, 0, noperm});
+  ClusterSync& sync = *f.sync;
+  ASSERT_TRUE(run_until(sync, [&] { return sync.stats().errors.count("permission") > 0; }));
+  EXPECT_NE(sync.stats().last_error.find(noperm), std::string::npos) << sync.stats().last_error;
+  auto r = handlers::cluster_status(&sync, f.cfg.node);
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  EXPECT_NE(r["data"]["last_error"].get<std::string>().find("'zadd'"), std::string::npos);
 }
 
 }  // namespace

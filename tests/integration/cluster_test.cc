@@ -86,6 +86,7 @@ class ClusterLab : public ::testing::Test {
                                     "node" + std::to_string(i),
                                     "--cluster-nodes",
                                     "3"};
+    rld.insert(rld.end(), node_args_.begin(), node_args_.end());
     argv.insert(argv.end(), rld.begin(), rld.end());
     auto p = Process::spawn(argv);
     ASSERT_TRUE(p.ok()) << p.error().str();
@@ -133,6 +134,7 @@ class ClusterLab : public ::testing::Test {
   std::unique_ptr<Lab> lab_;
   std::unique_ptr<RedisServer> redis_;
   std::vector<std::unique_ptr<Process>> nodes_;
+  std::vector<std::string> node_args_;  // more of rld's arguments, for every node
   fs::path dir_;
 };
 
@@ -177,6 +179,49 @@ TEST_F(ClusterLab, ThreeNodesHoldTheFleetLimit) {
   Json st = ctl(0, {"cluster", "status"});
   EXPECT_TRUE(st["redis_up"].get<bool>());
   EXPECT_EQ(st["peers"].size(), kNodes);
+}
+
+// Fleets give rld an ACL user of its own. With exactly the permissions docs/cluster.md lists,
+// set in rld.yaml, the fleet limit holds; a permission taken away shows in cluster status and
+// the error counts by name, and the local limits keep enforcing.
+TEST_F(ClusterLab, AnAclUserWithTheDocumentedPermissionsHoldsTheFleetLimit) {
+  const std::string password = "fleet-acl-" + lab_->tag();
+  auto acl = documented_acl(password);
+  ASSERT_FALSE(acl.empty()) << "docs/cluster.md has no ACL SETUSER line";
+  auto made = redis_->command(acl);
+  ASSERT_TRUE(made.ok() && !made->is_error()) << (made.ok() ? made->str : made.error().str());
+  const fs::path config = dir_ / "rld.yaml";
+  std::ofstream(config) << "cluster:\n  redis_user: rld\n  redis_password: " << password << "\n";
+  fs::permissions(config, fs::perms::owner_read | fs::perms::owner_write);
+  node_args_ = {"--config", config.string()};
+  for (size_t i = 0; i < kNodes; i++) start_node(i, kFleetPolicy);
+
+  constexpr double kSeconds = 5;
+  auto got = flood("198.18.51.1", 300, kSeconds);
+  const uint64_t total = sum(got);
+  std::printf("fleet admitted %lu as ACL user rld; the limit allows %.0f\n", (unsigned long)total,
+              kLimit * kSeconds);
+  EXPECT_GE(total, 0.9 * kLimit * kSeconds);
+  EXPECT_LE(total, fleet_bound(kSeconds, kSeconds));
+  Json st = ctl(0, {"cluster", "status"});
+  EXPECT_TRUE(st["redis_up"].get<bool>()) << st.dump();
+  EXPECT_EQ(st["last_error"], "") << st.dump();
+  EXPECT_EQ(st["peers"].size(), kNodes) << "heartbeats and peers as the ACL user";
+
+  // The user loses +zadd (the heartbeat script's): named within a few heartbeats.
+  auto revoked = redis_->command({"ACL", "SETUSER", "rld", "-zadd"});
+  ASSERT_TRUE(revoked.ok() && !revoked->is_error());
+  Json named;
+  for (int i = 0; i < 100; i++) {
+    named = ctl(0, {"cluster", "status"});
+    if (named["last_error"].get<std::string>().find("'zadd'") != std::string::npos) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_NE(named["last_error"].get<std::string>().find("NOPERM"), std::string::npos)
+      << named.dump();
+  EXPECT_NE(named["last_error"].get<std::string>().find("'zadd'"), std::string::npos)
+      << named.dump();
+  EXPECT_GT(named["errors"].value("heartbeat", 0), 0) << named.dump();
 }
 
 // Nodes whose clocks differ by seconds still share windows: windows follow Redis's clock, and

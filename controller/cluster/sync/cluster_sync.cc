@@ -77,6 +77,25 @@ void ClusterSync::count_error(const std::string& kind) {
   stats_.errors[kind]++;
 }
 
+void ClusterSync::store_failed(const StoreError& e, const char* what) {
+  const char* kind = "unavailable";
+  if (e.kind == ErrorKind::kTimeout)
+    kind = "timeout";
+  else if (e.kind == ErrorKind::kAuth || e.kind == ErrorKind::kPermission)
+    kind = to_string(e.kind);
+  count_error(std::string(what) == "heartbeat" ? "heartbeat" : kind);
+  std::string message = e.str();
+  bool changed = false;
+  {
+    MutexLock lock(mu_);
+    changed = stats_.last_error != message;
+    stats_.last_error = message;
+  }
+  if (changed)
+    log::error("cluster " + std::string(what) + " failed",
+               {{"kind", to_string(e.kind)}, {"error", message}});
+}
+
 // What one pass carries from step to step.
 struct ClusterSync::Pass {
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
@@ -186,7 +205,7 @@ void ClusterSync::send(Pass& p) {
   auto reply = p.stream->finish();
   if (!reply) {
     keep_pending(p);
-    count_error(reply.error().kind == ErrorKind::kTimeout ? "timeout" : "unavailable");
+    store_failed(reply.error(), "sync");
     fallback(p.stream->deltas(), p.first_fresh, p.kernel_keys, p.now);
     return;
   }
@@ -249,12 +268,13 @@ void ClusterSync::record_sync(size_t keys, std::chrono::microseconds round_trip)
   stats_.rtt_sum_seconds += rtt;
   stats_.rtt_count++;
   stats_.last_ok = std::chrono::system_clock::now();
+  stats_.last_error.clear();
 }
 
 void ClusterSync::heartbeat_if_due() {
   if (std::chrono::steady_clock::now() - last_heartbeat_ < kHeartbeatEvery) return;
   last_heartbeat_ = std::chrono::steady_clock::now();
-  if (auto s = store_->heartbeat(cfg_.node); !s) count_error("heartbeat");
+  if (auto s = store_->heartbeat(cfg_.node); !s) store_failed(s.error(), "heartbeat");
   auto peers = store_->peers(kPeersWithin);
   if (peers) {
     MutexLock lock(mu_);

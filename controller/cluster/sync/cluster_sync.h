@@ -65,6 +65,9 @@ struct ClusterStats {
   double rtt_sum_seconds = 0;
   uint64_t rtt_count = 0;
   std::chrono::system_clock::time_point last_ok{};
+  // Why the last call to Redis failed ("" once one succeeds again): the operator's first
+  // question when Redis shows down, e.g. a missing ACL permission named by Redis' NOPERM.
+  std::string last_error;
   std::vector<Peer> peers;
 };
 
@@ -112,6 +115,9 @@ class ClusterSync {
   void fallback(const std::deque<KeyDelta>& deltas, size_t from,
                 const std::vector<std::optional<rl_key>>& kernel_keys, uint64_t now_ns);
   void count_error(const std::string& kind);
+  // A failed call to Redis: counted by its kind, kept for cluster status, logged when it
+  // differs from the failure before it (a Redis down for an hour logs once, not every pass).
+  void store_failed(const StoreError& e, const char* what);
 
   Datapath& dp_;
   std::unique_ptr<Store> store_;

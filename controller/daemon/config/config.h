@@ -45,6 +45,7 @@ struct Config {
   std::string redis_host;
   int redis_port = 6379;
   std::string redis_socket;
+  std::string redis_user;  // an ACL user; "" is Redis' default user
   std::string redis_password;
   int redis_db = 0;
   uint32_t redis_connect_timeout_ms = 200;

@@ -135,6 +135,8 @@ std::vector<ConfigOption> cluster_options() {
       {"cluster", "redis_port", "--redis-port", &Config::redis_port, "Redis port", "", 1, 65535},
       {"cluster", "redis_socket", "--redis-socket", &Config::redis_socket,
        "Redis Unix socket (instead of host and port)", "", 0, 0},
+      {"cluster", "redis_user", "--redis-user", &Config::redis_user,
+       "Redis ACL user (AUTH user password; needs redis_password); '': the default user", "", 0, 0},
       {"cluster",
        "redis_password",
        "--redis-password",
