@@ -170,6 +170,29 @@ TEST(Handlers, UnblockResetsEveryKeyOfTheAddress) {
   EXPECT_FALSE(handlers::unblock(dp, rules, args({{"address", "198.18.0.300"}}))["ok"]);
 }
 
+// A rule's stacked limits hold keys of their own: unblock resets those of the address too.
+TEST(Handlers, UnblockResetsTheKeysOfStackedLimits) {
+  FakeDatapath dp;
+  RuleView stacked = rule("stacked", 1, RL_KEY_SRC_ADDR);
+  rl_rule per24 = stacked.compiled;
+  per24.id = 2;
+  per24.key_kind = RL_KEY_SRC_PREFIX;
+  per24.v4_prefix = 24;
+  rl_rule everyone = stacked.compiled;
+  everyone.id = 3;
+  everyone.key_kind = RL_KEY_RULE;
+  stacked.more = {per24, everyone};
+  auto addr = Address::parse("198.18.0.7");
+  dp.put_key(key_for(stacked.compiled, *addr, 0), rl_slot{1, 2, 3});
+  dp.put_key(key_for(per24, *addr, 0), rl_slot{4, 5, 6});
+  dp.put_key(key_for(everyone, *addr, 0), rl_slot{7, 8, 9});
+
+  auto r = handlers::unblock(dp, {stacked}, args({{"address", "198.18.0.7"}}));
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  EXPECT_EQ(r["data"]["keys_reset"], 2) << "the source's and its /24's; not the rule's one key";
+  EXPECT_EQ(dp.keys.size(), 1u);
+}
+
 TEST(Handlers, StatsRatesAndStackedLimitsAndGlobalNames) {
   FakeDatapath dp;
   std::vector<RuleView> rules = {rule("web", 1, RL_KEY_SRC_ADDR, 7)};
