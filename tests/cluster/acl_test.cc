@@ -81,7 +81,8 @@ TEST_F(AclTest, AMissingCommandInTheHandshakeIsNamed) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().kind, cluster::ErrorKind::kPermission) << refused.error().str();
   EXPECT_NE(refused.error().message.find("NOPERM"), std::string::npos) << refused.error().str();
-  EXPECT_NE(refused.error().message.find("SCRIPT LOAD"), std::string::npos) << refused.error().str();
+  EXPECT_NE(refused.error().message.find("SCRIPT LOAD"), std::string::npos)
+      << refused.error().str();
 }
 
 TEST_F(AclTest, AWrongUserOrPasswordIsAnAuthError) {
