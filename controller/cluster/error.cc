@@ -17,6 +17,8 @@ const char* to_string(ErrorKind kind) {
       return "auth";
     case ErrorKind::kPermission:
       return "permission";
+    case ErrorKind::kReadOnly:
+      return "read-only";
     case ErrorKind::kProtocol:
       return "protocol";
     case ErrorKind::kServer:
@@ -37,6 +39,7 @@ ErrorKind reply_error_kind(std::string_view reply) {
   if (code == "NOSCRIPT") return ErrorKind::kNoScript;
   if (code == "NOAUTH" || code == "WRONGPASS") return ErrorKind::kAuth;
   if (code == "NOPERM") return ErrorKind::kPermission;
+  if (code == "READONLY") return ErrorKind::kReadOnly;
   return ErrorKind::kServer;
 }
 

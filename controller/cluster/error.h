@@ -20,6 +20,7 @@ enum class ErrorKind : uint8_t {
   kNoScript,        // NOSCRIPT: the server does not have the script
   kAuth,            // NOAUTH, WRONGPASS, or AUTH refused
   kPermission,      // NOPERM: the ACL user may not run a command or touch a key
+  kReadOnly,        // READONLY, or ROLE not master: the server is a replica (a failover)
   kProtocol,        // a reply that is not what the command returns
   kServer,          // any other error reply
   kInvalid,         // options or arguments the store refuses before sending anything

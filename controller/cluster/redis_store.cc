@@ -91,7 +91,11 @@ StoreStatus validate(const RedisOptions& o) {
   auto invalid = [](const std::string& m) {
     return StoreError{ErrorKind::kInvalid, EINVAL, "redis options: " + m};
   };
-  if (o.unix_socket.empty()) {
+  if (!o.sentinel.sentinels.empty()) {
+    if (o.sentinel.master_name.empty()) return invalid("sentinels without a master name");
+    if (!o.sentinel.user.empty() && o.sentinel.password.empty())
+      return invalid("sentinel user '" + o.sentinel.user + "' needs its password");
+  } else if (o.unix_socket.empty()) {
     if (o.host.empty()) return invalid("host is empty and no unix_socket is set");
     if (o.port < 1 || o.port > 65535) return invalid("port " + std::to_string(o.port));
   }
@@ -146,6 +150,36 @@ milliseconds RedisStore::backoff_remaining() const {
   return conn_ ? milliseconds(0) : backoff_.remaining(Clock::now());
 }
 
+StoreStatus RedisStore::find_master() {
+  const size_t n = opts_.sentinel.sentinels.size();
+  auto master = resolve_master(opts_.sentinel, next_sentinel_, opts_.connect_timeout);
+  if (!master) {
+    next_sentinel_ = (next_sentinel_ + 1) % n;
+    return master.error();
+  }
+  if (master_known_ && (master->host != endpoint_.host || master->port != endpoint_.port)) {
+    stats_.masters_changed++;
+    log::warn(
+        "redis master changed",
+        {{"master", opts_.sentinel.master_name}, {"from", endpoint_.str()}, {"to", master->str()}});
+  }
+  endpoint_ = *master;
+  master_known_ = true;
+  return StoreStatus::Ok();
+}
+
+std::string RedisStore::server() const {
+  if (opts_.sentinel.sentinels.empty()) return endpoint_.str();
+  return master_known_ ? endpoint_.str() + " (master '" + opts_.sentinel.master_name + "')"
+                       : "master '" + opts_.sentinel.master_name + "' not found yet";
+}
+
+StoreError RedisStore::reply_failed(const redisReply& r, const std::string& what) {
+  StoreError e = reply_error(r, endpoint_.str() + ": " + what);
+  if (e.kind == ErrorKind::kReadOnly) return broken(e);
+  return e;
+}
+
 StoreError RedisStore::broken(const StoreError& e) {
   bool was_connected = conn_.has_value() && handshake_.empty();
   conn_.reset();
@@ -171,6 +205,8 @@ StoreStatus RedisStore::open_connection(Clock::time_point now) {
                           "; last failure: " + last_error_.message};
   }
   stats_.connect_attempts++;
+  if (!opts_.sentinel.sentinels.empty())
+    if (StoreStatus s = find_master(); !s) return broken(s.error());
   auto conn = RedisConn::connect(endpoint_, opts_.connect_timeout);
   if (!conn) return broken(conn.error());
   conn_.emplace(std::move(*conn));
@@ -189,6 +225,9 @@ StoreStatus RedisStore::open_connection(Clock::time_point now) {
             {"AUTH " + opts_.user, nullptr, ErrorKind::kAuth});
   else if (!opts_.password.empty())
     s = add({"AUTH", opts_.password}, {"AUTH", nullptr, ErrorKind::kAuth});
+  // A sentinel's answer may be a moment old: the server itself must say it is the master.
+  if (s && !opts_.sentinel.sentinels.empty())
+    s = add({"ROLE"}, {"ROLE", nullptr, ErrorKind::kServer, true});
   if (s && opts_.db != 0) s = add({"SELECT", db}, {"SELECT " + db});
   for (const Script* script : kAllScripts) {
     if (!s) break;
@@ -220,6 +259,11 @@ std::optional<StoreError> RedisStore::check_handshake(const Exchange& ex) const 
       if (e.kind == ErrorKind::kServer) e.kind = step.refused;
       return e;
     }
+    if (step.must_be_master &&
+        (r.type != REDIS_REPLY_ARRAY || r.elements == 0 ||
+         r.element[0]->type != REDIS_REPLY_STRING || reply_text(*r.element[0]) != "master"))
+      return StoreError{ErrorKind::kReadOnly, 0,
+                        endpoint_.str() + ": not the master (a failover under way?)"};
     if (step.script && (r.type != REDIS_REPLY_STRING || reply_text(r) != step.script->sha1))
       return protocol_error(endpoint_.str() + ": " + step.what + ": the server's SHA1 is not " +
                             std::string(step.script->sha1));
@@ -236,7 +280,23 @@ StoreResult<std::vector<Reply>> RedisStore::run(const std::vector<ScriptCall>& c
   return end_round(calls, *deadline, what);
 }
 
+// Once a second, one sentinel is asked whether the master moved. A failover that demotes a live
+// master (SENTINEL FAILOVER, a healed split) leaves it accepting writes until the sentinels
+// reconfigure it, and those writes are lost with its resync: the check cuts that window to
+// about a second after the sentinels name the promoted replica.
+void RedisStore::recheck_master(Clock::time_point now) {
+  if (opts_.sentinel.sentinels.empty() || now < next_recheck_) return;
+  next_recheck_ = now + kSentinelRecheck;
+  next_sentinel_ = (next_sentinel_ + 1) % opts_.sentinel.sentinels.size();
+  auto master = resolve_master(opts_.sentinel, next_sentinel_, opts_.connect_timeout, 1);
+  if (!master || (master->host == endpoint_.host && master->port == endpoint_.port)) return;
+  conn_.reset();  // no backoff: the next connection asks the sentinels again
+  handshake_.clear();
+  connected_ = false;
+}
+
 StoreResult<RedisStore::Clock::time_point> RedisStore::begin_round(const std::string& what) {
+  if (conn_) recheck_master(Clock::now());
   if (!conn_) {
     if (StoreStatus s = open_connection(Clock::now()); !s) return s.error().wrap(what);
   }
@@ -331,8 +391,10 @@ StoreResult<SyncReply> RedisStore::finish_sync(Round& round, const SyncBatch& ba
     if (r.type == REDIS_REPLY_ERROR) {
       // A user the server's ACL does not let run the script's commands: the whole sync failed
       // for want of a permission, not these deltas; they stay pending.
-      StoreError e = reply_error(r, endpoint_.str() + ": sync of rule '" + call.rule + "'");
-      if (e.kind == ErrorKind::kPermission || e.kind == ErrorKind::kAuth) return e;
+      StoreError e = reply_failed(r, "sync of rule '" + call.rule + "'");
+      if (e.kind == ErrorKind::kPermission || e.kind == ErrorKind::kAuth ||
+          e.kind == ErrorKind::kReadOnly)
+        return e;
       // The script reads every key before writing any, so a refused call applied nothing.
       if (out.rejected_reason.empty())
         out.rejected_reason = "rule '" + call.rule + "': " + reply_text(r);
@@ -414,7 +476,7 @@ StoreStatus RedisStore::heartbeat(const std::string& node) {
     auto replies = run({ScriptCall{&scripts::kHeartbeat, {nodes_key_}, {node, keep}}}, "heartbeat");
     if (!replies) return replies.error();
     const redisReply& r = *(*replies)[0];
-    if (r.type == REDIS_REPLY_ERROR) return reply_error(r, "heartbeat");
+    if (r.type == REDIS_REPLY_ERROR) return reply_failed(r, "heartbeat");
     if (r.type != REDIS_REPLY_INTEGER)
       return protocol_error("heartbeat: unexpected reply type " + std::to_string(r.type));
     return StoreStatus::Ok();
@@ -429,7 +491,7 @@ StoreResult<std::vector<Peer>> RedisStore::peers(milliseconds within) {
     auto replies = run({ScriptCall{&scripts::kPeers, {nodes_key_}, {back}}}, "peers");
     if (!replies) return replies.error();
     const redisReply& r = *(*replies)[0];
-    if (r.type == REDIS_REPLY_ERROR) return reply_error(r, "peers");
+    if (r.type == REDIS_REPLY_ERROR) return reply_failed(r, "peers");
     auto bad = [](const std::string& m) { return protocol_error("peers: unexpected reply: " + m); };
     if (r.type != REDIS_REPLY_ARRAY || r.elements < 1 || r.elements % 2 != 1)
       return bad("not an array of 2n+1 elements");

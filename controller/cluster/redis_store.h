@@ -16,6 +16,7 @@
 
 #include "cluster/backoff.h"
 #include "cluster/redis_conn.h"
+#include "cluster/sentinel.h"
 #include "cluster/store.h"
 #include "common/result.h"
 
@@ -35,6 +36,9 @@ struct RedisOptions {
   // For a whole call's round trip: it must cover the biggest sync's time in Redis.
   std::chrono::milliseconds command_timeout{200};
   std::string key_prefix = "rl";  // no '{' or '}': it precedes the hash tag
+  // With sentinels, the master of sentinel.master_name, asked for before every connection;
+  // host, port and unix_socket are then not used.
+  SentinelOptions sentinel;
 };
 
 class RedisStore final : public Store {
@@ -45,8 +49,11 @@ class RedisStore final : public Store {
     uint64_t connect_attempts = 0;  // every try, failed or not
     uint64_t connects = 0;          // connections that passed AUTH, SELECT and SCRIPT LOAD
     uint64_t round_trips = 0;
-    uint64_t script_reloads = 0;  // script calls resent as EVAL after NOSCRIPT
+    uint64_t script_reloads = 0;   // script calls resent as EVAL after NOSCRIPT
+    uint64_t masters_changed = 0;  // with sentinels: connections to another master than before
   };
+  // The server calls go to: the master the sentinels named last, with sentinels.
+  const Endpoint& endpoint() const { return endpoint_; }
 
   // Validates the options and connects; fails if Redis cannot be reached or refuses us.
   static StoreResult<std::unique_ptr<RedisStore>> connect(const RedisOptions& opts);
@@ -66,6 +73,8 @@ class RedisStore final : public Store {
   StoreResult<std::vector<Peer>> peers(std::chrono::milliseconds within) override;
   // Whether the last call reached Redis and got its replies.
   bool connected() const override { return connected_; }
+  std::string server() const override;
+  uint64_t servers_changed() const override { return stats_.masters_changed; }
 
   const Stats& stats() const { return stats_; }
   // How much longer calls fail fast before the next connection attempt (0: not backing off).
@@ -109,6 +118,12 @@ class RedisStore final : public Store {
   StoreResult<std::vector<Reply>> end_round(const std::vector<ScriptCall>& calls,
                                             Clock::time_point deadline, const std::string& what);
   StoreError broken(const StoreError& e);
+  // An error reply after the handshake; a replica's READONLY drops the connection, so that the
+  // next call asks the sentinels again.
+  StoreError reply_failed(const redisReply& r, const std::string& what);
+  StoreStatus find_master();
+  void recheck_master(Clock::time_point now);
+  static constexpr std::chrono::seconds kSentinelRecheck{1};
 
   RedisOptions opts_;
   Endpoint endpoint_;
@@ -118,12 +133,16 @@ class RedisStore final : public Store {
     std::string what;                        // "AUTH", "SELECT 3", "SCRIPT LOAD sync"
     const Script* script = nullptr;          // for SCRIPT LOAD: the SHA1 the reply must be
     ErrorKind refused = ErrorKind::kServer;  // what an error reply without a known code means
+    bool must_be_master = false;             // ROLE: the reply must say "master"
   };
   std::vector<HandshakeStep> handshake_;  // queued ahead of the next exchange
   Backoff backoff_;
   StoreError last_error_;
   bool connected_ = false;
   Stats stats_;
+  size_t next_sentinel_ = 0;  // the one asked first next time: rotates past a failed one
+  Clock::time_point next_recheck_{};
+  bool master_known_ = false;
 };
 
 }  // namespace rl::cluster

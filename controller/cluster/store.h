@@ -79,6 +79,10 @@ class Store {
   // Nodes seen within `within`.
   virtual StoreResult<std::vector<Peer>> peers(std::chrono::milliseconds within) = 0;
   virtual bool connected() const = 0;
+  // Which server the store talks to now ("redis 10.0.0.5:6379"), and how many times that changed
+  // (a failover followed); stores that do not move report nothing.
+  virtual std::string server() const { return ""; }
+  virtual uint64_t servers_changed() const { return 0; }
 };
 
 // Store::begin_sync for stores that send everything at once.

@@ -295,6 +295,8 @@ struct ClusterStatusResponse {
            pending_dropped = 0;
   std::map<std::string, uint64_t> errors;  // by kind
   std::string last_error;                  // why the last call to Redis failed; "" since a success
+  std::string redis;                       // the server in use (with Sentinel: the master)
+  uint64_t masters_changed = 0;            // failovers followed
   std::vector<ClusterPeer> peers;
   std::vector<ClusterBlock> blocked;
 };

@@ -88,6 +88,7 @@ class Daemon {
   Status wait_for_interfaces();
   // Redis and the sync thread, when the configuration names a Redis (daemon_cluster.cc).
   Status start_cluster();
+  std::string redis_text() const;
   control::Json cmd_attach(const control::Json& args);
   control::Json cmd_detach(const control::Json& args);
   // Policy loads, on loads_ (policy_requests.cc). `then` runs on the loop with the outcome.

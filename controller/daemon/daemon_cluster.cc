@@ -19,6 +19,17 @@ std::vector<cluster::SyncRule> cluster_rules(const std::vector<RuleView>& rules)
   return out;
 }
 
+// Where the cluster's Redis is, as the start log and cluster status name it.
+std::string Daemon::redis_text() const {
+  if (!cfg_.redis_sentinels.empty()) {
+    std::string s = "sentinel master " + cfg_.redis_master_name + " via";
+    for (const auto& a : cfg_.redis_sentinels) s += " " + a;
+    return s;
+  }
+  return cfg_.redis_socket.empty() ? cfg_.redis_host + ":" + std::to_string(cfg_.redis_port)
+                                   : cfg_.redis_socket;
+}
+
 Status Daemon::start_cluster() {
   cluster::RedisOptions ro;
   ro.host = cfg_.redis_host.empty() ? ro.host : cfg_.redis_host;
@@ -30,6 +41,14 @@ Status Daemon::start_cluster() {
   ro.connect_timeout = std::chrono::milliseconds(cfg_.redis_connect_timeout_ms);
   ro.command_timeout = std::chrono::milliseconds(cfg_.redis_command_timeout_ms);
   ro.key_prefix = cfg_.redis_key_prefix;
+  for (const std::string& s : cfg_.redis_sentinels) {
+    auto ep = cluster::parse_sentinel(s);
+    if (!ep) return static_cast<const Error&>(ep.error()).wrap("cluster.redis_sentinels");
+    ro.sentinel.sentinels.push_back(*ep);
+  }
+  ro.sentinel.master_name = cfg_.redis_master_name;
+  ro.sentinel.user = cfg_.redis_sentinel_user;
+  ro.sentinel.password = cfg_.redis_sentinel_password;
   // Created without connecting: rld starts (and enforces local limits) while Redis is down.
   auto store = cluster::RedisStore::create(ro);
   // rld's start reports the message; the error's kind matters only to the sync loop.
@@ -49,12 +68,9 @@ Status Daemon::start_cluster() {
   offenders_->on_cluster_sync([this] { cluster_->wake(); });
   cluster::keep_sync_buffers_mapped();
   cluster_->start();
-  log::info(
-      "cluster sync started",
-      {{"node", cc.node},
-       {"redis", cfg_.redis_socket.empty() ? cfg_.redis_host + ":" + std::to_string(cfg_.redis_port)
-                                           : cfg_.redis_socket},
-       {"interval_ms", std::to_string(cfg_.sync_interval_ms)}});
+  log::info("cluster sync started", {{"node", cc.node},
+                                     {"redis", redis_text()},
+                                     {"interval_ms", std::to_string(cfg_.sync_interval_ms)}});
   return {};
 }
 

@@ -18,6 +18,7 @@ void fill_cluster(const ClusterStats& st, metrics::ClusterSnapshot& c) {
   c.pending_dropped = st.pending_dropped;
   c.active_blocks = st.active_blocks;
   c.peers = st.peers.size();
+  c.servers_changed = st.servers_changed;
   c.last_pass_seconds = st.last_pass_seconds;
   c.errors = st.errors;
   c.rtt_bounds.assign(std::begin(ClusterSync::kRttBuckets), std::end(ClusterSync::kRttBuckets));

@@ -203,6 +203,9 @@ void add_cluster(std::vector<MetricFamily>& out, const Snapshot& s) {
                       double(c.active_blocks)));
   out.push_back(
       gauge("rl_cluster_peers", "Nodes seen alive in Redis (this one included).", double(c.peers)));
+  counter("rl_cluster_masters_changed_total",
+          "Connections to another Redis master than the one before: failovers followed.",
+          c.servers_changed);
   out.push_back(gauge("rl_cluster_last_pass_seconds",
                       "How long the last sync pass took, from reading the kernel's counts to "
                       "writing the fleet's blocks; above the sync interval, syncs fall behind.",

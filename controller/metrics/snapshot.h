@@ -35,6 +35,7 @@ struct ClusterSnapshot {
   uint64_t pending_keys = 0, pending_dropped = 0;
   uint64_t active_blocks = 0;
   uint64_t peers = 0;
+  uint64_t servers_changed = 0;            // failovers followed (Sentinel)
   double last_pass_seconds = 0;            // the last whole pass: kernel read, sync, kernel writes
   std::map<std::string, uint64_t> errors;  // by kind
   std::vector<double> rtt_bounds;          // histogram upper bounds (seconds)

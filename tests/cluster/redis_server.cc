@@ -79,6 +79,20 @@ Result<std::unique_ptr<RedisServer>> RedisServer::start(const RedisServerOptions
 RedisServer::~RedisServer() { kill(); }  // then dir_ goes, with the log and the socket
 
 Status RedisServer::spawn() {
+  if (opts_.sentinel_for) {
+    // A sentinel rewrites its configuration file: each start writes a fresh one.
+    const std::string conf = dir() + "/sentinel.conf";
+    std::ofstream(conf) << "port " << port_ << "\nbind 127.0.0.1\ndir " << dir() << "\nlogfile "
+                        << dir() << "/redis.log\ndaemonize no\n"
+                        << "sentinel monitor " << kSentinelMaster << " 127.0.0.1 "
+                        << opts_.sentinel_for << " 2\n"
+                        << "sentinel down-after-milliseconds " << kSentinelMaster << " 1000\n"
+                        << "sentinel failover-timeout " << kSentinelMaster << " 5000\n";
+    auto p = Process::spawn({binary(), conf, "--sentinel"});
+    if (!p) return p.error();
+    process_.emplace(std::move(*p));
+    return wait_ready();
+  }
   std::vector<std::string> argv = {binary(),
                                    "--bind",
                                    "127.0.0.1",
@@ -100,6 +114,8 @@ Status RedisServer::spawn() {
     argv.insert(argv.end(), {"--unixsocket", socket_, "--unixsocketperm", "700"});
   }
   if (!opts_.password.empty()) argv.insert(argv.end(), {"--requirepass", opts_.password});
+  if (opts_.replica_of)
+    argv.insert(argv.end(), {"--replicaof", "127.0.0.1", std::to_string(opts_.replica_of)});
   auto p = Process::spawn(argv);
   if (!p) return p.error();
   process_.emplace(std::move(*p));

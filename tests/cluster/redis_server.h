@@ -26,7 +26,13 @@ namespace rl::testing {
 struct RedisServerOptions {
   std::string password;      // --requirepass when set
   bool unix_socket = false;  // listen on <dir>/redis.sock instead of TCP
+  uint16_t replica_of = 0;   // a replica of the server on this loopback port
+  // A sentinel (redis-server --sentinel) watching the master on this loopback port as
+  // kSentinelMaster, quorum 2, down after 1 s.
+  uint16_t sentinel_for = 0;
 };
+
+inline constexpr char kSentinelMaster[] = "rl-master";
 
 // A reply to a test's own command, copied out of hiredis.
 struct RedisValue {

@@ -296,6 +296,8 @@ void ClusterSync::end_pass(const Pass& p) {
     }
   }
   stats_.redis_up = store_->connected();
+  stats_.server = store_->server();
+  stats_.servers_changed = store_->servers_changed();
   stats_.pending_keys = pending_.size();
   stats_.pending_dropped = pending_.dropped();
   stats_.passes++;

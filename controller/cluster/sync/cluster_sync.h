@@ -68,6 +68,8 @@ struct ClusterStats {
   // Why the last call to Redis failed ("" once one succeeds again): the operator's first
   // question when Redis shows down, e.g. a missing ACL permission named by Redis' NOPERM.
   std::string last_error;
+  std::string server;            // the Redis the store talks to (Store::server)
+  uint64_t servers_changed = 0;  // failovers followed
   std::vector<Peer> peers;
 };
 

@@ -15,7 +15,8 @@ ConfigCheck check_config(const Config& cfg) {
     if (o.secret && !v.empty()) v = "(set)";
     s += "  " + o.path() + ": " + (v.empty() ? "''" : v) + "\n";
   }
-  if (!cfg.cluster_enabled()) s += "cluster limits: off (no redis_host or redis_socket)\n";
+  if (!cfg.cluster_enabled())
+    s += "cluster limits: off (no redis_host, redis_socket or redis_sentinels)\n";
   if (cfg.interfaces.empty()) c.warnings.emplace_back(kNoInterfaceWarning);
 
   auto loaded = policy::load_directory(cfg.policy_dir);

@@ -46,6 +46,11 @@ struct Config {
   int redis_port = 6379;
   std::string redis_socket;
   std::string redis_user;  // an ACL user; "" is Redis' default user
+  // Sentinel: the master of redis_master_name, asked of these "host:port" sentinels.
+  std::vector<std::string> redis_sentinels;
+  std::string redis_master_name;
+  std::string redis_sentinel_user;
+  std::string redis_sentinel_password;
   std::string redis_password;
   int redis_db = 0;
   uint32_t redis_connect_timeout_ms = 200;
@@ -55,7 +60,9 @@ struct Config {
   uint32_t sync_interval_ms = 100;
   uint32_t cluster_nodes = 0;  // expected fleet size for early-sync shares; 0: nodes seen in Redis
 
-  bool cluster_enabled() const { return !redis_host.empty() || !redis_socket.empty(); }
+  bool cluster_enabled() const {
+    return !redis_host.empty() || !redis_socket.empty() || !redis_sentinels.empty();
+  }
 };
 
 // Reads the file into `cfg` (fields it does not mention keep their values). Unknown keys and

@@ -23,6 +23,8 @@ Json cluster_status(const ClusterSync* sync, const std::string& node) {
   out.pending_dropped = st.pending_dropped;
   out.errors = st.errors;
   out.last_error = st.last_error;
+  out.redis = st.server;
+  out.masters_changed = st.servers_changed;
   for (const auto& p : st.peers) out.peers.push_back({p.node, p.last_seen_ms});
   for (const auto& b : sync->blocked()) out.blocked.push_back({b.rule, b.key, b.remaining_ms});
   return control::ok(out);
