@@ -33,15 +33,18 @@ StoreResult<Endpoint> ask(const SentinelOptions& o, const Endpoint& sentinel,
   if (r.type == REDIS_REPLY_ERROR)
     return StoreError{reply_error_kind(text(r)), 0, who + ": " + text(r)};
   if (r.type == REDIS_REPLY_NIL)
-    return StoreError{ErrorKind::kInvalid, 0, who + " monitors no master named '" + o.master_name + "'"};
+    return StoreError{ErrorKind::kInvalid, 0,
+                      who + " monitors no master named '" + o.master_name + "'"};
   if (r.type != REDIS_REPLY_ARRAY || r.elements != 2 || r.element[0]->type != REDIS_REPLY_STRING ||
       r.element[1]->type != REDIS_REPLY_STRING)
-    return StoreError{ErrorKind::kProtocol, EPROTO, who + ": not an address for '" + o.master_name + "'"};
+    return StoreError{ErrorKind::kProtocol, EPROTO,
+                      who + ": not an address for '" + o.master_name + "'"};
   Endpoint master;
   master.host = text(*r.element[0]);
   const std::string port = text(*r.element[1]);
   auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), master.port);
-  if (ec != std::errc{} || end != port.data() + port.size() || master.port < 1 || master.port > 65535)
+  if (ec != std::errc{} || end != port.data() + port.size() || master.port < 1 ||
+      master.port > 65535)
     return StoreError{ErrorKind::kProtocol, EPROTO, who + ": port '" + port + "'"};
   return master;
 }

@@ -116,7 +116,8 @@ TEST_F(SentinelTest, FollowsAFailoverWhenTheMasterDies) {
   auto store = cluster::RedisStore::connect(options());
   ASSERT_TRUE(store) << store.error().str();
   cluster::PendingDeltas pending;
-  uint64_t before = sync_until(**store, pending, [] { return false; }, 1s);
+  uint64_t before = sync_until(
+      **store, pending, [] { return false; }, 1s);
   ASSERT_TRUE(wait_for(5s, [&] { return counted(*replica_, "198.18.0.7") == before; }))
       << "the replica has every count before the master dies";
   master_->kill();
@@ -141,7 +142,8 @@ TEST_F(SentinelTest, FollowsASentinelFailover) {
   auto store = cluster::RedisStore::connect(options());
   ASSERT_TRUE(store) << store.error().str();
   cluster::PendingDeltas pending;
-  uint64_t before = sync_until(**store, pending, [] { return false; }, 1s);
+  uint64_t before = sync_until(
+      **store, pending, [] { return false; }, 1s);
   auto f = sentinels_[1]->command({"SENTINEL", "FAILOVER", kSentinelMaster});
   ASSERT_TRUE(f && !f->is_error()) << (f ? f->str : f.error().str());
   const uint16_t promoted = replica_->port();
