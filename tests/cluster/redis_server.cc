@@ -59,7 +59,7 @@ Result<std::unique_ptr<RedisServer>> RedisServer::start(const RedisServerOptions
   auto dir = TempDir::create("rl-redis-");
   if (!dir) return dir.error();
   s->dir_.emplace(std::move(*dir));
-  if (opts.unix_socket) s->socket_ = s->dir() + "/redis.sock";
+  if (opts.unix_socket || !opts.netns.empty()) s->socket_ = s->dir() + "/redis.sock";
   // A free port can be taken between our probe and Redis' bind: try a few.
   Error last{0, "no attempt"};
   for (int attempt = 0; attempt < 5; attempt++) {
@@ -82,44 +82,43 @@ Status RedisServer::spawn() {
   if (opts_.sentinel_for) {
     // A sentinel rewrites its configuration file: each start writes a fresh one.
     const std::string conf = dir() + "/sentinel.conf";
-    std::ofstream(conf) << "port " << port_ << "\nbind 127.0.0.1\ndir " << dir() << "\nlogfile "
-                        << dir() << "/redis.log\ndaemonize no\n"
-                        << "sentinel monitor " << kSentinelMaster << " 127.0.0.1 "
-                        << opts_.sentinel_for << " 2\n"
-                        << "sentinel down-after-milliseconds " << kSentinelMaster << " 1000\n"
-                        << "sentinel failover-timeout " << kSentinelMaster << " 5000\n";
-    auto p = Process::spawn({binary(), conf, "--sentinel"});
+    std::ofstream out(conf);
+    out << "port " << port_ << "\nbind " << opts_.host << "\ndir " << dir() << "\nlogfile " << dir()
+        << "/redis.log\ndaemonize no\n"
+        << "sentinel monitor " << kSentinelMaster << " " << opts_.host << " " << opts_.sentinel_for
+        << " 2\n"
+        << "sentinel down-after-milliseconds " << kSentinelMaster << " 1000\n"
+        << "sentinel failover-timeout " << kSentinelMaster << " 5000\n";
+    if (!socket_.empty()) out << "unixsocket " << socket_ << "\nunixsocketperm 700\n";
+    if (!opts_.netns.empty()) out << "protected-mode no\n";
+    out.close();
+    auto p = Process::spawn(in_netns({binary(), conf, "--sentinel"}));
     if (!p) return p.error();
     process_.emplace(std::move(*p));
     return wait_ready();
   }
-  std::vector<std::string> argv = {binary(),
-                                   "--bind",
-                                   "127.0.0.1",
-                                   "--port",
-                                   std::to_string(port_),
-                                   "--dir",
-                                   dir(),
-                                   "--save",
-                                   "",
-                                   "--appendonly",
-                                   "no",
-                                   "--protected-mode",
-                                   "yes",
-                                   "--daemonize",
-                                   "no",
-                                   "--logfile",
-                                   dir() + "/redis.log"};
+  std::vector<std::string> argv = {
+      binary(), "--bind", opts_.host, "--port", std::to_string(port_), "--dir", dir(), "--save", "",
+      "--appendonly", "no", "--protected-mode",
+      // Protected mode refuses every peer but loopback without a
+      // password; a lab namespace has no route out.
+      opts_.netns.empty() ? "yes" : "no", "--daemonize", "no", "--logfile", dir() + "/redis.log"};
   if (!socket_.empty()) {
     argv.insert(argv.end(), {"--unixsocket", socket_, "--unixsocketperm", "700"});
   }
   if (!opts_.password.empty()) argv.insert(argv.end(), {"--requirepass", opts_.password});
   if (opts_.replica_of)
-    argv.insert(argv.end(), {"--replicaof", "127.0.0.1", std::to_string(opts_.replica_of)});
-  auto p = Process::spawn(argv);
+    argv.insert(argv.end(), {"--replicaof", opts_.host, std::to_string(opts_.replica_of)});
+  auto p = Process::spawn(in_netns(argv));
   if (!p) return p.error();
   process_.emplace(std::move(*p));
   return wait_ready();
+}
+
+std::vector<std::string> RedisServer::in_netns(std::vector<std::string> argv) const {
+  if (opts_.netns.empty()) return argv;
+  argv.insert(argv.begin(), {"ip", "netns", "exec", opts_.netns});
+  return argv;
 }
 
 Status RedisServer::wait_ready() {
@@ -266,6 +265,26 @@ std::string RedisServer::log() const {
   std::string text = read_text(dir() + "/redis.log");
   // The tail is where the reason is.
   return text.size() > 2000 ? text.substr(text.size() - 2000) : text;
+}
+
+bool sentinels_ready(RedisServer& replica,
+                     const std::vector<std::unique_ptr<RedisServer>>& sentinels,
+                     std::string* waiting) {
+  auto link = replica.command({"INFO", "replication"});
+  if (!link || link->str.find("master_link_status:up") == std::string::npos) {
+    if (waiting) *waiting = "the replica's link: " + (link ? link->str : link.error().str());
+    return false;
+  }
+  for (const auto& s : sentinels) {
+    auto others = s->command({"SENTINEL", "sentinels", kSentinelMaster});
+    auto replicas = s->command({"SENTINEL", "replicas", kSentinelMaster});
+    if (!others || others->elements.size() != sentinels.size() - 1 || !replicas ||
+        replicas->elements.size() != 1) {
+      if (waiting) *waiting = "sentinel " + std::to_string(s->port()) + ": " + s->log();
+      return false;
+    }
+  }
+  return true;
 }
 
 std::vector<std::string> documented_acl(const std::string& password) {

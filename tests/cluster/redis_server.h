@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// A real redis-server for tests: loopback only (127.0.0.1 on a free port, or a Unix socket),
-// its own temp dir as working dir, no persistence, protected mode on. The destructor kills it
+// A real redis-server for tests: loopback only (127.0.0.1 on a free port, or a Unix socket) or a
+// lab namespace's own address, its own temp dir as working dir, no persistence, protected mode
+// on (off in a lab namespace, which has no route out). The destructor kills it
 // and removes the dir, so a failed assertion leaves nothing behind; PR_SET_PDEATHSIG kills it
 // if the test process dies first.
 #pragma once
@@ -26,10 +27,14 @@ namespace rl::testing {
 struct RedisServerOptions {
   std::string password;      // --requirepass when set
   bool unix_socket = false;  // listen on <dir>/redis.sock instead of TCP
-  uint16_t replica_of = 0;   // a replica of the server on this loopback port
-  // A sentinel (redis-server --sentinel) watching the master on this loopback port as
+  uint16_t replica_of = 0;   // a replica of the server on this port of `host`
+  // A sentinel (redis-server --sentinel) watching the master on this port of `host` as
   // kSentinelMaster, quorum 2, down after 1 s.
   uint16_t sentinel_for = 0;
+  std::string host = "127.0.0.1";  // the address it binds, and its master's
+  // Runs inside this network namespace (ip netns exec); the test's own connection then goes
+  // through a Unix socket, which the test reaches from any namespace.
+  std::string netns;
 };
 
 inline constexpr char kSentinelMaster[] = "rl-master";
@@ -86,6 +91,7 @@ class RedisServer {
  private:
   explicit RedisServer(const RedisServerOptions& opts) : opts_(opts) {}
   Status spawn();
+  std::vector<std::string> in_netns(std::vector<std::string> argv) const;
   Status wait_ready();
   Result<std::map<std::string, std::string>> commandstat(const std::string& name);
   void close_admin();
@@ -97,5 +103,12 @@ class RedisServer {
   std::optional<Process> process_;
   redisContext* admin_ = nullptr;
 };
+
+// A master, `replica` and `sentinels` ready for a failover: the replica in sync, and every
+// sentinel knows the replica and the other sentinels. If not, `waiting` (when given) says what
+// is missing.
+bool sentinels_ready(RedisServer& replica,
+                     const std::vector<std::unique_ptr<RedisServer>>& sentinels,
+                     std::string* waiting = nullptr);
 
 }  // namespace rl::testing

@@ -32,20 +32,9 @@ class SentinelTest : public ::testing::Test {
       ASSERT_TRUE(s) << s.error().str();
       sentinels_.push_back(std::move(*s));
     }
-    // Ready when the replica is in sync and every sentinel knows the replica and the others.
-    ASSERT_TRUE(wait_for(20s, [&] { return ready(); })) << "the sentinels never met";
-  }
-
-  bool ready() {
-    auto link = replica_->command({"INFO", "replication"});
-    if (!link || link->str.find("master_link_status:up") == std::string::npos) return false;
-    for (auto& s : sentinels_) {
-      auto others = s->command({"SENTINEL", "sentinels", kSentinelMaster});
-      auto replicas = s->command({"SENTINEL", "replicas", kSentinelMaster});
-      if (!others || others->elements.size() != 2 || !replicas || replicas->elements.size() != 1)
-        return false;
-    }
-    return true;
+    std::string waiting;
+    ASSERT_TRUE(wait_for(20s, [&] { return sentinels_ready(*replica_, sentinels_, &waiting); }))
+        << "the sentinels never met; " << waiting;
   }
 
   template <typename Done>
