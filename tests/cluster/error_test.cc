@@ -23,6 +23,9 @@ TEST(ErrorKindTest, ReplyCodes) {
   EXPECT_EQ(reply_error_kind("ERR The user executing the script can't run this command or "
                              "subcommand script: 863fe0d8, on @user_script:9."),
             ErrorKind::kPermission);
+  EXPECT_EQ(reply_error_kind("READONLY You can't write against a read only replica."),
+            ErrorKind::kReadOnly)
+      << "a master demoted by a failover";
   EXPECT_EQ(reply_error_kind(""), ErrorKind::kServer);
 }
 

@@ -14,8 +14,8 @@ void render_cluster_status(const proto::ClusterStatusResponse& d, std::ostream& 
       << d.syncs << " syncs (" << d.early_syncs << " early), " << d.pending_keys
       << " keys pending, last pass " << d.last_pass_ms << " ms\n";
   if (!d.redis.empty())
-    out << d.redis
-        << (d.masters_changed ? ", " + num(d.masters_changed) + " failovers followed" : "") << "\n";
+    out << d.redis << (d.masters_changed ? ", failovers followed: " + num(d.masters_changed) : "")
+        << "\n";
   if (!d.last_error.empty()) out << "last error: " << d.last_error << "\n";
   Table peers({"PEER", "LAST SEEN (server ms)"});
   for (const auto& p : d.peers) peers.row({p.node, num(p.last_seen_ms)});

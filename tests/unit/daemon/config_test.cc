@@ -97,6 +97,16 @@ TEST_F(ConfigFile, LoadsEverySettingAndBadInputChangesNothing) {
   EXPECT_EQ(c.cluster_nodes, 3u);
   EXPECT_EQ(c.redis_connect_timeout_ms, 50u);
   EXPECT_TRUE(c.cluster_enabled());
+  Config sentinel;
+  ASSERT_EQ(error("cluster:\n  redis_sentinels: [10.0.0.5:26379, '[2001:db8::6]:26379']\n"
+                  "  redis_master_name: rl\n  redis_sentinel_password: s3cret\n",
+                  sentinel),
+            "");
+  EXPECT_EQ(sentinel.redis_sentinels,
+            (std::vector<std::string>{"10.0.0.5:26379", "[2001:db8::6]:26379"}));
+  EXPECT_EQ(sentinel.redis_master_name, "rl");
+  EXPECT_EQ(sentinel.redis_sentinel_password, "s3cret");
+  EXPECT_TRUE(sentinel.cluster_enabled()) << "sentinels alone name the cluster's Redis";
   Config before = c;
   EXPECT_NE(error("xdp_mode: native\nkey_capacity: 1\n", c), "");
   EXPECT_EQ(c.xdp_mode, before.xdp_mode);

@@ -228,9 +228,12 @@ TEST(Render, StatsAndCluster) {
   c.redis_up = true;
   c.last_sync_ms_ago = 40;
   c.blocked = {{"web", "198.18.0.7", 500}};
+  c.redis = "redis 10.0.0.6:6379 (master 'rl')";
+  c.masters_changed = 1;
   EXPECT_EQ(text([&](auto& o) { render_cluster_status(c, o); }),
             "node node-a, Redis up, last sync 40 ms ago, 5 syncs (1 early), 2 keys pending, "
             "last pass 3 ms\n"
+            "redis 10.0.0.6:6379 (master 'rl'), failovers followed: 1\n"
             "PEER    LAST SEEN (server ms)\n"
             "node-b  1000\n"
             "\n"
