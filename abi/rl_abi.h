@@ -85,14 +85,29 @@
 /* ---- Rule bitmap classes ----------------------------------------------------------------------
  * Each generation owns RL_MAX_CLASSES bitmaps in rl_bitmaps (rl_bitmap_index, rl_layout.h).
  *   [0, 255]   protocol classes: rules whose protocol condition admits IP protocol N
- *   256        rules that do not require a new TCP connection (ANDed in for non-SYN TCP)
+ *   256 + 2j   packet kinds j (rl_kind_class): rules whose new-connection and fragment
+ *              conditions admit a packet that is (bit 0 of j set) or is not a new TCP connection
+ *              and whose fragment class (enum rl_frag) is j >> 1. Kind 0, 256, is the one read
+ *              (for packets that are not a new connection) while no rule names a fragment class.
  *   257        rules without a port/ICMP-type condition (for packets that have no L4 index)
- *   258 ...    source classes and port classes allocated by the compiler
+ *   267 ...    source classes and port classes allocated by the compiler
  */
 #define RL_CLASS_PROTO_BASE    0
-#define RL_CLASS_NOT_SYN       256
+#define RL_CLASS_NOT_SYN       256 /* kind 0: not a new connection, not a fragment */
 #define RL_CLASS_NO_PORT       257
-#define RL_CLASS_FIRST_DYNAMIC 258
+#define RL_CLASS_KINDS	       6
+#define RL_CLASS_FIRST_DYNAMIC 267
+
+/* The class of packet kind j (0 to RL_CLASS_KINDS - 1): even ids from 256, past 257. */
+#define RL_CLASS_OF_KIND(j) (RL_CLASS_NOT_SYN + 2 * (j))
+
+/* Where a packet sits in a fragmented datagram: the first fragment carries the transport
+ * header, later ones carry none. A rule's fragment condition is a mask of these (1 << value). */
+enum rl_frag {
+	RL_FRAG_NONE = 0,  /* not a fragment (nor an atomic IPv6 fragment: offset 0, no more) */
+	RL_FRAG_FIRST = 1, /* offset 0, more fragments follow */
+	RL_FRAG_LATER = 2, /* offset above 0 */
+};
 
 enum rl_port_kind {
 	RL_PORT_KIND_TCP = 0,
@@ -203,6 +218,7 @@ struct rl_gen_config {
  * rule of the generation uses them (the bitmap then holds every rule). */
 #define RL_DIM_DESTINATION (1u << 3) /* some rule names a destination prefix */
 #define RL_DIM_NEW_CONN	   (1u << 4) /* some rule requires a new TCP connection (tcp_syn) */
+#define RL_DIM_FRAGMENT	   (1u << 5) /* some rule names a fragment class (fragment) */
 
 /* rl_rules, at rl_rule_index (rl_layout.h) of the generation and the rule's position: position
  * is the priority order (0 = first). */

@@ -2,11 +2,11 @@
 /*
  * Rule lookup. Cost does not grow with the rule count: each dimension of a packet (source
  * prefix, destination prefix, protocol, L4 index, source port, TCP flags, TTL, L3 length,
- * new-connection flag) selects one precomputed bitmap of the rules it satisfies, through a table
- * lookup indexed by the packet's value (never a scan over rules); the AND of those bitmaps has
- * the matching rules set, and the lowest set bit is the highest-priority rule (the compiler
- * orders bits by priority). At most RL_RULE_WORDS 64-bit words are ANDed, and only as many as
- * the active generation uses.
+ * new-connection flag and fragment class) selects one precomputed bitmap of the rules it satisfies,
+ * through a table lookup indexed by the packet's value (never a scan over rules); the AND of those
+ * bitmaps has the matching rules set, and the lowest set bit is the highest-priority rule (the
+ * compiler orders bits by priority). At most RL_RULE_WORDS 64-bit words are ANDed, and only as many
+ * as the active generation uses.
  */
 #ifndef RL_BPF_CLASSIFY_H
 #define RL_BPF_CLASSIFY_H
@@ -260,6 +260,19 @@ static __always_inline __u32 rl_ttl_class(__u32 gen, const struct rl_gen_config 
 	return rl_byte_class(gen, RL_BYTE_TABLE_TTL, p->ttl, gc->ttl_none);
 }
 
+/* The class of the packet's kind (rl_abi.h): bit 0 set for a new TCP connection, bits 1-2 its
+ * place in a fragmented datagram, which counts only while a rule names one. One bitmap answers
+ * both the rules' tcp_syn and fragment conditions. Arithmetic without branches: the verifier
+ * then sees one state whatever the packet, not one per kind. */
+static __always_inline __u32 rl_kind_class(__u32 dims, const struct rl_pkt *p)
+{
+	__u32 named = (dims / RL_DIM_FRAGMENT) & 1;
+	__u32 later = p->fragment & 1;
+	__u32 first = (p->flags / RL_PKT_F_MORE_FRAGMENTS) & 1 & ~later;
+	__u32 frag = (2 * later + first) * named;
+	return RL_CLASS_OF_KIND((p->tcp_new & 1) + 2 * frag);
+}
+
 /* Count of trailing zeros of a non-zero x: x & -x keeps the lowest set bit, and multiplying
  * it by a de Bruijn constant puts a distinct 6-bit pattern in the top bits for each of the 64
  * positions, which the table turns back into the position. Five instructions and one load from
@@ -314,9 +327,9 @@ static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *
 	struct rl_bitmap *bz =
 	    (dims & RL_DIM_LENGTH) ? rl_bitmap_of(gen, rl_len_class(gen, gc, p)) : bs;
 	/* Packets that are not a new TCP connection (including TCP fragments, whose flags are
-	 * unknown) must not match rules that require one. */
-	struct rl_bitmap *bn =
-	    (!p->tcp_new && (dims & RL_DIM_NEW_CONN)) ? rl_bitmap_of(gen, RL_CLASS_NOT_SYN) : bs;
+	 * unknown) must not match rules that require one, nor fragments rules of another class. */
+	__u32 kinds = (dims / RL_DIM_FRAGMENT) | ((dims / RL_DIM_NEW_CONN) & ~(__u32)p->tcp_new);
+	struct rl_bitmap *bn = (kinds & 1) ? rl_bitmap_of(gen, rl_kind_class(dims, p)) : bs;
 	if (!bp || !bq || !bl || !bn || !bd || !bo || !bf || !bt || !bz)
 		return -1;
 

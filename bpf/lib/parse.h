@@ -67,6 +67,9 @@ struct rl_pkt {
 #define RL_PKT_F_NO_L4 1
 /* The IP protocol is not known: only rules without a protocol condition can match. */
 #define RL_PKT_F_PROTO_UNKNOWN 2
+/* More fragments follow (IPv4 MF, IPv6 M): with fragment == 0, the first fragment of a
+ * datagram, which has the transport header. */
+#define RL_PKT_F_MORE_FRAGMENTS 4
 
 struct rl_vlan_hdr {
 	__be16 tci;
@@ -126,8 +129,12 @@ static __always_inline int rl_parse_ipv4(struct rl_cursor *c, void *data_end, st
 	p->ttl = ip->ttl;
 	p->l3_len = bpf_ntohs(ip->tot_len);
 	/* A non-first fragment carries no L4 header: it is matched on addresses and protocol. */
-	if (bpf_ntohs(ip->frag_off) & 0x1fff)
+	__u16 frag = bpf_ntohs(ip->frag_off);
+	if (frag & 0x1fff)
 		p->fragment = 1;
+	/* MF, also on a later fragment's (rl_kind_class reads it under fragment == 0). Without a
+	 * branch: the verifier would walk the rest of the parse once more. */
+	p->flags |= (frag >> 13 & 1) * RL_PKT_F_MORE_FRAGMENTS;
 	return ip->protocol;
 }
 
@@ -180,12 +187,14 @@ static __always_inline int rl_parse_ipv6(struct rl_cursor *c, void *data_end, st
 				return RL_PARSE_NO_L4;
 			c->pos = fh + 1;
 			nh = fh->nexthdr;
-			if (bpf_ntohs(fh->frag_off) & 0xfff8) {
+			__u16 frag = bpf_ntohs(fh->frag_off);
+			if (frag & 0xfff8) {
 				p->fragment = 1;
 				if (rl_ipv6_is_ext(nh))
 					p->flags |= RL_PKT_F_PROTO_UNKNOWN;
 				break;
 			}
+			p->flags |= (frag & 1) * RL_PKT_F_MORE_FRAGMENTS; /* M, at offset 0 */
 			continue;
 		}
 		struct rl_ipv6_opt_hdr *oh = c->pos;

@@ -10,10 +10,15 @@ void fixed_classes(const std::vector<const policy::Rule*>& rules, CompiledRuleSe
     for (unsigned proto = 0; proto < 256; proto++)
       if (!m.protocol || *m.protocol == proto)
         bitmap_set(classes[RL_CLASS_PROTO_BASE + proto], pos);
-    if (!m.tcp_syn)
-      bitmap_set(classes[RL_CLASS_NOT_SYN], pos);
-    else
-      out.config.dims_used |= RL_DIM_NEW_CONN;
+    // Kind j: bit 0 set for a new TCP connection, j >> 1 the packet's rl_frag.
+    for (unsigned j = 0; j < RL_CLASS_KINDS; j++) {
+      bool new_conn = j & 1;
+      unsigned frag = j >> 1;
+      if ((!m.tcp_syn || new_conn) && (!m.fragments || (m.fragments & (1u << frag))))
+        bitmap_set(classes[RL_CLASS_OF_KIND(j)], pos);
+    }
+    if (m.tcp_syn) out.config.dims_used |= RL_DIM_NEW_CONN;
+    if (m.fragments) out.config.dims_used |= RL_DIM_FRAGMENT;
     if (m.ports.empty() && m.icmp_types.empty()) bitmap_set(classes[RL_CLASS_NO_PORT], pos);
   }
 }

@@ -28,8 +28,8 @@ inline void add_bounds(std::set<unsigned>& bounds, const std::vector<policy::Por
   }
 }
 
-// Protocol, not-SYN and no-port classes (the fixed class ids); RL_DIM_NEW_CONN when a rule
-// requires a new connection.
+// Protocol, packet-kind and no-port classes (the fixed class ids); RL_DIM_NEW_CONN when a rule
+// requires a new connection, RL_DIM_FRAGMENT when one names a fragment class.
 void fixed_classes(const std::vector<const policy::Rule*>& rules, CompiledRuleSet& out);
 
 // One class id per (port kind, L4 index).

@@ -61,6 +61,14 @@ std::string describe_match(const Match& m) {
   out += describe_ports("ttl", m.ttl);
   out += describe_ports("length", m.length);
   if (m.tcp_syn) out += " syn";
+  if (m.fragments) {
+    // " fragment first,later": the classes the rule admits.
+    std::string f;
+    for (auto [bit, name] : {std::pair{RL_FRAG_NONE, "none"}, std::pair{RL_FRAG_FIRST, "first"},
+                             std::pair{RL_FRAG_LATER, "later"}})
+      if (m.fragments >> bit & 1) f += (f.empty() ? "" : ",") + std::string(name);
+    out += " fragment " + f;
+  }
   if (m.tcp_flags.mask) {
     // " flags ack,!syn,!rst": set flags, then the ones that must be clear.
     const auto& names = detail::tcp_flag_names();

@@ -12,7 +12,7 @@ namespace {
 const Schema kMatchSchema{
     "in match",
     {"sources", "destinations", "destination", "protocol", "ports", "port", "source_ports",
-     "source_port", "tcp_flags", "icmp_types", "icmp_codes", "ttl", "length"},
+     "source_port", "tcp_flags", "icmp_types", "icmp_codes", "ttl", "length", "fragment"},
     {{{"name", "priority", "limit", "key", "prefix", "action", "block", "report", "cluster",
        "syn_cookies"},
       "it belongs to the rule, one level up"},
@@ -296,6 +296,40 @@ void read_tcp_flags(Reader& r, const Field& f, Match& m) {
   m.tcp_flags = TcpFlags{static_cast<uint8_t>(*on | *off), *on};
 }
 
+// `fragment: none | first | later | any`: where in a fragmented datagram a packet sits. A later
+// fragment carries no transport header, so every condition on one is refused with it.
+void read_fragment_class(Reader& r, const Field& f, const Fields& fields, Match& m) {
+  const std::string expected =
+      "fragment must be none (not a fragment), first (the fragment with the transport header), "
+      "later (the fragments after it) or any (first or later)";
+  auto text = scalar(r, f, expected);
+  if (!text) return;
+  uint8_t mask = 0;
+  if (*text == "none")
+    mask = 1u << RL_FRAG_NONE;
+  else if (*text == "first")
+    mask = 1u << RL_FRAG_FIRST;
+  else if (*text == "later")
+    mask = 1u << RL_FRAG_LATER;
+  else if (*text == "any")
+    mask = (1u << RL_FRAG_FIRST) | (1u << RL_FRAG_LATER);
+  if (!mask) {
+    r.error(f.at, expected + ", got '" + *text + "'");
+    return;
+  }
+  if (mask & (1u << RL_FRAG_LATER)) {
+    for (const char* name : {"ports", "port", "source_ports", "source_port", "icmp_types",
+                             "icmp_codes", "tcp_flags"}) {
+      if (!fields.get(name)) continue;
+      r.error(f.at, "fragment: " + *text + " with " + name +
+                        ": a later fragment carries no transport header, so " + name +
+                        " never matches it (fragment: first matches the fragment that has it)");
+      return;
+    }
+  }
+  m.fragments = mask;
+}
+
 bool carries_ports(uint8_t protocol) { return protocol == kTcp || protocol == kUdp; }
 bool is_icmp(uint8_t protocol) { return protocol == kIcmp || protocol == kIcmpv6; }
 
@@ -358,6 +392,8 @@ void read_match(Reader& r, const Field& f, RuleDraft& d) {
       else if (m.protocol)
         read_icmp_types(r, *types, *m.protocol, m);
     }
+
+    if (const Field* frag = fields.get("fragment")) read_fragment_class(r, *frag, fields, m);
 
     // A code means something only under its type: codes need icmp_types, which report a
     // missing or other protocol themselves.

@@ -85,6 +85,9 @@ struct Match {
   std::vector<PortRange> ttl;           // IPv4 TTL / IPv6 hop limit ranges (0-255); empty: any
   // L3 length ranges: IPv4 total length, IPv6 payload length + 40 (0-65535); empty: any
   std::vector<PortRange> length;
+  // `fragment:`: the places in a fragmented datagram the rule matches, 1 << enum rl_frag each
+  // (none, first, later); 0: any packet.
+  uint8_t fragments = 0;
 };
 
 // A fleet-wide limit for the same key, enforced through Redis.

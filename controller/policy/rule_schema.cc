@@ -21,7 +21,7 @@ const Schema kRuleSchema{
     {"name", "priority", "match", "limit", "limits", "key", "prefix", "action", "block", "report",
      "cluster", "new_sources", "syn_cookies"},
     {{{"sources", "destinations", "destination", "protocol", "ports", "port", "source_ports",
-       "source_port", "tcp_flags", "icmp_types", "icmp_codes", "ttl", "length"},
+       "source_port", "tcp_flags", "icmp_types", "icmp_codes", "ttl", "length", "fragment"},
       "it belongs under match:"},
      {{"algorithm", "rate", "burst"}, "it belongs under limit:"},
      {{"on_redis_failure"}, "it belongs under cluster:"},

@@ -71,6 +71,7 @@ std::string match_key(const Match& m, const std::map<std::string, const SourceSe
   key += "|icmp";
   for (uint8_t t : types) key += " " + std::to_string(t);
   key += ranges_key("|codes", m.icmp_codes);
+  key += "|fragments " + std::to_string(m.fragments);
   return key;
 }
 

@@ -169,6 +169,16 @@ class Gen {
                                      : policy::PortRange{std::min(a, b), std::max(a, b)});
       }
     }
+    if (fcoin(12)) {
+      // Not a fragment, the first, the later ones, or either; the policy refuses a transport
+      // condition beside later fragments, which carry no transport header.
+      static const uint8_t masks[] = {1u << RL_FRAG_NONE, 1u << RL_FRAG_FIRST, 1u << RL_FRAG_LATER,
+                                      (1u << RL_FRAG_FIRST) | (1u << RL_FRAG_LATER)};
+      m.fragments = masks[fu(4)];
+      bool transport = !m.ports.empty() || !m.source_ports.empty() || m.tcp_syn ||
+                       m.tcp_flags.mask || proto == 1 || proto == 58;
+      if (transport && (m.fragments & (1u << RL_FRAG_LATER))) m.fragments = 1u << RL_FRAG_FIRST;
+    }
     if ((proto == 1 || proto == 58) && coin(60)) {
       m.icmp_types = {static_cast<uint8_t>(proto == 1 ? 8 : 128)};
       // Destination unreachable (3 and 1) under some of its codes, or echo with code 0 only.

@@ -72,6 +72,26 @@ policy::Policy ttl_ranges() {
   return p;
 }
 
+policy::Policy fragments() {
+  policy::Policy p;
+  // The first fragment of a DNS reply has its source port; the later ones have none.
+  auto first = token_bucket("dns-first-fragment", 10, 10);
+  first.match.protocol = 17;
+  first.match.source_ports = {{53, 53}};
+  first.match.fragments = 1u << RL_FRAG_FIRST;
+  auto later = token_bucket("udp-later-fragments", 10, 10);
+  later.match.protocol = 17;
+  later.match.fragments = 1u << RL_FRAG_LATER;
+  auto any = token_bucket("any-fragment", 10, 10);
+  any.match.fragments = (1u << RL_FRAG_FIRST) | (1u << RL_FRAG_LATER);
+  auto syn = token_bucket("whole-syn", 10, 10);
+  syn.match.protocol = 6;
+  syn.match.tcp_syn = true;
+  syn.match.fragments = 1u << RL_FRAG_NONE;
+  p.rules = {first, later, any, syn, token_bucket("rest", 10, 10)};
+  return p;
+}
+
 policy::Policy icmp_types_and_codes() {
   policy::Policy p;
   // Fragmentation needed (3/4) is path MTU discovery: its own, wider limit.
@@ -288,6 +308,31 @@ const MatchCase kLength[] = {
      [] { return v4().fragment(10, false).udp(1, 9).payload(1400).build(); }, 1},
 };
 
+const MatchCase kFragments[] = {
+    {"FirstFragmentFromDns", fragments,
+     [] { return v4().fragment(0, true).udp(53, 9).payload(100).build(); }, 0},
+    {"FirstFragmentFromAnotherPort", fragments,
+     [] { return v4().fragment(0, true).udp(54, 9).payload(100).build(); }, 2},
+    {"LaterFragmentOfUdp", fragments,
+     [] { return v4().fragment(185, false).udp(53, 9).payload(100).build(); }, 1},
+    {"MiddleFragmentOfUdp", fragments,
+     [] { return v4().fragment(185, true).udp(53, 9).payload(100).build(); }, 1},
+    {"LaterFragmentOfTcp", fragments,
+     [] { return v4().fragment(185, false).tcp(1, 80, kSyn).payload(100).build(); }, 2},
+    {"WholeDnsReplyIsNoFragment", fragments, [] { return v4().udp(53, 9).build(); }, 4},
+    {"WholeSyn", fragments, [] { return tcp(80, kSyn); }, 3},
+    {"WholeAckIsNotASyn", fragments, [] { return tcp(80, kAck); }, 4},
+    {"SynInAFirstFragment", fragments,
+     [] { return v4().fragment(0, true).tcp(1, 80, kSyn).payload(100).build(); }, 2},
+    {"Ipv6FirstFragmentFromDns", fragments,
+     [] { return v6().fragment(0, true).udp(53, 9).payload(100).build(); }, 0},
+    {"Ipv6LaterFragmentOfUdp", fragments,
+     [] { return v6().fragment(185, false).udp(53, 9).payload(100).build(); }, 1},
+    // Offset 0 and no more to come: the whole datagram, behind a fragment header.
+    {"Ipv6AtomicFragmentIsNoFragment", fragments,
+     [] { return v6().fragment(0, false).udp(53, 9).build(); }, 4},
+};
+
 class MatchCaseTest : public MatchTest, public ::testing::WithParamInterface<MatchCase> {};
 
 TEST_P(MatchCaseTest, PicksTheRule) {
@@ -304,6 +349,7 @@ INSTANTIATE_TEST_SUITE_P(TcpFlags, MatchCaseTest, ::testing::ValuesIn(kTcpFlags)
 INSTANTIATE_TEST_SUITE_P(Ttl, MatchCaseTest, ::testing::ValuesIn(kTtl), case_name);
 INSTANTIATE_TEST_SUITE_P(Icmp, MatchCaseTest, ::testing::ValuesIn(kIcmp), case_name);
 INSTANTIATE_TEST_SUITE_P(Length, MatchCaseTest, ::testing::ValuesIn(kLength), case_name);
+INSTANTIATE_TEST_SUITE_P(Fragment, MatchCaseTest, ::testing::ValuesIn(kFragments), case_name);
 
 // What each policy compiles to: the lookups its fields need.
 TEST_F(MatchTest, SourcePortRulesUseTheLookup) {
@@ -316,6 +362,9 @@ TEST_F(MatchTest, FieldRulesUseTheirLookups) {
   EXPECT_EQ(compiled_.config.dims_used & RL_DIM_TCP_FLAGS, RL_DIM_TCP_FLAGS);
   apply(ttl_ranges());
   EXPECT_EQ(compiled_.config.dims_used & RL_DIM_TTL, RL_DIM_TTL);
+  apply(fragments());
+  EXPECT_EQ(compiled_.config.dims_used & (RL_DIM_FRAGMENT | RL_DIM_NEW_CONN),
+            RL_DIM_FRAGMENT | RL_DIM_NEW_CONN);
   apply(length_ranges());
   EXPECT_EQ(compiled_.config.dims_used & RL_DIM_LENGTH, RL_DIM_LENGTH);
 }

@@ -56,6 +56,10 @@ bool Model::matches(const policy::Rule& r, const Packet& p) const {
   if (!m.ttl.empty() && !in(m.ttl, p.ttl)) return false;
   if (!m.length.empty() && !in(m.length, p.l3_len)) return false;
   if (m.tcp_syn && !p.tcp_new) return false;
+  if (m.fragments) {
+    unsigned frag = p.fragment ? RL_FRAG_LATER : p.first_fragment ? RL_FRAG_FIRST : RL_FRAG_NONE;
+    if (!(m.fragments >> frag & 1)) return false;
+  }
   if (m.tcp_flags.mask) {
     if (!p.has_l4 || p.port_kind != RL_PORT_KIND_TCP) return false;
     if ((p.tcp_flags & m.tcp_flags.mask) != m.tcp_flags.value) return false;

@@ -25,9 +25,10 @@ struct Packet {
   Address dst;
   uint8_t proto = 0;
   bool proto_known = true;
-  bool no_l4 = false;  // malformed transport: judged on addresses, then the malformed verdict
-  bool fragment = false;
-  bool has_l4 = false;  // a destination port or ICMP type is known
+  bool no_l4 = false;     // malformed transport: judged on addresses, then the malformed verdict
+  bool fragment = false;  // a later fragment (offset above 0)
+  bool first_fragment = false;  // offset 0 with more fragments to come
+  bool has_l4 = false;          // a destination port or ICMP type is known
   unsigned port_kind = 0;
   uint16_t l4_index = 0;
   uint16_t sport = 0;  // TCP and UDP with has_l4

@@ -57,6 +57,7 @@ size_t ipv6_chain(const std::vector<uint8_t>& f, size_t off, uint8_t nh, Packet&
         p.proto_known = !is_ext(nh);
         return off;
       }
+      if (be16(f, off - 6) & 1) p.first_fragment = true;
       continue;
     }
     if (f.size() < off + 2) return 0;
@@ -105,6 +106,7 @@ Packet parse(const std::vector<uint8_t>& f) {
     p.ttl = f[off + 8];
     p.l3_len = be16(f, off + 2);
     p.fragment = (be16(f, off + 6) & 0x1fff) != 0;
+    p.first_fragment = !p.fragment && (be16(f, off + 6) & 0x2000);
     off += size_t{4} * ihl;
   } else {
     if (f.size() < off + 40) return p;

@@ -217,6 +217,23 @@ TEST(Compiler, DimensionsNoRuleUsesHoldEveryRule) {
   ASSERT_TRUE(with_syn.ok());
   EXPECT_EQ(with_syn->config.dims_used, RL_DIM_NEW_CONN);
   EXPECT_FALSE(compiler::bitmap_test(with_syn->classes[RL_CLASS_NOT_SYN], 2));
+
+  // A fragment condition: each packet kind's bitmap holds the rules that admit it.
+  auto later = token_bucket("later", 1, 1);
+  later.match.fragments = 1u << RL_FRAG_LATER;
+  p.rules.push_back(later);
+  auto with_frag = compile(p);
+  ASSERT_TRUE(with_frag.ok());
+  EXPECT_EQ(with_frag->config.dims_used, RL_DIM_NEW_CONN | RL_DIM_FRAGMENT);
+  for (unsigned j = 0; j < RL_CLASS_KINDS; j++) {
+    const rl_bitmap& kind = with_frag->classes[RL_CLASS_OF_KIND(j)];
+    bool is_new = j & 1, is_later = (j >> 1) == RL_FRAG_LATER;
+    EXPECT_TRUE(compiler::bitmap_test(kind, 0)) << j;
+    EXPECT_EQ(compiler::bitmap_test(kind, 2), is_new) << j;
+    EXPECT_EQ(compiler::bitmap_test(kind, 3), is_later) << j;
+  }
+  EXPECT_GE(RL_CLASS_FIRST_DYNAMIC, RL_CLASS_OF_KIND(RL_CLASS_KINDS - 1) + 1);
+  EXPECT_NE(RL_CLASS_OF_KIND(1), RL_CLASS_NO_PORT);
 }
 
 TEST(Compiler, RedundantPrefixesAreDropped) {

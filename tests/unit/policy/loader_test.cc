@@ -292,6 +292,31 @@ TEST(LoadString, SourcePorts) {
   EXPECT_EQ(describe_match(r.policy.rules[1].match), "any sport 123 dport 9");
 }
 
+TEST(LoadString, FragmentClasses) {
+  auto r = load_string(R"(
+rules:
+  - name: dns-first
+    match: {protocol: udp, source_port: 53, fragment: first}
+    limit: {rate: 1000/s}
+  - name: udp-later
+    match: {protocol: udp, fragment: later}
+    limit: {rate: 1000/s}
+  - name: any-fragment
+    match: {fragment: any}
+    limit: {rate: 1000/s}
+  - name: whole
+    match: {fragment: none}
+    limit: {rate: 1000/s}
+)",
+                       "p.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  EXPECT_EQ(r.policy.rules[0].match.fragments, 1u << RL_FRAG_FIRST);
+  EXPECT_EQ(describe_match(r.policy.rules[0].match), "udp sport 53 fragment first");
+  EXPECT_EQ(describe_match(r.policy.rules[1].match), "udp fragment later");
+  EXPECT_EQ(describe_match(r.policy.rules[2].match), "any fragment first,later");
+  EXPECT_EQ(describe_match(r.policy.rules[3].match), "any fragment none");
+}
+
 TEST(LoadString, TcpFlagsUnderAMask) {
   auto r = load_string(R"(rules:
   - name: ack-flood
