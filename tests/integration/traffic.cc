@@ -54,6 +54,7 @@ std::vector<std::string> rlsend_argv(const Pair& pair, const SendSpec& spec) {
   opt("--rate", std::to_string(spec.rate));
   opt("--max-seconds", number(spec.max_seconds));
   if (spec.syn) a.emplace_back("--syn");
+  if (!spec.fragment.empty()) opt("--fragment", spec.fragment);
   if (spec.vlan) {
     a.emplace_back("--vlan");
     a.push_back(std::to_string(*spec.vlan));

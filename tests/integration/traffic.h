@@ -27,6 +27,7 @@ struct SendSpec {
   bool syn = false;
   size_t size = 0;  // 0: smallest frame
   std::optional<uint16_t> vlan;
+  std::string fragment;  // "", "first" or "later" (rlsend --fragment)
   uint64_t count = 1;
   uint64_t rate = 0;  // 0: as fast as possible
   double max_seconds = 10;

@@ -39,7 +39,7 @@ TEST(Examples, PolicyDirectoryLoadsAndCompiles) {
   auto r = rl::policy::load_directory(RL_POLICY_EXAMPLES);
   for (const auto& e : r.errors) ADD_FAILURE() << e.str();
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r.policy.rules.size(), 7u);
+  EXPECT_EQ(r.policy.rules.size(), 8u);
   EXPECT_EQ(r.policy.allow.size(), 3u);  // two office prefixes and the monitoring host
   auto c = rl::compiler::compile(r.policy);
   ASSERT_TRUE(c.ok()) << c.error().str();
@@ -50,6 +50,12 @@ TEST(Examples, PolicyDirectoryLoadsAndCompiles) {
   EXPECT_EQ(it->match.source_ports.size(), 5u);
   EXPECT_EQ(it->key, rl::policy::KeyKind::kDestinationAddress);
   EXPECT_EQ(c->config.sport_used, 1);
+  // ... and the later fragments of large replies, which carry no port, as a class of their own.
+  it = std::find_if(r.policy.rules.begin(), r.policy.rules.end(),
+                    [](const auto& rule) { return rule.name == "udp-fragments"; });
+  ASSERT_NE(it, r.policy.rules.end());
+  EXPECT_EQ(it->match.fragments, 1u << RL_FRAG_LATER);
+  EXPECT_TRUE(c->config.dims_used & RL_DIM_FRAGMENT);
   // tcp-floods.yaml: RST floods, matched on the flags under a mask.
   it = std::find_if(r.policy.rules.begin(), r.policy.rules.end(),
                     [](const auto& rule) { return rule.name == "tcp-rst-flood"; });

@@ -8,8 +8,13 @@ namespace {
 
 constexpr size_t kEth = 14, kVlan = 4, kMaxFrameBytes = 128u << 20;
 
+// A later fragment's offset, in 8-byte units: where a 1500-byte MTU's first fragment ends.
+constexpr uint16_t kLaterOffset8 = 185;
+
 size_t header_bytes(const Options& o) {
   size_t n = kEth + (o.vlan ? kVlan : 0) + (o.dst.family == 4 ? 20 : 40);
+  if (o.fragment != Fragment::kNone && o.dst.family == 6) n += 8;  // the fragment header
+  if (o.fragment == Fragment::kLater) return n;                    // payload only
   return n + (o.proto == Proto::kTcp ? 20 : 8);  // UDP and ICMP echo headers are 8 bytes
 }
 
@@ -54,6 +59,8 @@ Result<std::vector<Frame>> build_frames(const Options& o, const Mac& src_mac, in
     } else {
       b.ipv6_raw(src.bytes, o.dst.bytes);
     }
+    if (o.fragment == Fragment::kFirst) b.fragment(0, true);
+    if (o.fragment == Fragment::kLater) b.fragment(kLaterOffset8, false);
     switch (o.proto) {
       case Proto::kUdp:
         b.udp(o.sport, o.dport);

@@ -17,7 +17,7 @@ const lab::SenderLimits kLimits{
 
 // rlsend's own options as typed (signed, like lab::SenderRaw).
 struct Raw {
-  std::string src_mac, proto = "udp";
+  std::string src_mac, proto = "udp", fragment;
   int64_t size = 0, vlan = 0;
   bool has_vlan = false;
 };
@@ -38,6 +38,13 @@ uint64_t source_capacity(const Prefix& p) {
   return (uint64_t{1} << host_bits) - 1;
 }
 
+Result<Fragment> parse_fragment(const std::string& s) {
+  if (s.empty()) return Fragment::kNone;
+  if (s == "first") return Fragment::kFirst;
+  if (s == "later") return Fragment::kLater;
+  return Error{0, "--fragment must be first or later, not '" + s + "'"};
+}
+
 Status validate(const Raw& raw, Options& o) {
   if (!raw.src_mac.empty()) {
     auto src_mac = lab::parse_mac(raw.src_mac);
@@ -53,6 +60,9 @@ Status validate(const Raw& raw, Options& o) {
   if (!proto) return proto.error();
   o.proto = *proto;
   if (o.syn && o.proto != Proto::kTcp) return Error{0, "--syn needs --proto tcp"};
+  auto fragment = parse_fragment(raw.fragment);
+  if (!fragment) return fragment.error();
+  o.fragment = *fragment;
 
   if (raw.has_vlan) {
     uint16_t vid = 0;
@@ -84,6 +94,9 @@ Result<Parsed> parse_options(int argc, char** argv) {
   app.add_flag("--syn", o.syn, "TCP SYN without ACK (default flags: ACK)");
   app.add_option("--size", raw.size, "Frame bytes without FCS, >= 60 (default: smallest)");
   auto* vlan = app.add_option("--vlan", raw.vlan, "Add an 802.1Q tag with this VLAN id");
+  app.add_option("--fragment", raw.fragment,
+                 "Send fragments: first (offset 0, with the transport header) or later (offset "
+                 "1480, payload only)");
 
   if (auto s = lab::parse_command_line(app, argc, argv, parsed.help); !s) return s.error();
   if (parsed.help) return parsed;

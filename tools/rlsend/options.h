@@ -15,6 +15,9 @@ namespace rl::rlsend {
 using lab::Mac;
 
 enum class Proto { kUdp, kTcp, kIcmp };
+// Whole datagrams, or the first fragment of each (offset 0, more to come: it has the transport
+// header) or a later one (offset above 0, the last: payload only).
+enum class Fragment { kNone, kFirst, kLater };
 
 struct Options : lab::SenderOptions {
   std::optional<Mac> src_mac;  // unset: the interface's own address
@@ -22,6 +25,7 @@ struct Options : lab::SenderOptions {
   bool syn = false;
   size_t size = 0;  // frame bytes without FCS; 0: the smallest frame that holds the headers
   std::optional<uint16_t> vlan;
+  Fragment fragment = Fragment::kNone;
 };
 
 constexpr uint32_t kMaxSources = 1u << 20;  // a million spoofed sources, frames prebuilt (64 MiB)
