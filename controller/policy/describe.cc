@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "policy/describe.h"
 
+#include <bit>
+
 #include "policy/protocols.h"
 #include "policy/rate.h"
 
@@ -64,9 +66,9 @@ std::string describe_match(const Match& m) {
   if (m.fragments) {
     // " fragment first,later": the classes the rule admits.
     std::string f;
-    for (auto [bit, name] : {std::pair{RL_FRAG_NONE, "none"}, std::pair{RL_FRAG_FIRST, "first"},
-                             std::pair{RL_FRAG_LATER, "later"}})
-      if (m.fragments >> bit & 1) f += (f.empty() ? "" : ",") + std::string(name);
+    for (const auto& c : detail::fragment_classes())
+      if (std::has_single_bit(c.mask) && (m.fragments & c.mask))
+        f += (f.empty() ? "" : ",") + c.name;
     out += " fragment " + f;
   }
   if (m.tcp_flags.mask) {

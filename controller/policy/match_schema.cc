@@ -305,14 +305,8 @@ void read_fragment_class(Reader& r, const Field& f, const Fields& fields, Match&
   auto text = scalar(r, f, expected);
   if (!text) return;
   uint8_t mask = 0;
-  if (*text == "none")
-    mask = 1u << RL_FRAG_NONE;
-  else if (*text == "first")
-    mask = 1u << RL_FRAG_FIRST;
-  else if (*text == "later")
-    mask = 1u << RL_FRAG_LATER;
-  else if (*text == "any")
-    mask = (1u << RL_FRAG_FIRST) | (1u << RL_FRAG_LATER);
+  for (const auto& c : fragment_classes())
+    if (*text == c.name) mask = c.mask;
   if (!mask) {
     r.error(f.at, expected + ", got '" + *text + "'");
     return;

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <utility>
 
+#include "rl_abi.h"
+
 namespace rl::policy::detail {
 namespace {
 
@@ -70,6 +72,15 @@ const std::vector<std::string>& tcp_flag_names() {
   static const std::vector<std::string> names{"fin", "syn", "rst", "psh",
                                               "ack", "urg", "ece", "cwr"};
   return names;
+}
+
+const std::vector<FragmentClass>& fragment_classes() {
+  static const std::vector<FragmentClass> classes{
+      {"none", 1u << RL_FRAG_NONE},
+      {"first", 1u << RL_FRAG_FIRST},
+      {"later", 1u << RL_FRAG_LATER},
+      {"any", (1u << RL_FRAG_FIRST) | (1u << RL_FRAG_LATER)}};
+  return classes;
 }
 
 }  // namespace rl::policy::detail

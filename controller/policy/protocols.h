@@ -30,4 +30,12 @@ std::vector<std::string> icmp_type_names(uint8_t protocol);
 // cwr (0x80).
 const std::vector<std::string>& tcp_flag_names();
 
+// The fragment classes a rule may name, each with the packets it admits as a mask of
+// 1 << enum rl_frag: none, first and later (one class each), then any (first or later).
+struct FragmentClass {
+  std::string name;
+  uint8_t mask;
+};
+const std::vector<FragmentClass>& fragment_classes();
+
 }  // namespace rl::policy::detail
