@@ -75,6 +75,10 @@ std::optional<CidrOrSet> read_cidr_or_set(Reader& r, const YAML::Node& node,
 std::vector<const Schema*> policy_schemas();
 std::vector<const Schema*> rule_schemas();
 std::vector<const Schema*> match_schemas();
+// The keys `match:` accepts; the rule schema points them out when written one level up.
+const std::vector<std::string>& match_field_names();
+// The match keys that read the transport header, which a later fragment lacks.
+const std::vector<std::string>& transport_field_names();
 
 // The name of the set holding a rule's inline CIDRs; '#' keeps it apart from user names.
 inline std::string inline_set_name(const std::string& rule) { return rule + "#inline"; }

@@ -7,16 +7,34 @@
 #include "policy/protocols.h"
 
 namespace rl::policy::detail {
+
+// Function-local statics: the rule schema, a global of another file, reads these while it is
+// constructed.
+const std::vector<std::string>& transport_field_names() {
+  static const std::vector<std::string> names{
+      "ports", "port", "source_ports", "source_port", "tcp_flags", "icmp_types", "icmp_codes"};
+  return names;
+}
+
+const std::vector<std::string>& match_field_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out{"sources", "destinations", "destination", "protocol"};
+    const auto& transport = transport_field_names();
+    out.insert(out.end(), transport.begin(), transport.end());
+    out.insert(out.end(), {"ttl", "length", "fragment"});
+    return out;
+  }();
+  return names;
+}
+
 namespace {
 
-const Schema kMatchSchema{
-    "in match",
-    {"sources", "destinations", "destination", "protocol", "ports", "port", "source_ports",
-     "source_port", "tcp_flags", "icmp_types", "icmp_codes", "ttl", "length", "fragment"},
-    {{{"name", "priority", "limit", "key", "prefix", "action", "block", "report", "cluster",
-       "syn_cookies"},
-      "it belongs to the rule, one level up"},
-     {{"algorithm", "rate", "burst"}, "it belongs under limit:"}}};
+const Schema kMatchSchema{"in match",
+                          match_field_names(),
+                          {{{"name", "priority", "limit", "key", "prefix", "action", "block",
+                             "report", "cluster", "syn_cookies"},
+                            "it belongs to the rule, one level up"},
+                           {{"algorithm", "rate", "burst"}, "it belongs under limit:"}}};
 
 void read_sources(Reader& r, const Field& f, RuleDraft& d) {
   if (!expect_list(r, f, "sources must be a list of CIDRs or set names")) return;
@@ -312,8 +330,7 @@ void read_fragment_class(Reader& r, const Field& f, const Fields& fields, Match&
     return;
   }
   if (mask & (1u << RL_FRAG_LATER)) {
-    for (const char* name : {"ports", "port", "source_ports", "source_port", "icmp_types",
-                             "icmp_codes", "tcp_flags"}) {
+    for (const std::string& name : transport_field_names()) {
       if (!fields.get(name)) continue;
       r.error(f.at, "fragment: " + *text + " with " + name +
                         ": a later fragment carries no transport header, so " + name +

@@ -16,16 +16,13 @@ constexpr int kDefaultPriority = 100;
 // A block is added to nanosecond timestamps; a year is plenty and far from overflow.
 constexpr uint64_t kMaxBlockNs = uint64_t{365} * 24 * 3600 * 1'000'000'000;
 
-const Schema kRuleSchema{
-    "in rule",
-    {"name", "priority", "match", "limit", "limits", "key", "prefix", "action", "block", "report",
-     "cluster", "new_sources", "syn_cookies"},
-    {{{"sources", "destinations", "destination", "protocol", "ports", "port", "source_ports",
-       "source_port", "tcp_flags", "icmp_types", "icmp_codes", "ttl", "length", "fragment"},
-      "it belongs under match:"},
-     {{"algorithm", "rate", "burst"}, "it belongs under limit:"},
-     {{"on_redis_failure"}, "it belongs under cluster:"},
-     {{"ipv4", "ipv6"}, "it belongs under prefix:"}}};
+const Schema kRuleSchema{"in rule",
+                         {"name", "priority", "match", "limit", "limits", "key", "prefix", "action",
+                          "block", "report", "cluster", "new_sources", "syn_cookies"},
+                         {{match_field_names(), "it belongs under match:"},
+                          {{"algorithm", "rate", "burst"}, "it belongs under limit:"},
+                          {{"on_redis_failure"}, "it belongs under cluster:"},
+                          {{"ipv4", "ipv6"}, "it belongs under prefix:"}}};
 
 const Schema kLimitSchema{
     "in limit",
