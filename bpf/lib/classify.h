@@ -327,7 +327,7 @@ static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *
 	struct rl_bitmap *bz =
 	    (dims & RL_DIM_LENGTH) ? rl_bitmap_of(gen, rl_len_class(gen, gc, p)) : bs;
 	/* Packets that are not a new TCP connection (including TCP fragments, whose flags are
-	 * unknown) must not match rules that require one, nor fragments rules of another class. */
+	 * unknown) must not match rules that require one, nor rules of another fragment class. */
 	__u32 kinds = (dims / RL_DIM_FRAGMENT) | ((dims / RL_DIM_NEW_CONN) & ~(__u32)p->tcp_new);
 	struct rl_bitmap *bn = (kinds & 1) ? rl_bitmap_of(gen, rl_kind_class(dims, p)) : bs;
 	if (!bp || !bq || !bl || !bn || !bd || !bo || !bf || !bt || !bz)
