@@ -77,13 +77,18 @@ void ClusterSync::count_error(const std::string& kind) {
   stats_.errors[kind]++;
 }
 
-void ClusterSync::store_failed(const StoreError& e, const char* what) {
+void ClusterSync::store_failed(const StoreError& e, Call call) {
+  const char* what = call == Call::kHeartbeat ? "heartbeat" : "sync";
+  // A refused user or permission is the operator's to mend whichever call met it; other
+  // heartbeat failures are counted apart, as they delay peers but lose no deltas.
   const char* kind = "unavailable";
-  if (e.kind == ErrorKind::kTimeout)
-    kind = "timeout";
-  else if (e.kind == ErrorKind::kAuth || e.kind == ErrorKind::kPermission)
+  if (e.kind == ErrorKind::kAuth || e.kind == ErrorKind::kPermission)
     kind = to_string(e.kind);
-  count_error(std::string(what) == "heartbeat" ? "heartbeat" : kind);
+  else if (call == Call::kHeartbeat)
+    kind = "heartbeat";
+  else if (e.kind == ErrorKind::kTimeout)
+    kind = "timeout";
+  count_error(kind);
   std::string message = e.str();
   bool changed = false;
   {
@@ -205,7 +210,7 @@ void ClusterSync::send(Pass& p) {
   auto reply = p.stream->finish();
   if (!reply) {
     keep_pending(p);
-    store_failed(reply.error(), "sync");
+    store_failed(reply.error(), Call::kSync);
     fallback(p.stream->deltas(), p.first_fresh, p.kernel_keys, p.now);
     return;
   }
@@ -274,7 +279,7 @@ void ClusterSync::record_sync(size_t keys, std::chrono::microseconds round_trip)
 void ClusterSync::heartbeat_if_due() {
   if (std::chrono::steady_clock::now() - last_heartbeat_ < kHeartbeatEvery) return;
   last_heartbeat_ = std::chrono::steady_clock::now();
-  if (auto s = store_->heartbeat(cfg_.node); !s) store_failed(s.error(), "heartbeat");
+  if (auto s = store_->heartbeat(cfg_.node); !s) store_failed(s.error(), Call::kHeartbeat);
   auto peers = store_->peers(kPeersWithin);
   if (peers) {
     MutexLock lock(mu_);

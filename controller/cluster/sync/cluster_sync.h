@@ -117,9 +117,10 @@ class ClusterSync {
   void fallback(const std::deque<KeyDelta>& deltas, size_t from,
                 const std::vector<std::optional<rl_key>>& kernel_keys, uint64_t now_ns);
   void count_error(const std::string& kind);
+  enum class Call { kSync, kHeartbeat };
   // A failed call to Redis: counted by its kind, kept for cluster status, logged when it
   // differs from the failure before it (a Redis down for an hour logs once, not every pass).
-  void store_failed(const StoreError& e, const char* what);
+  void store_failed(const StoreError& e, Call call);
 
   Datapath& dp_;
   std::unique_ptr<Store> store_;
