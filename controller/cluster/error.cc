@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "cluster/error.h"
 
+#include <charconv>
+
 namespace rl::cluster {
 
 const char* to_string(ErrorKind kind) {
@@ -31,10 +33,22 @@ const char* to_string(ErrorKind kind) {
   return "unknown";
 }
 
+std::optional<ScriptRefusal> script_refusal(std::string_view reply) {
+  if (reply.rfind("ERR The user executing the script can't run this command", 0) != 0)
+    return std::nullopt;
+  constexpr std::string_view kScript = "script: ", kLine = "@user_script:";
+  ScriptRefusal where;
+  size_t s = reply.find(kScript), l = reply.find(kLine);
+  if (s == std::string_view::npos || l == std::string_view::npos) return where;
+  std::string_view sha1 = reply.substr(s + kScript.size());
+  where.sha1 = sha1.substr(0, sha1.find(','));
+  std::string_view line = reply.substr(l + kLine.size());
+  std::from_chars(line.data(), line.data() + line.size(), where.line);
+  return where;
+}
+
 ErrorKind reply_error_kind(std::string_view reply) {
-  // Redis 7.0 reports a command the ACL refuses inside a script without the NOPERM code.
-  if (reply.rfind("ERR The user executing the script can't run this command", 0) == 0)
-    return ErrorKind::kPermission;
+  if (script_refusal(reply)) return ErrorKind::kPermission;
   std::string_view code = reply.substr(0, reply.find(' '));
   if (code == "NOSCRIPT") return ErrorKind::kNoScript;
   if (code == "NOAUTH" || code == "WRONGPASS") return ErrorKind::kAuth;

@@ -4,7 +4,9 @@
 // never on the message, which is for people.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,6 +33,15 @@ const char* to_string(ErrorKind kind);
 
 // The kind of an error reply, from its first word (the Redis error code).
 ErrorKind reply_error_kind(std::string_view reply);
+
+// A command the ACL refused inside a script, in Redis 7.0's words: no NOPERM code and no
+// command name, only where in the script ("script: SHA1, on @user_script:LINE."). The SHA1 is
+// empty and the line 0 when the reply does not say where.
+struct ScriptRefusal {
+  std::string sha1;
+  size_t line = 0;
+};
+std::optional<ScriptRefusal> script_refusal(std::string_view reply);
 
 struct StoreError : Error {
   ErrorKind kind = ErrorKind::kServer;

@@ -56,23 +56,13 @@ std::string script_command(std::string_view sha1, size_t line) {
   return "";
 }
 
-// Redis 7.0 says a script's command was refused, and where in the script ("script: SHA1, on
-// @user_script:LINE."), but not which command: that line of our script names it.
-std::string refused_in_script(const std::string& text) {
-  constexpr std::string_view kScript = "script: ", kLine = "@user_script:";
-  size_t s = text.find(kScript), l = text.find(kLine);
-  if (s == std::string::npos || l == std::string::npos) return "";
-  std::string_view sha1 = std::string_view(text).substr(s + kScript.size(), 40);
-  size_t line = std::strtoul(text.c_str() + l + kLine.size(), nullptr, 10);
-  return script_command(sha1, line);
-}
-
 // An error reply to a call, as an error of its kind.
 StoreError reply_error(const redisReply& r, const std::string& what) {
   std::string text = reply_text(r);
   ErrorKind kind = reply_error_kind(text);
-  if (kind == ErrorKind::kPermission && text.rfind("NOPERM", 0) != 0) {
-    std::string command = refused_in_script(text);
+  // Redis 7.0 names the script's line, not the command: that line of our script names it.
+  if (auto where = script_refusal(text)) {
+    std::string command = script_command(where->sha1, where->line);
     if (!command.empty())
       text = "NOPERM the ACL user may not run '" + command + "' (in rl's script): " + text;
   }

@@ -29,6 +29,21 @@ TEST(ErrorKindTest, ReplyCodes) {
   EXPECT_EQ(reply_error_kind(""), ErrorKind::kServer);
 }
 
+TEST(ErrorKindTest, ScriptRefusalSaysWhereInTheScript) {
+  auto where = script_refusal(
+      "ERR The user executing the script can't run this command or subcommand script: "
+      "863fe0d8ab, on @user_script:9.");
+  ASSERT_TRUE(where);
+  EXPECT_EQ(where->sha1, "863fe0d8ab");
+  EXPECT_EQ(where->line, 9u);
+  auto nowhere = script_refusal("ERR The user executing the script can't run this command");
+  ASSERT_TRUE(nowhere) << "still a refusal, without its place";
+  EXPECT_EQ(nowhere->sha1, "");
+  EXPECT_EQ(nowhere->line, 0u);
+  EXPECT_FALSE(script_refusal("NOPERM User rld has no permissions to run the 'zadd' command"));
+  EXPECT_FALSE(script_refusal("ERR Error running script"));
+}
+
 TEST(ErrorKindTest, WrapKeepsTheKind) {
   StoreError e{ErrorKind::kTimeout, ETIMEDOUT, "read"};
   StoreError w = e.wrap("sync");
