@@ -26,15 +26,21 @@ constexpr size_t kNodes = 3;
 
 class ClusterLab : public ::testing::Test {
  protected:
+  // `local_redis`: a standalone redis-server on a Unix socket, which the nodes are pointed at.
+  // Without it, node_args_ name the Redis the nodes use.
+  explicit ClusterLab(bool local_redis = true) : local_redis_(local_redis) {}
+
   void SetUp() override {
     auto lab = Lab::create(LabOptions{.servers = kNodes});
     ASSERT_TRUE(lab.ok()) << lab.error().str();
     lab_ = std::make_unique<Lab>(std::move(*lab));
     ASSERT_FALSE(RedisServer::binary().empty())
         << "redis-server is required (scripts/install-deps.sh)";
-    auto redis = RedisServer::start({.unix_socket = true});
-    ASSERT_TRUE(redis.ok()) << redis.error().str();
-    redis_ = std::move(*redis);
+    if (local_redis_) {
+      auto redis = RedisServer::start({.unix_socket = true});
+      ASSERT_TRUE(redis.ok()) << redis.error().str();
+      redis_ = std::move(*redis);
+    }
     dir_ = fs::path("/tmp") / ("rl-cl-" + lab_->tag());
     fs::create_directories(dir_);
   }
@@ -86,7 +92,7 @@ class ClusterLab : public ::testing::Test {
                                     "node" + std::to_string(i),
                                     "--cluster-nodes",
                                     "3"};
-    if (!redis_elsewhere_) rld.insert(rld.end(), {"--redis-socket", redis_->unix_socket()});
+    if (redis_) rld.insert(rld.end(), {"--redis-socket", redis_->unix_socket()});
     rld.insert(rld.end(), node_args_.begin(), node_args_.end());
     argv.insert(argv.end(), rld.begin(), rld.end());
     auto p = Process::spawn(argv);
@@ -136,7 +142,7 @@ class ClusterLab : public ::testing::Test {
   std::unique_ptr<RedisServer> redis_;
   std::vector<std::unique_ptr<Process>> nodes_;
   std::vector<std::string> node_args_;  // more of rld's arguments, for every node
-  bool redis_elsewhere_ = false;        // node_args_ name the Redis: not redis_'s socket
+  const bool local_redis_;
   fs::path dir_;
 };
 

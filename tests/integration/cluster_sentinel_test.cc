@@ -17,6 +17,8 @@ using Clock = std::chrono::steady_clock;
 
 class SentinelLab : public ClusterLab {
  protected:
+  SentinelLab() : ClusterLab(/*local_redis=*/false) {}
+
   void SetUp() override {
     ClusterLab::SetUp();
     if (HasFatalFailure()) return;
@@ -52,7 +54,6 @@ class SentinelLab : public ClusterLab {
     std::ofstream(config) << "cluster:\n  redis_sentinels: [" << sentinels
                           << "]\n  redis_master_name: " << kSentinelMaster << "\n";
     node_args_ = {"--config", config.string()};
-    redis_elsewhere_ = true;
   }
 
   void TearDown() override {
