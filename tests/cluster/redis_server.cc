@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "ports.h"
@@ -251,6 +252,24 @@ Result<uint64_t> RedisServer::info_number(const std::string& section, const std:
   while (std::getline(in, line))
     if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1));
   return Error{ENOENT, "INFO " + section + " has no " + field};
+}
+
+Result<double> RedisServer::cpu_seconds() {
+  auto info = command({"INFO", "cpu"});
+  if (!info) return info.error();
+  std::istringstream in(info->str);
+  std::string line;
+  double total = 0;
+  int found = 0;
+  while (std::getline(in, line)) {
+    for (std::string_view field : {"used_cpu_user:", "used_cpu_sys:"}) {
+      if (line.rfind(field, 0) != 0) continue;
+      total += std::stod(line.substr(field.size()));
+      found++;
+    }
+  }
+  if (found != 2) return Error{ENOENT, "INFO cpu has no used_cpu_user and used_cpu_sys"};
+  return total;
 }
 
 Result<uint64_t> RedisServer::time_ms() {

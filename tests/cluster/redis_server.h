@@ -86,6 +86,8 @@ class RedisServer {
   Result<uint64_t> time_ms();  // the server's clock (TIME)
   // A numeric field of INFO, e.g. info_number("memory", "used_memory").
   Result<uint64_t> info_number(const std::string& section, const std::string& field);
+  // The server's CPU time so far, user and system (INFO cpu), in seconds.
+  Result<double> cpu_seconds();
   std::string log() const;
 
  private:

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <thread>
 
+#include "busy_node.h"
 #include "cluster/sync_batch.h"
-#include "cluster/sync_memory.h"
 #include "redis_test.h"
 
 namespace rl::testing {
@@ -17,25 +17,16 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// Key i of a 100,000-key sync: a source address and port, as a per-source-and-port rule keys it.
-std::string key_text(int i) {
-  return "198.18." + std::to_string(i / 256 % 256) + "." + std::to_string(i % 256) + ":" +
-         std::to_string(i / 65536);
-}
-
 class ScaleTest : public RedisTest {
  protected:
   void measure(int rules) {
-    cluster::keep_sync_buffers_mapped();  // as rld does
-    auto o = options();
-    o.command_timeout = 10s;  // the bound asserted below is 5 s
-    auto store = this->store(o);
+    auto store = this->store(bulk_options(options()));
     ASSERT_TRUE(store);
     const int kKeys = 100'000;
     std::vector<cluster::KeyDelta> deltas;
     deltas.reserve(kKeys);
     for (int i = 0; i < kKeys; i++) {
-      std::string key = key_text(i);
+      std::string key = busy_key(i);
       // A busy interval: every key active, one in a hundred over its limit.
       uint64_t delta = i % 100 == 0 ? 2000 : 1 + i % 7;
       deltas.push_back(key_delta("rule-" + std::to_string(i % rules), key, delta, 1000, 3'600'000));
@@ -112,19 +103,12 @@ TEST_F(ScaleTest, HundredThousandKeysOneRule) { measure(1); }
 // both window hashes are live (every key's previous count is read too) and, once a second, the
 // current hash starts afresh and every key is new in it.
 TEST_F(ScaleTest, HundredThousandKeysSteadyState) {
-  cluster::keep_sync_buffers_mapped();  // as rld does
-  auto o = options();
-  o.command_timeout = 10s;
-  auto store = this->store(o);
+  auto store = this->store(bulk_options(options()));
   ASSERT_TRUE(store);
-  // Deltas of 1 to 50 (200 for one key in a hundred), and each key's limit less the headroom
-  // a node of three takes off (docs/cluster.md), so limits differ from key to key as rld's do.
   std::vector<cluster::KeyDelta> deltas;
-  for (int i = 0; i < 100'000; i++) {
-    uint64_t delta = i % 100 == 0 ? 200 : 1 + i % 50;
-    uint64_t limit = 1000 - std::min<uint64_t>(500, 3 * delta);
-    deltas.push_back(key_delta("rule", key_text(i), delta, limit, 1000));
-  }
+  deltas.reserve(100'000);
+  for (int i = 0; i < 100'000; i++)
+    deltas.push_back(key_delta("rule", busy_key(i), busy_delta(i), busy_limit(i), 1000));
   std::vector<int64_t> wall_ms;
   uint64_t redis_usec = 0;
   auto next = Clock::now();
