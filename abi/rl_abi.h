@@ -122,6 +122,7 @@ enum rl_algo {
 	RL_ALGO_TOKEN_BUCKET = 0, /* state words: abi/rl_limiter_state.h */
 	RL_ALGO_FIXED_WINDOW = 1,
 	RL_ALGO_SLIDING_WINDOW = 2,
+	RL_ALGO_SLIDING_LOG = 3,
 };
 
 enum rl_key_kind {
@@ -232,7 +233,8 @@ struct rl_rule {
 	__u8 action;		  /* enum rl_action */
 	__u8 v4_prefix;		  /* prefix lengths of source and destination prefix keys; */
 	__u8 v6_prefix;		  /* per-source keys: 32, and the IPv6 client's prefix (rl_key.h) */
-	__u8 cost_shift;	  /* window algorithms with bytes: cost = ceil(bytes / 2^shift) */
+	__u8 cost_shift;	  /* windows with bytes: cost = ceil(bytes / 2^shift); */
+				  /* sliding_log: its tick, 2^shift ns */
 	__u8 flags;		  /* RL_RULE_F_* */
 	__u32 cluster_share_mask; /* cluster rules: early sync every (mask + 1) units per CPU */
 	__u8 more_limits; /* stacked limits after this one, in rl_limits (a rule's first limit) */
@@ -240,7 +242,8 @@ struct rl_rule {
 	__u16 pad;
 	__u64 block_ns; /* block period after exceeding, 0 = none */
 	/* token_bucket: interval_fp = ns per unit << 16, burst_ns = burst units * ns per unit.
-	 * windows: window_ns and limit (in cost units after cost_shift). */
+	 * windows: window_ns and limit (in cost units after cost_shift); sliding_log: window_ns
+	 * and limit, the entries it keeps. */
 	__u64 interval_fp;
 	__u64 burst_ns;
 	__u64 window_ns;

@@ -147,11 +147,12 @@ static __always_inline int rl_sliding_window(__u64 *state, const struct rl_rule 
 	return RL_LIMIT_EXHAUSTED;
 }
 
-/* Whether r's limit is judged by GCRA: every algorithm but the two windows. rl_run_algo and
- * rl_judge_known's inlined first attempt both ask this. */
+/* Whether r's limit is judged by GCRA: every algorithm but the windows and the log. rl_run_algo
+ * and rl_judge_known's inlined first attempt both ask this. */
 static __always_inline int rl_algo_gcra(const struct rl_rule *r)
 {
-	return r->algo != RL_ALGO_FIXED_WINDOW && r->algo != RL_ALGO_SLIDING_WINDOW;
+	return r->algo != RL_ALGO_FIXED_WINDOW && r->algo != RL_ALGO_SLIDING_WINDOW &&
+	       r->algo != RL_ALGO_SLIDING_LOG;
 }
 
 #endif /* RL_BPF_ALGO_H */

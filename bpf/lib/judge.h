@@ -53,13 +53,39 @@ static __always_inline int rl_block_if_over(struct rl_slot *s, const struct rl_r
 	return res;
 }
 
-/* Judge a packet of `bytes` at `now` on slot s by r's algorithm, and start r's block when it
- * refuses. Inlined into rl_limit, a global function verified once; stacked limits, and the
- * packets rl_judge_known cannot judge alone, call the global rl_judge below. */
-static __always_inline int rl_judge_slot(struct rl_slot *s, const struct rl_rule *r, __u64 now,
-					 __u64 bytes)
+/* Sliding log (state word and its helpers in abi/rl_limiter_state.h): at most r->limit packets
+ * in any window, packets only. The whole log is one word, so the CAS that admits a packet adds
+ * its entry and drops the oldest at once: two CPUs admitting on the same key are serialised
+ * like the other algorithms, and no window ever holds more than the limit. A global function,
+ * verified once, that starts the rule's block itself: every caller of rl_judge calls it instead
+ * (rl_judge_call), so that it adds no stack frame below rl_judge's. */
+__attribute__((noinline)) int rl_sliding_log(struct rl_slot *s, const struct rl_rule *r, __u64 now)
 {
-	return rl_block_if_over(s, r, now, rl_run_algo(s, r, now, bytes));
+	if (!s || !r)
+		return RL_LIMIT_EXHAUSTED;
+	int res = RL_LIMIT_EXHAUSTED;
+	/* Rolled, and the ticks worked out again in each attempt: the fewer values live across the
+	 * attempts, the less the arithmetic spills into the stack its callers leave. */
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < RL_CAS_RETRIES; i++) {
+		__u64 old = RL_READ_ONCE(s->state), st;
+		if (rl_state_view(old, now, &st)) {
+			res = RL_LIMIT_BLOCKED;
+			break;
+		}
+		__u32 shift = r->cost_shift & 63;
+		__u64 ticks = (r->window_ns + (1ULL << shift) - 1) >> shift;
+		if (!rl_sl_room(st, r->limit, ticks, now >> shift)) {
+			res = RL_LIMIT_OVER;
+			break;
+		}
+		__u64 next = rl_sl_add(st, r->limit, ticks, (now + (1ULL << shift) - 1) >> shift);
+		if (__sync_val_compare_and_swap(&s->state, old, next) == old) {
+			rl_slot_idle_raise(s, now + r->window_ns + (2ULL << shift));
+			return RL_LIMIT_ADMIT;
+		}
+	}
+	return rl_block_if_over(s, r, now, res);
 }
 
 /* A global (non-inlined) function: the verifier checks it once, on its own, instead of once per
@@ -71,7 +97,27 @@ __attribute__((noinline)) int rl_judge(struct rl_slot *s, const struct rl_rule *
 {
 	if (!s || !r)
 		return RL_LIMIT_EXHAUSTED;
-	return rl_judge_slot(s, r, now, bytes);
+	return rl_block_if_over(s, r, now, rl_run_algo(s, r, now, bytes));
+}
+
+/* rl_judge, or rl_sliding_log for the algorithm rl_judge leaves to it. */
+static __always_inline int rl_judge_call(struct rl_slot *s, const struct rl_rule *r, __u64 now,
+					 __u64 bytes)
+{
+	if (r->algo == RL_ALGO_SLIDING_LOG)
+		return rl_sliding_log(s, r, now);
+	return rl_judge(s, r, now, bytes);
+}
+
+/* Judge a packet of `bytes` at `now` on slot s by r's algorithm, and start r's block when it
+ * refuses. Inlined into rl_limit, a global function verified once; stacked limits and the
+ * packets rl_judge_known cannot judge alone call the global rl_judge above (rl_judge_call). */
+static __always_inline int rl_judge_slot(struct rl_slot *s, const struct rl_rule *r, __u64 now,
+					 __u64 bytes)
+{
+	if (r->algo == RL_ALGO_SLIDING_LOG)
+		return rl_sliding_log(s, r, now);
+	return rl_block_if_over(s, r, now, rl_run_algo(s, r, now, bytes));
 }
 
 /* rl_judge_slot for a packet rl_limit_known judges inline, and for a new-source budget's token:
@@ -91,15 +137,17 @@ static __always_inline int rl_judge_known(struct rl_slot *s, const struct rl_rul
 			return rl_block_if_over(s, r, now, res);
 		}
 	}
-	return rl_judge(s, r, now, bytes);
+	return rl_judge_call(s, r, now, bytes);
 }
 
 /* Give back what an admitted packet of `bytes` took from a key's state, because a later limit of
  * its rule refused the packet (stacked.h). GCRA moves the arrival time back by the packet's cost,
  * a window takes its cost off the current count; a state another packet has since moved on is
  * still right after it (the refund removes exactly this packet's share). A block in force, or a
- * window that has passed, holds nothing to return. CPUs racing on the word retry the CAS; one
- * that runs out of retries leaves the token spent (strict). */
+ * window that has passed, holds nothing to return. A sliding log keeps its entry: which entry
+ * was this packet's is not in the word once another CPU added one, and keeping it is strict.
+ * CPUs racing on the word retry the CAS; one that runs out of retries leaves the token spent
+ * (strict). */
 __attribute__((noinline)) int rl_refund(struct rl_slot *s, const struct rl_rule *r, __u64 now,
 					__u64 bytes)
 {
@@ -108,7 +156,7 @@ __attribute__((noinline)) int rl_refund(struct rl_slot *s, const struct rl_rule 
 	__u64 units = rl_cost_units(r, bytes);
 	for (int i = 0; i < RL_CAS_RETRIES; i++) {
 		__u64 old = RL_READ_ONCE(s->state), next;
-		if (old & RL_STATE_BLOCKED)
+		if ((old & RL_STATE_BLOCKED) || r->algo == RL_ALGO_SLIDING_LOG)
 			return 0;
 		if (r->algo == RL_ALGO_TOKEN_BUCKET) {
 			__u64 cost = rl_gcra_cost(units, r->interval_fp);

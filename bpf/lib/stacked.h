@@ -54,7 +54,7 @@ __attribute__((noinline)) int rl_stacked_judge(const struct rl_pkt *p, struct rl
 		s = rl_overflow_slot(lim, p);
 		overflow = 1;
 	}
-	int res = s ? rl_judge(s, lim, c->now, c->bytes) : RL_LIMIT_EXHAUSTED;
+	int res = s ? rl_judge_call(s, lim, c->now, c->bytes) : RL_LIMIT_EXHAUSTED;
 	if (res != RL_LIMIT_ADMIT) {
 		c->hash = h;
 		c->overflow = overflow;

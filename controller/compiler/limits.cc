@@ -111,6 +111,22 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
       if (r.window_ns < 100 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;
       break;
     }
+    case Algorithm::kSlidingLog: {
+      // The policy checks keep the log to packets and RL_SL_MAX_ENTRIES entries.
+      if (rate.unit != Unit::kPackets || rate.amount == 0 || rate.amount > RL_SL_MAX_ENTRIES)
+        return fail("sliding_log keeps 1 to " + std::to_string(RL_SL_MAX_ENTRIES) +
+                    " packet entries per key");
+      r.algo = RL_ALGO_SLIDING_LOG;
+      r.limit = rate.amount;
+      r.window_ns = rate.period_ns;
+      // The finest tick whose window fits the log's age fields (abi/rl_limiter_state.h).
+      uint8_t shift = 0;
+      while (((r.window_ns + (1ULL << shift) - 1) >> shift) > rl_sl_max_ticks(r.limit)) shift++;
+      r.cost_shift = shift;
+      // A tick of lateness moves an entry's expiry by at most 1% of the window.
+      if (r.window_ns < 100 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;
+      break;
+    }
   }
   if (rule.cluster) {
     r.flags |= RL_RULE_F_CLUSTER;

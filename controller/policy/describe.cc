@@ -36,6 +36,8 @@ const char* algorithm_name(Algorithm a) {
       return "fixed_window";
     case Algorithm::kSlidingWindow:
       return "sliding_window";
+    case Algorithm::kSlidingLog:
+      return "sliding_log";
   }
   return "token_bucket";
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "policy/limits.h"
 
+#include "policy/describe.h"
 #include "policy/rate.h"
 #include "rl_limiter_state.h"
 
@@ -70,11 +71,21 @@ void check_window(const Limit& l, std::vector<LimitProblem>& out) {
   using F = LimitProblem::Field;
   const Rate& r = l.rate;
   std::string rate = format_rate(r);
-  std::string algorithm =
-      l.algorithm == Algorithm::kFixedWindow ? "fixed_window" : "sliding_window";
+  std::string algorithm = algorithm_name(l.algorithm);
   if (r.period_ns < kMinWindowNs || r.period_ns > kMaxWindowNs) {
     out.push_back({F::kRate, algorithm + " needs a window between 1ms and 1d; rate " + rate +
                                  " has a window of " + format_duration(r.period_ns)});
+    return;
+  }
+  if (l.algorithm == Algorithm::kSlidingLog) {
+    if (r.unit == Unit::kBytes)
+      out.push_back({F::kRate, "sliding_log counts packets, one log entry each; rate " + rate +
+                                   " is in bytes (use sliding_window or token_bucket)"});
+    else if (r.amount > RL_SL_MAX_ENTRIES)
+      out.push_back({F::kRate, "sliding_log keeps at most " + std::to_string(RL_SL_MAX_ENTRIES) +
+                                   " entries per key, rate " + rate + " needs " +
+                                   std::to_string(r.amount) +
+                                   "; use sliding_window, which counts any amount per window"});
     return;
   }
   if (r.unit == Unit::kBytes) {

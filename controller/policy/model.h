@@ -23,7 +23,7 @@ struct SourceLocation {
   }
 };
 
-enum class Algorithm { kTokenBucket, kFixedWindow, kSlidingWindow };
+enum class Algorithm { kTokenBucket, kFixedWindow, kSlidingWindow, kSlidingLog };
 enum class Unit { kPackets, kBytes };
 enum class KeyKind {
   kSourceAddress,

@@ -121,7 +121,8 @@ bool read_limit_fields(Reader& r, const Field& f, const Fields& fields, Limit& l
                                         // GCRA is the leaky bucket as a meter: one algorithm.
                                         {"leaky_bucket", Algorithm::kTokenBucket},
                                         {"fixed_window", Algorithm::kFixedWindow},
-                                        {"sliding_window", Algorithm::kSlidingWindow}});
+                                        {"sliding_window", Algorithm::kSlidingWindow},
+                                        {"sliding_log", Algorithm::kSlidingLog}});
     if (algorithm) limit.algorithm = *algorithm;
     algorithm_ok = algorithm.has_value();
   }

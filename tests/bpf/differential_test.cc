@@ -5,6 +5,7 @@
 
 #include "fixture.h"
 #include "model.h"
+#include "rl_limiter_state.h"
 
 namespace rl::testing {
 namespace {
@@ -189,6 +190,13 @@ class Gen {
     }
   }
 
+  // A packet limit turned into a sliding log of 1 to RL_SL_MAX_ENTRIES entries.
+  void sliding_log(policy::Limit& l) {
+    l.algorithm = policy::Algorithm::kSlidingLog;
+    l.rate.amount = 1 + fu(RL_SL_MAX_ENTRIES);
+    l.burst = 0;
+  }
+
   // A rule's limit, key, action, stacked limits and new-source budget.
   void random_limits(policy::Rule& r) {
     static const policy::Algorithm algos[] = {policy::Algorithm::kTokenBucket,
@@ -204,6 +212,8 @@ class Gen {
       r.limit.rate = {1 + u(20), period, policy::Unit::kPackets};
       if (r.limit.algorithm == policy::Algorithm::kTokenBucket) r.limit.burst = 1 + u(5);
     }
+    // From the field stream, so that the draws above keep their shape for older seeds.
+    if (!bytes && fcoin(15)) sliding_log(r.limit);
     static const policy::KeyKind keys[] = {
         policy::KeyKind::kSourceAddress,      policy::KeyKind::kSourcePrefix,
         policy::KeyKind::kSourceAddressPort,  policy::KeyKind::kRule,
@@ -221,6 +231,7 @@ class Gen {
       l.limit.algorithm = algos[u(3)];
       l.limit.rate = {1 + u(20), coin() ? kSec : kSec / 10, policy::Unit::kPackets};
       if (l.limit.algorithm == policy::Algorithm::kTokenBucket) l.limit.burst = 1 + u(8);
+      if (fcoin(15)) sliding_log(l.limit);
       l.key = keys[u(nkeys)];
       l.v4_prefix = 16 + u(17);
       l.v6_prefix = 32 + u(97);

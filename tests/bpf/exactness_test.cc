@@ -68,6 +68,21 @@ TEST_F(ExactnessTest, SlidingWindowAdmitsExactlyTheLimit) {
   EXPECT_EQ(counters("sw").passed_pkts, 6543u);
 }
 
+// The log's entries and its oldest one change in one CAS, so two CPUs admit exactly the amount
+// in each window, the clock moved a window on between the rounds.
+TEST_F(ExactnessTest, SlidingLogAdmitsExactlyItsEntries) {
+  policy::Policy p;
+  p.rules = {window("log", policy::Algorithm::kSlidingLog, 8, kSec)};
+  apply(p);
+  auto f = udp4("198.18.0.1");
+  for (uint64_t round = 0; round < 5; round++) {
+    hooks().set_clock(kT0 + round * 2 * kSec);
+    contend(f, 2000);
+    ASSERT_EQ(counters("log").passed_pkts, 8 * (round + 1)) << "round " << round;
+  }
+  EXPECT_EQ(global(RL_GC_CAS_EXHAUSTED), 0u);
+}
+
 TEST_F(ExactnessTest, BytesAndAggregateKey) {
   policy::Policy p;
   auto r = token_bucket("agg", 0, 0);

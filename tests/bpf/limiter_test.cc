@@ -10,6 +10,8 @@ namespace {
 class LimiterTest : public BpfTest {
  protected:
   void at(uint64_t ns) { hooks().set_clock(kT0 + ns); }
+  // The first rule's sliding-log tick, in ns.
+  uint64_t compiled_tick() const { return uint64_t{1} << compiled_.rules[0].cost_shift; }
   // Replaces the datapath with a fresh one (a new key table and hash seed) of `key_capacity`.
   void reload(uint32_t key_capacity = LoadOptions{}.key_capacity, bool key_table_full = false) {
     LoadOptions o;
@@ -112,6 +114,53 @@ TEST_F(LimiterTest, SlidingWindowWeighsThePreviousWindow) {
   // Two windows later nothing carries over.
   at(3 * kSec);
   EXPECT_EQ(passed(f, 20), 10);
+}
+
+// "At most 5 in any minute": the classic boundary burst, 5 at the end of one minute and 5 at the
+// start of the next, passes a fixed window whole and a sliding log only once the first 5 are a
+// minute old.
+TEST_F(LimiterTest, SlidingLogRefusesTheBoundaryBurstAFixedWindowAdmits) {
+  constexpr uint64_t kMinute = 60 * kSec;
+  const uint64_t edge = (kT0 / kMinute + 1) * kMinute - kT0;  // a fixed window starts here
+  one_rule(window("fw", policy::Algorithm::kFixedWindow, 5, kMinute));
+  auto f = udp4("198.18.0.1");
+  at(edge - kSec);
+  EXPECT_EQ(passed(f, 5), 5);
+  at(edge);
+  EXPECT_EQ(passed(f, 5), 5) << "fixed_window: 10 within one second";
+
+  one_rule(window("log", policy::Algorithm::kSlidingLog, 5, kMinute));
+  ASSERT_EQ(compiled_.rules[0].algo, RL_ALGO_SLIDING_LOG);
+  auto g = udp4("198.18.0.2");
+  at(edge - kSec);
+  EXPECT_EQ(passed(g, 5), 5);
+  at(edge);
+  EXPECT_EQ(passed(g, 5), 0) << "sliding_log: the first 5 are one second old";
+  at(edge - kSec + kMinute - 1);
+  EXPECT_EQ(passed(g, 5), 0) << "still within a minute of them";
+  at(edge - kSec + kMinute + 2 * compiled_tick());
+  EXPECT_EQ(passed(g, 5), 5) << "a minute (and the rounding's two ticks) later, 5 again";
+}
+
+// Whatever the spacing, no window of the rule's length ever holds more than its amount, and a
+// steady sender gets exactly that many per window.
+TEST_F(LimiterTest, SlidingLogNeverAdmitsMoreThanItsAmountInAnyWindow) {
+  for (uint64_t n : {1, 3, 8}) {
+    one_rule(window("log", policy::Algorithm::kSlidingLog, n, kSec));
+    auto f = udp4("198.18.0.1");
+    std::vector<uint64_t> admitted;
+    // A packet every 7 ms for 5 s, with a burst of 4 every 300 ms.
+    for (uint64_t t = 0; t < 5 * kSec; t += 7'000'000) {
+      at(t);
+      for (int i = 0, k = t % 300'000'000 < 7'000'000 ? 4 : 1; i < k; i++)
+        if (passed(f, 1)) admitted.push_back(t);
+    }
+    for (size_t i = n; i < admitted.size(); i++)
+      ASSERT_GE(admitted[i] - admitted[i - n], kSec) << "n " << n << ", admission " << i;
+    // Steady over 5 s: n per second, less at most one refusal a window for the rounding.
+    EXPECT_GE(admitted.size(), 5 * n - 5) << "n " << n;
+    EXPECT_LE(admitted.size(), 5 * n) << "n " << n;
+  }
 }
 
 TEST_F(LimiterTest, WindowBytesRoundAgainstTheSender) {

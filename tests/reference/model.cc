@@ -80,6 +80,24 @@ bool Model::take(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) 
     s.tat = next;
     return true;
   }
+  if (r.limit.algorithm == Algorithm::kSlidingLog) {
+    // An exact log of admission times, each rounded up to the tick, now rounded down: the
+    // finest tick whose window fits the state word (abi/rl_limiter_state.h).
+    unsigned k = 0;
+    auto ticks_of = [&](unsigned shift) {
+      return (rate.period_ns + (uint64_t{1} << shift) - 1) >> shift;
+    };
+    while (ticks_of(k) > rl_sl_max_ticks(rate.amount)) k++;
+    uint64_t ticks = ticks_of(k);
+    uint64_t floor_tick = now >> k, ceil_tick = (now + (uint64_t{1} << k) - 1) >> k;
+    // An entry rounded up past now is within the window too.
+    if (s.log.size() == rate.amount &&
+        static_cast<int64_t>(floor_tick - s.log.front()) < static_cast<int64_t>(ticks))
+      return false;
+    s.log.push_back(s.log.empty() ? ceil_tick : std::max(ceil_tick, s.log.back()));
+    if (s.log.size() > rate.amount) s.log.pop_front();
+    return true;
+  }
   bool sliding = r.limit.algorithm == Algorithm::kSlidingWindow;
   uint64_t max = sliding ? RL_SW_COUNT_MAX : RL_FW_COUNT_MAX;
   unsigned shift = 0;
@@ -109,6 +127,7 @@ void Model::refund(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes
     s.tat = s.tat > cost ? s.tat - cost : 0;
     return;
   }
+  if (r.limit.algorithm == Algorithm::kSlidingLog) return;  // the log keeps its entry (strict)
   uint64_t max = r.limit.algorithm == Algorithm::kSlidingWindow ? RL_SW_COUNT_MAX : RL_FW_COUNT_MAX;
   unsigned shift = 0;
   if (in_bytes)

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // A reference model of the data path, written from the documented semantics rather than from
 // the BPF code: frame parsing, rule matching on the policy model (not on compiled maps), and
-// the three limiters with their exact integer formulas. The differential test runs random
+// the limiters with their exact integer formulas. The differential test runs random
 // policies and frames through both and requires identical decisions.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <tuple>
 #include <vector>
@@ -61,6 +62,7 @@ class Model {
   struct State {
     uint64_t tat = 0;
     uint64_t window = UINT64_MAX, count = 0, prev = 0;  // window algorithms
+    std::deque<uint64_t> log;  // sliding_log: the admissions' ticks, oldest first
     uint64_t block_until = 0;
   };
   // Rule position * kMaxLimits + limit, kind (RL_KEY_* of the rule's own key, or

@@ -15,7 +15,9 @@ namespace {
 // What a tracked key holds: tokens of a bucket, or a window's count.
 std::string state_text(const proto::KeyState& s) {
   if (s.tokens) return num(s.tokens) + " of " + num(s.burst) + " " + s.unit + " left";
-  if (s.count) return num(s.count) + " of " + num(s.limit) + " " + s.unit + " in this window";
+  if (s.count)
+    return num(s.count) + " of " + num(s.limit) + " " + s.unit +
+           (s.algorithm == "sliding_log" ? " within the last period" : " in this window");
   return "not tracked (a fresh key)";
 }
 

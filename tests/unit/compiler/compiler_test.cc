@@ -10,6 +10,7 @@
 
 #include "compiler/bitmap.h"
 #include "rl_hash.h"
+#include "rl_limiter_state.h"
 #include "support/builders.h"
 
 namespace rl::testing {
@@ -408,6 +409,28 @@ TEST(Compiler, LimitsAreEnforced) {
   EXPECT_FALSE(compile(p).ok());
   auto sw = window("sw", policy::Algorithm::kSlidingWindow, 1 << 20, 1'000'000'000);
   EXPECT_FALSE(compiler::compile_limit(sw).ok());
+}
+
+// A log's tick is the finest power of two whose window fits the age fields of its entries.
+TEST(Compiler, SlidingLogTicks) {
+  for (uint64_t n : {1, 2, 5, 8}) {
+    auto r =
+        compiler::compile_limit(window("log", policy::Algorithm::kSlidingLog, n, 60'000'000'000));
+    ASSERT_TRUE(r.ok()) << r.error().str();
+    EXPECT_EQ(r->algo, RL_ALGO_SLIDING_LOG);
+    EXPECT_EQ(r->limit, n);
+    EXPECT_EQ(r->window_ns, 60'000'000'000u);
+    uint64_t tick = uint64_t{1} << r->cost_shift;
+    uint64_t ticks = (r->window_ns + tick - 1) / tick;
+    EXPECT_LE(ticks, rl_sl_max_ticks(n)) << "n " << n;
+    EXPECT_GT((r->window_ns + tick / 2 - 1) / (tick / 2), rl_sl_max_ticks(n)) << "n " << n;
+  }
+  auto five =
+      compiler::compile_limit(window("log", policy::Algorithm::kSlidingLog, 5, 60'000'000'000));
+  ASSERT_TRUE(five.ok());
+  EXPECT_EQ(five->cost_shift, 28) << "5 a minute: ticks of 268 ms, 224 to the window";
+  auto nine = window("log", policy::Algorithm::kSlidingLog, 9, 1'000'000'000);
+  EXPECT_FALSE(compiler::compile_limit(nine).ok());
 }
 
 // The source filter may only say "no entry here" when the LPM answer is the /0 entry.

@@ -73,6 +73,26 @@ TEST(KeyState, WindowsCountOnlyTheirWindow) {
   EXPECT_EQ(describe_key_state(r, s, kNow)["count"], 60u);
 }
 
+TEST(KeyState, SlidingLogCountsTheEntriesStillInTheWindow) {
+  rl_rule r{};
+  r.algo = RL_ALGO_SLIDING_LOG;
+  r.cost_unit = RL_COST_PACKETS;
+  r.cost_shift = 20;  // ticks of about 1 ms
+  r.window_ns = 1000 * kMs;
+  r.limit = 3;
+  const uint64_t ticks = (r.window_ns + (1u << 20) - 1) >> 20;
+  auto tick_at = [](uint64_t ns) { return (ns + (1u << 20) - 1) >> 20; };
+  rl_slot s{1, 0, 0};
+  // Admissions 1.5 s, 0.5 s and 0.1 s ago: two are within the last second.
+  for (uint64_t ago : {1500 * kMs, 500 * kMs, 100 * kMs})
+    s.state = rl_sl_add(s.state, r.limit, ticks, tick_at(kNow - ago));
+  auto k = describe_key_state(r, s, kNow);
+  EXPECT_EQ(k["algorithm"], "sliding_log");
+  EXPECT_EQ(k["count"], 2u);
+  EXPECT_EQ(k["limit"], 3u);
+  EXPECT_EQ(describe_key_state(r, s, kNow + 2000 * kMs)["count"], 0u);
+}
+
 TEST(KeyState, KeyArguments) {
   auto a = parse_key_arg("198.18.0.7");
   ASSERT_TRUE(a.ok());
