@@ -199,7 +199,15 @@ policy::Policy budget_policy() {
   return p;
 }
 
-enum class Shape { kRealistic, kFields, kBudget };
+// The same, with the rule the dropped frames hit a sliding log (1 a minute) instead of a bucket.
+policy::Policy log_policy() {
+  policy::Policy p = realistic_policy();
+  p.rules.back().limit = {
+      policy::Algorithm::kSlidingLog, {1, 60'000'000'000ULL, policy::Unit::kPackets}, 0};
+  return p;
+}
+
+enum class Shape { kRealistic, kFields, kBudget, kLog };
 
 std::unique_ptr<BpfDatapath> load(uint32_t spread, Shape shape = Shape::kRealistic,
                                   uint32_t sample_shift = 0) {
@@ -215,6 +223,7 @@ std::unique_ptr<BpfDatapath> load(uint32_t spread, Shape shape = Shape::kRealist
   }
   auto c = compiler::compile(shape == Shape::kFields   ? fields_policy()
                              : shape == Shape::kBudget ? budget_policy()
+                             : shape == Shape::kLog    ? log_policy()
                                                        : realistic_policy());
   if (!c) {
     std::fprintf(stderr, "compile: %s\n", c.error().str().c_str());
@@ -420,6 +429,7 @@ int main(int argc, char** argv) {
   auto spread = load(kSources);
   auto with_fields = load(0, Shape::kFields);
   auto budgeted = load(kSources, Shape::kBudget);
+  auto logged = load(0, Shape::kLog);
   // The same program with traffic sampling on (RL_BENCH_SAMPLE_SHIFT, default 10: 1 in 1,024),
   // its samples read by a thread as rld reads them, so the ring does not fill and shed.
   const char* shift_env = std::getenv("RL_BENCH_SAMPLE_SHIFT");
@@ -453,8 +463,8 @@ int main(int argc, char** argv) {
   auto denied6 = v6(denied_source(mid, true).c_str(), 80);
 
   int fd = dp->prog_fd();
-  if (!warm_up({dp.get(), sampled.get(), with_fields.get(), runtime.get()}, {drop, drop6}, *spread,
-               many6, kSources))
+  if (!warm_up({dp.get(), sampled.get(), with_fields.get(), runtime.get(), logged.get()},
+               {drop, drop6}, *spread, many6, kSources))
     return 1;
 
   std::vector<Path> paths = {
@@ -473,6 +483,8 @@ int main(int argc, char** argv) {
       {"dropped (IPv6), runtime list in use", runtime->prog_fd(), &drop6},
       {"denied by a runtime entry (IPv4)", runtime->prog_fd(), &denied},
       {"denied by a runtime entry (IPv6)", runtime->prog_fd(), &denied6},
+      {"sliding log, dropped (IPv4)", logged->prog_fd(), &drop},
+      {"sliding log, dropped (IPv6)", logged->prog_fd(), &drop6},
   };
   if (g_lines && !write_lines(g_lines, {fd, spread->prog_fd(), with_fields->prog_fd(),
                                         sampled->prog_fd(), budgeted->prog_fd()}))
