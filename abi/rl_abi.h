@@ -123,6 +123,7 @@ enum rl_algo {
 	RL_ALGO_FIXED_WINDOW = 1,
 	RL_ALGO_SLIDING_WINDOW = 2,
 	RL_ALGO_SLIDING_LOG = 3,
+	RL_ALGO_CONNECTIONS = 4, /* open connections per key, no state word (rl_conn_open) */
 };
 
 enum rl_key_kind {
@@ -283,6 +284,30 @@ struct rl_rule {
 
 struct rl_cluster_over {
 	__u64 until_ns; /* CLOCK_MONOTONIC; the entry stops applying then */
+};
+
+/* Connection limits (RL_ALGO_CONNECTIONS, bpf/lib/connections.h). A rule's limit is the most
+ * connections a key may hold open; its SYNs are judged against rl_conn_open[key hash], the key's
+ * connections that conntrack saw complete their handshake and not yet close, which rld alone
+ * writes from conntrack's events. A SYN the limit admits leaves its tuple in rl_conn_syns, so
+ * that rld can tell, when conntrack reports the connection established, which key it counts
+ * against. Ports are in host order, as in the parsed packet. */
+#define RL_CONN_KEYS 262144 /* keys holding open connections */
+#define RL_CONN_SYNS 65536  /* admitted SYNs awaiting their handshake's end (LRU) */
+
+struct rl_conn_tuple {
+	__u32 saddr[4]; /* network order; IPv4 uses [0] */
+	__u32 daddr[4];
+	__u16 sport;
+	__u16 dport;
+	__u8 family; /* 4 or 6 */
+	__u8 pad[3];
+};
+
+struct rl_conn_syn {
+	__u64 hash;    /* the limit's key hash: rl_conn_open's key */
+	__u32 rule_id; /* the limit's id */
+	__u32 pad;
 };
 
 /* rl_rule_meta[stats_slot]: the controller's record of a rule, read back when rld adopts pinned
@@ -603,5 +628,7 @@ RL_STATIC_ASSERT(sizeof(struct rl_offender) == 8, "rl_offender layout");
 RL_STATIC_ASSERT(sizeof(struct rl_traffic_sample) == 32, "rl_traffic_sample layout");
 RL_STATIC_ASSERT(sizeof(struct rl_decision) == 40, "rl_decision layout");
 RL_STATIC_ASSERT(sizeof(struct rl_cluster_over) == 8, "rl_cluster_over layout");
+RL_STATIC_ASSERT(sizeof(struct rl_conn_tuple) == 40, "rl_conn_tuple layout");
+RL_STATIC_ASSERT(sizeof(struct rl_conn_syn) == 16, "rl_conn_syn layout");
 
 #endif /* RL_ABI_H */

@@ -151,8 +151,7 @@ static __always_inline int rl_sliding_window(__u64 *state, const struct rl_rule 
  * and rl_judge_known's inlined first attempt both ask this. */
 static __always_inline int rl_algo_gcra(const struct rl_rule *r)
 {
-	return r->algo != RL_ALGO_FIXED_WINDOW && r->algo != RL_ALGO_SLIDING_WINDOW &&
-	       r->algo != RL_ALGO_SLIDING_LOG;
+	return r->algo == RL_ALGO_TOKEN_BUCKET;
 }
 
 #endif /* RL_BPF_ALGO_H */

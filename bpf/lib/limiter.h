@@ -8,6 +8,7 @@
 #define RL_BPF_LIMITER_H
 
 #include "budget.h"
+#include "connections.h"
 
 /* A packet's facts for rl_limit, and what it tells back. Scalars only: a global function may
  * take a pointer to such a struct (and at most five arguments). */
@@ -63,6 +64,9 @@ __attribute__((noinline)) int rl_limit(const struct rl_rule *r, const struct rl_
 {
 	if (!r || !p || !info || !seen)
 		return RL_LIMIT_EXHAUSTED;
+	/* A connection limit's key is never in the table, so rl_limit_known sends its SYNs here. */
+	if (r->algo == RL_ALGO_CONNECTIONS)
+		return rl_conn_judge(r, p, info->hash);
 	__u64 now = info->now;
 	__u64 h = info->hash;
 	int budgeted = r->flags & RL_RULE_F_NEW_SOURCES;

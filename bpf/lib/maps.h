@@ -233,6 +233,26 @@ struct {
 	__type(value, struct rl_cluster_over);
 } rl_cluster_over SEC(".maps");
 
+/* ---- Connection limits (connections.h) ---- */
+
+/* Written by rld only; a packet reads it. Without prealloc: only keys with an open connection
+ * hold an entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, RL_CONN_KEYS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);
+	__type(value, __u32);
+} rl_conn_open SEC(".maps");
+
+/* LRU: a SYN whose handshake never ends (a spoofed one) is pushed out by later ones. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RL_CONN_SYNS);
+	__type(key, struct rl_conn_tuple);
+	__type(value, struct rl_conn_syn);
+} rl_conn_syns SEC(".maps");
+
 /* ---- Counters and reports ---- */
 
 struct {

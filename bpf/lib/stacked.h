@@ -47,14 +47,18 @@ __attribute__((noinline)) int rl_stacked_judge(const struct rl_pkt *p, struct rl
 	struct rl_key k = {};
 	rl_key_build(&k, lim, p);
 	__u64 h = rl_key_hash(&k, rl_hash_seed);
-	int found, overflow = 0;
-	struct rl_slot *s = rl_key_slot(h, c->now, 1, &found);
-	c->inserted += found >= RL_WAYS;
-	if (!s) {
-		s = rl_overflow_slot(lim, p);
-		overflow = 1;
+	int found, overflow = 0, res;
+	if (lim->algo == RL_ALGO_CONNECTIONS) {
+		res = rl_conn_judge(lim, p, h);
+	} else {
+		struct rl_slot *s = rl_key_slot(h, c->now, 1, &found);
+		c->inserted += found >= RL_WAYS;
+		if (!s) {
+			s = rl_overflow_slot(lim, p);
+			overflow = 1;
+		}
+		res = s ? rl_judge_call(s, lim, c->now, c->bytes) : RL_LIMIT_EXHAUSTED;
 	}
-	int res = s ? rl_judge_call(s, lim, c->now, c->bytes) : RL_LIMIT_EXHAUSTED;
 	if (res != RL_LIMIT_ADMIT) {
 		c->hash = h;
 		c->overflow = overflow;

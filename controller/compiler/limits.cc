@@ -3,6 +3,8 @@
 // limiter's exact behaviour; docs/datapath.md states the formulas.
 #include "compiler/compiler.h"
 
+#include <netinet/in.h>
+
 #include <algorithm>
 
 #include "rl_limiter_state.h"
@@ -36,6 +38,17 @@ uint8_t key_kind(policy::KeyKind k) {
   return RL_KEY_SRC_ADDR;
 }
 
+// Why a rule cannot hold its connection limit, or "". Only a new connection's SYN is judged, and
+// the count it meets needs no block, fleet or budget.
+std::string connection_rule_problem(const policy::Rule& rule) {
+  if (rule.limit.connections == 0) return "a connection limit must allow at least 1 connection";
+  if (!rule.match.tcp_syn || rule.match.protocol != IPPROTO_TCP)
+    return "a connection limit needs match protocol: tcp and tcp_syn: true";
+  if (rule.block_ns || rule.cluster || rule.new_sources || rule.syn_cookies)
+    return "a connection limit takes no block, cluster, new_sources or syn_cookies";
+  return "";
+}
+
 }  // namespace
 
 uint32_t cluster_share_mask(uint64_t amount, const CompileOptions& options);
@@ -47,7 +60,10 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
     std::string at = rule.where.file.empty() ? "" : rule.where.str() + ": ";
     return Error{EINVAL, at + "rule '" + rule.name + "': " + what};
   };
-  if (rate.amount == 0 || rate.period_ns == 0) return fail("rate must be positive");
+  std::string why = lim.algorithm == Algorithm::kConnections  ? connection_rule_problem(rule)
+                    : rate.amount == 0 || rate.period_ns == 0 ? "rate must be positive"
+                                                              : "";
+  if (!why.empty()) return fail(why);
 
   rl_rule r{};
   r.key_kind = key_kind(rule.key);
@@ -111,6 +127,10 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
       if (r.window_ns < 100 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;
       break;
     }
+    case Algorithm::kConnections:
+      r.algo = RL_ALGO_CONNECTIONS;
+      r.limit = lim.connections;
+      break;
     case Algorithm::kSlidingLog: {
       // The policy checks keep the log to packets and RL_SL_MAX_ENTRIES entries.
       if (rate.unit != Unit::kPackets || rate.amount == 0 || rate.amount > RL_SL_MAX_ENTRIES)

@@ -83,6 +83,16 @@ control::KeyState key_state(const rl_rule& r, const rl_slot& slot, uint64_t now_
   return k;
 }
 
+control::KeyState connections_state(const rl_rule& r, uint32_t open) {
+  control::KeyState k;
+  k.unit = "connections";
+  k.algorithm = "connections";
+  k.count = open;
+  k.limit = r.limit;
+  k.fresh = open == 0;
+  return k;
+}
+
 control::Json describe_key_state(const rl_rule& r, const rl_slot& slot, uint64_t now_ns) {
   return key_state(r, slot, now_ns);
 }

@@ -22,6 +22,8 @@ rl_key key_for(const rl_rule& r, const Address& addr, uint16_t dport);
 //   (sliding: the weighted estimate); unit: packets or bytes; fresh: the state equals a new
 //   key's (a full bucket, an empty window).
 control::KeyState key_state(const rl_rule& r, const rl_slot& slot, uint64_t now_ns);
+// A connection limit's key, which has no slot: its open connections against the limit.
+control::KeyState connections_state(const rl_rule& r, uint32_t open);
 // The same as JSON.
 control::Json describe_key_state(const rl_rule& r, const rl_slot& slot, uint64_t now_ns);
 

@@ -32,6 +32,7 @@ Status BpfDatapath::init(const LoadOptions& opts) {
   auto* ctl = control_.as<rl_control>();
   counters_ = std::make_unique<BpfCounters>(skel);
   cluster_ = std::make_unique<BpfClusterMaps>(skel);
+  connections_ = std::make_unique<BpfConnections>(skel);
   clock_ = std::make_unique<BpfClock>(skel);
   auto rules = BpfRuleTables::open(skel, ctl, *counters_, loaded_.syn_cookies);
   if (!rules) return rules.error();

@@ -2,7 +2,8 @@
 // The kernel data path: the loaded rl_xdp skeleton (loader.h) and one component per family of its
 // maps, each behind its interface of datapath.h: the rule tables (bpf_rule_tables.h), the
 // counters and events (bpf_counters.h), the runtime lists (bpf_runtime_lists.h), the key table
-// (bpf_key_table.h), the cluster maps (bpf_cluster_maps.h) and the clock (bpf_clock.h). Tests
+// (bpf_key_table.h), the cluster maps (bpf_cluster_maps.h), the connection counts
+// (bpf_connections.h) and the clock (bpf_clock.h). Tests
 // drive the program through DatapathTestHooks (test_hooks.h).
 #pragma once
 
@@ -17,6 +18,7 @@
 #include "common/fd.h"
 #include "datapath/bpf_clock.h"
 #include "datapath/bpf_cluster_maps.h"
+#include "datapath/bpf_connections.h"
 #include "datapath/bpf_counters.h"
 #include "datapath/bpf_key_table.h"
 #include "datapath/bpf_rule_tables.h"
@@ -106,6 +108,17 @@ class BpfDatapath final : public Datapath {
   const rl_set* key_table() const { return keys_->table(); }
   const rl_set_summary* key_summary() const { return keys_->summary(); }
 
+  // Connections (BpfConnections)
+  Result<std::optional<rl_conn_syn>> take_admitted_syn(const rl_conn_tuple& t) override {
+    return connections_->take_admitted_syn(t);
+  }
+  Status set_open_connections(uint64_t hash, uint32_t count) override {
+    return connections_->set_open_connections(hash, count);
+  }
+  Result<uint32_t> open_connections(uint64_t hash) const override {
+    return connections_->open_connections(hash);
+  }
+
   // Clock (BpfClock)
   uint64_t now_ns() const override { return clock_->now_ns(); }
   using ClockReading = BpfClock::Reading;
@@ -145,6 +158,7 @@ class BpfDatapath final : public Datapath {
   std::unique_ptr<BpfRuntimeLists> runtime_;
   std::unique_ptr<BpfKeyTable> keys_;
   std::unique_ptr<BpfClusterMaps> cluster_;
+  std::unique_ptr<BpfConnections> connections_;
   std::unique_ptr<BpfClock> clock_;
   uint32_t traffic_sample_shift_ = 0;
   std::string pin_root_;

@@ -8,6 +8,7 @@
 //   RuntimeLists  runtime allow/deny entries (rlctl allow/deny)         acl handlers
 //   KeyTable      one key's slot, its hash, its offender drops          unblock, key show
 //   ClusterMaps   what cluster rules admitted, and keys over the fleet  ClusterSync
+//   Connections   open connections per key of connection limits        ConnectionCounter
 //   Clock         the data path's clock (CLOCK_MONOTONIC, ns)           everything that expires
 #pragma once
 
@@ -98,6 +99,18 @@ class ClusterMaps {
   virtual Result<uint64_t> cluster_prune_over(uint64_t now_ns) = 0;
 };
 
+// Connection limits (bpf/lib/connections.h): the SYNs the data path admitted, and the count of
+// open connections per key it judges SYNs by, which rld alone writes.
+class Connections {
+ public:
+  virtual ~Connections() = default;
+  // The admitted SYN of this tuple, taken out of the map, if the data path left one.
+  virtual Result<std::optional<rl_conn_syn>> take_admitted_syn(const rl_conn_tuple& t) = 0;
+  // Sets the open connections of a key hash; 0 removes the key.
+  virtual Status set_open_connections(uint64_t hash, uint32_t count) = 0;
+  virtual Result<uint32_t> open_connections(uint64_t hash) const = 0;
+};
+
 class Clock {
  public:
   virtual ~Clock() = default;
@@ -111,6 +124,7 @@ class Datapath : public virtual RuleSets,
                  public virtual RuntimeLists,
                  public virtual KeyTable,
                  public virtual ClusterMaps,
+                 public virtual Connections,
                  public virtual Clock {};
 
 }  // namespace rl

@@ -38,6 +38,8 @@ const char* algorithm_name(Algorithm a) {
       return "sliding_window";
     case Algorithm::kSlidingLog:
       return "sliding_log";
+    case Algorithm::kConnections:
+      return "connections";
   }
   return "token_bucket";
 }
@@ -103,9 +105,12 @@ std::string describe_match(const Match& m) {
 
 namespace {
 
-// "token_bucket 3/s burst 5 per source", "sliding_window 50/s per source_prefix /24 /48".
+// "token_bucket 3/s burst 5 per source", "sliding_window 50/s per source_prefix /24 /48",
+// "connections 4 per source".
 std::string describe_one(const Limit& l, KeyKind key, uint8_t v4_prefix, uint8_t v6_prefix) {
-  std::string out = std::string(algorithm_name(l.algorithm)) + " " + format_rate(l.rate);
+  std::string out = l.algorithm == Algorithm::kConnections
+                        ? "connections " + std::to_string(l.connections)
+                        : std::string(algorithm_name(l.algorithm)) + " " + format_rate(l.rate);
   if (l.algorithm == Algorithm::kTokenBucket && l.burst)
     out += " burst " + std::to_string(l.burst) + (l.rate.unit == Unit::kBytes ? "B" : "");
   out += std::string(" per ") + key_name(key);

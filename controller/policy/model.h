@@ -23,7 +23,8 @@ struct SourceLocation {
   }
 };
 
-enum class Algorithm { kTokenBucket, kFixedWindow, kSlidingWindow, kSlidingLog };
+// kConnections is not a rate: a limit on the connections a key holds open (Limit::connections).
+enum class Algorithm { kTokenBucket, kFixedWindow, kSlidingWindow, kSlidingLog, kConnections };
 enum class Unit { kPackets, kBytes };
 enum class KeyKind {
   kSourceAddress,
@@ -53,6 +54,8 @@ struct Limit {
   // token_bucket only: how many units may pass at once; in the rate's unit. 0 in a parsed
   // policy means "not given" and is replaced by the default (rate.amount) before compiling.
   uint64_t burst = 0;
+  // kConnections only: the most connections a key may hold open (rate is unused).
+  uint32_t connections = 0;
   bool operator==(const Limit&) const = default;
 };
 

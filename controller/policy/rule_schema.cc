@@ -16,24 +16,25 @@ constexpr int kDefaultPriority = 100;
 // A block is added to nanosecond timestamps; a year is plenty and far from overflow.
 constexpr uint64_t kMaxBlockNs = uint64_t{365} * 24 * 3600 * 1'000'000'000;
 
-const Schema kRuleSchema{"in rule",
-                         {"name", "priority", "match", "limit", "limits", "key", "prefix", "action",
-                          "block", "report", "cluster", "new_sources", "syn_cookies"},
-                         {{match_field_names(), "it belongs under match:"},
-                          {{"algorithm", "rate", "burst"}, "it belongs under limit:"},
-                          {{"on_redis_failure"}, "it belongs under cluster:"},
-                          {{"ipv4", "ipv6"}, "it belongs under prefix:"}}};
+const Schema kRuleSchema{
+    "in rule",
+    {"name", "priority", "match", "limit", "limits", "key", "prefix", "action", "block", "report",
+     "cluster", "new_sources", "syn_cookies"},
+    {{match_field_names(), "it belongs under match:"},
+     {{"algorithm", "rate", "burst", "connections"}, "it belongs under limit:"},
+     {{"on_redis_failure"}, "it belongs under cluster:"},
+     {{"ipv4", "ipv6"}, "it belongs under prefix:"}}};
 
 const Schema kLimitSchema{
     "in limit",
-    {"algorithm", "rate", "burst"},
+    {"algorithm", "rate", "burst", "connections"},
     {{{"key", "prefix", "action", "block", "report", "cluster", "syn_cookies"},
       "it belongs to the rule, one level up"}}};
 
 // An item of `limits:`: a limit with its own key.
 const Schema kLimitsItemSchema{
     "in limits",
-    {"name", "algorithm", "rate", "burst", "key", "prefix"},
+    {"name", "algorithm", "rate", "burst", "connections", "key", "prefix"},
     {{{"action", "block", "report", "cluster", "new_sources", "syn_cookies"},
       "it belongs to the rule, one level up"}}};
 
@@ -114,6 +115,17 @@ std::optional<uint64_t> read_burst(Reader& r, const Field& f, Unit unit) {
 // algorithm, rate and burst of the mapping f (a `limit:` or an item of `limits:`). Returns
 // whether the rate was read, which later checks need.
 bool read_limit_fields(Reader& r, const Field& f, const Fields& fields, Limit& limit) {
+  if (const Field* c = fields.get("connections")) {
+    for (const char* other : {"algorithm", "rate", "burst"})
+      if (const Field* o = fields.get(other))
+        r.error(o->key_at, std::string(other) +
+                               " does not go with connections: a connection limit counts the "
+                               "connections a key holds open, not a rate");
+    limit.algorithm = Algorithm::kConnections;
+    if (auto n = integer(r, *c, "connections", 1, UINT32_MAX))
+      limit.connections = static_cast<uint32_t>(*n);
+    return false;
+  }
   bool algorithm_ok = true;
   if (const Field* a = fields.get("algorithm")) {
     auto algorithm = choice<Algorithm>(r, *a, "algorithm",
@@ -129,7 +141,7 @@ bool read_limit_fields(Reader& r, const Field& f, const Fields& fields, Limit& l
   const Field* rate_field = fields.get("rate");
   std::optional<Rate> rate;
   if (!rate_field)
-    r.error(f.at, "limit is missing required key 'rate'");
+    r.error(f.at, "limit is missing required key 'rate' (or 'connections')");
   else
     rate = read_rate(r, *rate_field, "rate");
   if (rate) limit.rate = *rate;
@@ -375,6 +387,24 @@ void read_syn_cookies(Reader& r, const Field& f, Rule& rule) {
     rule.syn_cookies = true;
 }
 
+// Called once the rule is read: a connection limit judges new TCP connections alone, so its
+// rule matches only those (protocol tcp, tcp_syn), and what needs a key's state (a block, the
+// fleet's count, a budget for new keys) or answers the SYN itself does not go with it.
+void check_connection_limit(Reader& r, const Fields& fields, Rule& rule) {
+  size_t n = rule.limit.algorithm == Algorithm::kConnections;
+  for (const auto& l : rule.more) n += l.limit.algorithm == Algorithm::kConnections;
+  if (n == 0) return;
+  if (n > 1) r.error(rule.where, "a rule holds at most one connections limit");
+  Match& m = rule.match;
+  if (m.protocol && *m.protocol != kTcp)
+    r.error(rule.where, "connections counts TCP connections: it needs match protocol: tcp");
+  m.protocol = kTcp;
+  m.tcp_syn = true;
+  for (const char* other : {"block", "cluster", "new_sources", "syn_cookies"})
+    if (const Field* f = fields.get(other))
+      r.error(f->key_at, std::string(other) + " does not go with a connections limit");
+}
+
 }  // namespace
 
 std::vector<const Schema*> rule_schemas() {
@@ -446,6 +476,7 @@ std::optional<RuleDraft> read_rule(Reader& r, const YAML::Node& node) {
   if (const Field* cluster = fields.get("cluster")) read_cluster(r, *cluster, rule, limit_rate_ok);
   if (const Field* ns = fields.get("new_sources")) read_new_sources(r, *ns, rule, key_ok);
   if (const Field* sc = fields.get("syn_cookies")) read_syn_cookies(r, *sc, rule);
+  check_connection_limit(r, fields, rule);
   d.valid = r.error_count() == errors_before;
   return d;
 }

@@ -473,13 +473,7 @@ TEST_F(MemoTest, RefusalsOfWindowsAndStackedLimitsAreJudgedEachTime) {
   policy::Policy p;
   auto stacked = token_bucket("stacked", 1, 1);
   stacked.match.protocol = 6;
-  policy::StackedLimit total;
-  total.name = "total";
-  total.limit.algorithm = policy::Algorithm::kTokenBucket;
-  total.limit.rate = per_second(100);
-  total.limit.burst = 100;
-  total.key = policy::KeyKind::kRule;
-  stacked.more = {total};
+  stacked.more = {stacked_bucket("total", 100, 100, policy::KeyKind::kRule)};
   p.rules = {stacked, window("fw", policy::Algorithm::kFixedWindow, 1, kSec)};
   apply(p);
   const auto u = udp4("198.18.0.1");

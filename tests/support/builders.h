@@ -45,6 +45,31 @@ inline policy::Rule window(const std::string& name, policy::Algorithm algo, uint
   return r;
 }
 
+// A token bucket stacked on a rule's own limit, keyed by `key`.
+inline policy::StackedLimit stacked_bucket(const std::string& name, uint64_t rate_per_s,
+                                           uint64_t burst, policy::KeyKind key) {
+  policy::StackedLimit l;
+  l.name = name;
+  l.limit.algorithm = policy::Algorithm::kTokenBucket;
+  l.limit.rate = per_second(rate_per_s);
+  l.limit.burst = burst;
+  l.key = key;
+  return l;
+}
+
+// At most `n` open connections per source, on TCP port `port`: the rule's SYNs alone, as the
+// policy reader makes a connection limit's rule.
+inline policy::Rule connections(const std::string& name, uint32_t n, uint16_t port = 22) {
+  policy::Rule r;
+  r.name = name;
+  r.limit.algorithm = policy::Algorithm::kConnections;
+  r.limit.connections = n;
+  r.match.protocol = 6;
+  r.match.tcp_syn = true;
+  r.match.ports = {{port, port}};
+  return r;
+}
+
 inline policy::SourceSet set(const std::string& name, const std::vector<std::string>& cidrs) {
   policy::SourceSet s;
   s.name = name;

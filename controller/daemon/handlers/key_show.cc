@@ -32,10 +32,17 @@ KeyLimit limit_entry(const Datapath& dp, const rl_rule& lim, const Address& addr
   KeyLimit j;
   rl_key k = key_for(lim, addr, port.value_or(0));
   j.key = key_text(k, lim);
-  auto slot = dp.read_key(k);
-  j.tracked = slot.has_value();
-  if (slot) j.state = key_state(lim, *slot, now);
   const uint64_t hash = dp.key_hash(k);
+  if (lim.algo == RL_ALGO_CONNECTIONS) {
+    // No slot: the key's count of open connections (connections.h).
+    auto open = dp.open_connections(hash);
+    j.tracked = open.ok() && *open > 0;
+    if (j.tracked) j.state = connections_state(lim, *open);
+  } else {
+    auto slot = dp.read_key(k);
+    j.tracked = slot.has_value();
+    if (slot) j.state = key_state(lim, *slot, now);
+  }
   for (const auto& o : known)
     if (o.rule_id == lim.id && o.key_hash == hash) {
       j.drops = o.drops;

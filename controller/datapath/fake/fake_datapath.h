@@ -7,6 +7,7 @@
 #include "datapath/datapath.h"
 #include "datapath/fake/fake_clock.h"
 #include "datapath/fake/fake_cluster_maps.h"
+#include "datapath/fake/fake_connections.h"
 #include "datapath/fake/fake_counters.h"
 #include "datapath/fake/fake_key_table.h"
 #include "datapath/fake/fake_rule_sets.h"
@@ -20,6 +21,7 @@ class FakeDatapath : public Datapath,
                      public FakeRuntimeLists,
                      public FakeKeyTable,
                      public FakeClusterMaps,
+                     public FakeConnections,
                      public FakeClock {};
 
 }  // namespace rl::testing

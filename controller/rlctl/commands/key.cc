@@ -12,9 +12,11 @@ namespace rlctl {
 
 namespace {
 
-// What a tracked key holds: tokens of a bucket, or a window's count.
+// What a tracked key holds: tokens of a bucket, a window's count, or its open connections.
 std::string state_text(const proto::KeyState& s) {
   if (s.tokens) return num(s.tokens) + " of " + num(s.burst) + " " + s.unit + " left";
+  if (s.count && s.algorithm == "connections")
+    return num(s.count) + " of " + num(s.limit) + " connections open";
   if (s.count)
     return num(s.count) + " of " + num(s.limit) + " " + s.unit +
            (s.algorithm == "sliding_log" ? " within the last period" : " in this window");

@@ -433,6 +433,22 @@ TEST(Compiler, SlidingLogTicks) {
   EXPECT_FALSE(compiler::compile_limit(nine).ok());
 }
 
+// A connection limit is its count alone; a rule that would judge more than new TCP connections,
+// or needs a key's state beside the count, is refused.
+TEST(Compiler, ConnectionLimits) {
+  auto r = compiler::compile_limit(connections("ssh", 4));
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  EXPECT_EQ(r->algo, RL_ALGO_CONNECTIONS);
+  EXPECT_EQ(r->limit, 4u);
+  EXPECT_EQ(r->block_ns, 0u);
+  auto any_packet = connections("ssh", 4);
+  any_packet.match.tcp_syn = false;
+  EXPECT_FALSE(compiler::compile_limit(any_packet).ok());
+  auto blocked = connections("ssh", 4);
+  blocked.block_ns = 1'000'000'000;
+  EXPECT_FALSE(compiler::compile_limit(blocked).ok());
+}
+
 // The source filter may only say "no entry here" when the LPM answer is the /0 entry.
 // A random address in the documentation ranges, IPv4 with probability v4_in / v4_of.
 Address random_address(std::mt19937& rng, unsigned v4_in, unsigned v4_of) {

@@ -211,6 +211,24 @@ TEST(LoadString, LeakyBucketIsTheTokenBucketsMeter) {
   EXPECT_EQ(leaky.rate.amount, token.rate.amount);
 }
 
+// A connection limit judges new TCP connections alone: its rule matches those and no other.
+TEST(LoadString, AConnectionLimitMatchesNewTcpConnections) {
+  auto r = load_string(
+      "rules:\n"
+      "  - name: ssh\n"
+      "    match: {ports: [22]}\n"
+      "    limit: {connections: 4}\n"
+      "    key: source\n",
+      "c.yaml");
+  ASSERT_TRUE(r.ok()) << all_errors(r);
+  const Rule& rule = r.policy.rules[0];
+  EXPECT_EQ(rule.limit.algorithm, Algorithm::kConnections);
+  EXPECT_EQ(rule.limit.connections, 4u);
+  EXPECT_EQ(rule.match.protocol, 6);
+  EXPECT_TRUE(rule.match.tcp_syn);
+  EXPECT_EQ(describe_limit(rule), "connections 4 per source");
+}
+
 TEST(LoadString, SourcePrefixDefaults) {
   auto r = load_string("rules:\n  - name: a\n    key: source_prefix\n    limit: {rate: 1/s}\n",
                        "p.yaml");
