@@ -8,6 +8,7 @@ packages=(
   build-essential cmake pkg-config clang llvm lld
   libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
   libcli11-dev libyaml-cpp-dev libhiredis-dev prometheus-cpp-dev libnftables-dev
+  libnetfilter-conntrack-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   nlohmann-json3-dev
   redis-server prometheus

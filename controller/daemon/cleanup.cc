@@ -9,6 +9,7 @@
 
 #include "common/cli_exit.h"
 #include "common/log.h"
+#include "daemon/connections/connection_watch.h"
 #include "daemon/synproxy/synproxy.h"
 #include "datapath/pin_lock.h"
 #include "datapath/pin_scope.h"
@@ -70,6 +71,10 @@ int cleanup(const Config& cfg) {
       log::info("detached", {{"interface", ifname}});
     }
   if (auto s = SynProxy::remove(cfg.netfilter_sysctl_dir); !s) {
+    log::error("cleanup failed", {{"error", s.error().str()}});
+    rc = kExitFailure;
+  }
+  if (auto s = ConnectionWatch::remove_table(); !s) {
     log::error("cleanup failed", {{"error", s.error().str()}});
     rc = kExitFailure;
   }

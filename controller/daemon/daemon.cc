@@ -140,7 +140,9 @@ Status Daemon::make_policy_manager() {
   co.cluster_nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
   policies_ = std::make_unique<PolicyManager>(*dp_, cfg_.policy_dir, co, ids);
   synproxy_.enable(!cfg_.interfaces.empty() || !pinned_links(cfg_.pin_root).empty());
-  policies_->set_hooks(&synproxy_);
+  policies_->add_hooks(&synproxy_);
+  connections_ = std::make_unique<ConnectionWatch>(*dp_);
+  policies_->add_hooks(connections_.get());
   if (!dp_->adopted()) return {};
   auto in_force = dp_->active_rules();
   if (!in_force) return in_force.error().wrap("read the rule set in force");

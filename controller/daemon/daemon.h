@@ -21,6 +21,7 @@
 #include "control/protocol.h"
 #include "daemon/cluster_sync.h"
 #include "daemon/config/config.h"
+#include "daemon/connections/connection_watch.h"
 #include "daemon/handlers/handlers.h"
 #include "daemon/key_usage.h"
 #include "daemon/offenders/offenders.h"
@@ -112,6 +113,7 @@ class Daemon {
   std::optional<uint64_t> inserted_at_count_;   // keys_inserted() at key_usage_'s last count
   std::unique_ptr<PolicyManager> policies_;
   SynProxy synproxy_{cfg_.netfilter_sysctl_dir};  // the stack side of syn_cookies rules
+  std::unique_ptr<ConnectionWatch> connections_;  // connection limits' counts; reads dp_
   std::unique_ptr<OffenderLog> offenders_;
   std::unique_ptr<TrafficLog> traffic_;  // traffic samples, when traffic_sample_shift is set
   std::unique_ptr<ClusterSync> cluster_;

@@ -144,8 +144,9 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
                {{"trigger", trigger}, {"error", compiled.error().message}});
     return record(r);
   }
-  if (hooks_) {
-    if (auto s = hooks_->prepare(p); !s) {
+  for (size_t i = 0; i < hooks_.size(); i++) {
+    if (auto s = hooks_[i]->prepare(p); !s) {
+      for (size_t j = 0; j < i; j++) hooks_[j]->settle(policy());
       r.errors.push_back(s.error().str());
       log::error("policy needs what could not be set up; the policy in force stays",
                  {{"trigger", trigger}, {"error", s.error().str()}});
@@ -153,7 +154,7 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
     }
   }
   if (auto s = dp_.apply(*compiled); !s) {
-    if (hooks_) hooks_->settle(policy());
+    for (auto* h : hooks_) h->settle(policy());
     r.errors.push_back(s.error().str());
     log::error("policy could not be written to the data path; the policy in force stays",
                {{"trigger", trigger}, {"error", s.error().str()}});
@@ -177,7 +178,7 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
     rules_ = std::move(views);
     generation_++;
   }
-  if (hooks_) hooks_->settle(p);
+  for (auto* h : hooks_) h->settle(p);
   r.ok = true;
   r.rules = compiled->rules.size();
   auto out = record(r);

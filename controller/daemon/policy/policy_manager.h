@@ -89,7 +89,8 @@ class PolicyManager {
   void set_empty_directory_applies(bool applies) { empty_directory_applies_ = applies; }
 
   // Not owned; must outlive the manager. Set before the first reload.
-  void set_hooks(PolicyHooks* hooks) { hooks_ = hooks; }
+  // Hooks are prepared in the order added, and settled all.
+  void add_hooks(PolicyHooks* hooks) { hooks_.push_back(hooks); }
 
   ReloadReport last() const;
   uint64_t reloads_ok() const;
@@ -105,7 +106,7 @@ class PolicyManager {
   ReloadReport record(ReloadReport r);
 
   Datapath& dp_;
-  PolicyHooks* hooks_ = nullptr;
+  std::vector<PolicyHooks*> hooks_;
   bool empty_directory_applies_ = false;  // set and read on the loop thread only
   std::string dir_;
   compiler::CompileOptions options_;

@@ -2,7 +2,6 @@
 #include "daemon/synproxy/synproxy.h"
 
 #include <fcntl.h>
-#include <nftables/libnftables.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 
 #include "common/fd.h"
 #include "common/log.h"
+#include "daemon/netfilter/nft.h"
 #include "rl_abi.h"
 
 namespace rl::daemon {
@@ -19,40 +19,13 @@ namespace {
 
 constexpr char kRecord[] = "nf_conntrack_tcp_loose was ";
 
-// One libnftables context: a script in, its output or the error nft printed out.
-class Nft {
- public:
-  Nft() : ctx_(nft_ctx_new(NFT_CTX_DEFAULT)) {
-    if (ctx_) {
-      nft_ctx_buffer_output(ctx_.get());
-      nft_ctx_buffer_error(ctx_.get());
-    }
-  }
-
-  Result<std::string> run(const std::string& script) {
-    if (!ctx_) return Error{ENOMEM, "nftables: no context"};
-    if (nft_run_cmd_from_buffer(ctx_.get(), script.c_str()) != 0) {
-      std::string err = nft_ctx_get_error_buffer(ctx_.get());
-      while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
-      return Error{EINVAL, "nftables: " + err};
-    }
-    return std::string(nft_ctx_get_output_buffer(ctx_.get()));
-  }
-
- private:
-  struct Free {
-    void operator()(nft_ctx* c) const { nft_ctx_free(c); }
-  };
-  std::unique_ptr<nft_ctx, Free> ctx_;
-};
-
 std::string table_name() { return std::string("inet ") + kSynProxyTable; }
 
 // rld's table as nft lists it, or "" when there is none.
 Result<std::string> list_table(Nft& nft) {
-  auto tables = nft.run("list tables inet");
-  if (!tables) return tables.error();
-  if (tables->find("table " + table_name() + "\n") == std::string::npos) return std::string();
+  auto has = nft.has_table(table_name());
+  if (!has) return has.error();
+  if (!*has) return std::string();
   return nft.run("list table " + table_name());
 }
 
