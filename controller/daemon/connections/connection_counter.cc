@@ -44,6 +44,28 @@ Status ConnectionCounter::on_event(const ConnEvent& e) {
   return {};
 }
 
+Status ConnectionCounter::reconcile(const std::vector<rl_conn_tuple>& open_now) {
+  std::set<TupleBytes> live;
+  for (const auto& t : open_now) live.insert(bytes(t));
+  std::vector<rl_conn_tuple> gone;
+  for (const auto& [key, hash] : by_tuple_)
+    if (!live.count(key)) {
+      rl_conn_tuple t{};
+      std::memcpy(&t, key.data(), sizeof(t));
+      gone.push_back(t);
+    }
+  Status out;
+  auto apply = [&](const rl_conn_tuple& t, bool open) {
+    ConnEvent e;
+    e.tuple = t;
+    e.open = open;
+    if (Status s = on_event(e); !s) out = s;
+  };
+  for (const auto& t : gone) apply(t, false);
+  for (const auto& t : open_now) apply(t, true);
+  return out;
+}
+
 Status ConnectionCounter::clear() {
   Status out;
   for (const auto& [hash, n] : open_)

@@ -10,6 +10,8 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <set>
+#include <vector>
 
 #include "daemon/connections/conntrack_events.h"
 #include "datapath/datapath.h"
@@ -22,6 +24,10 @@ class ConnectionCounter {
 
   // One event. A data path error is returned and the count left as it was.
   Status on_event(const ConnEvent& e);
+  // After lost events: `open_now` lists the connections conntrack holds open (a dump). Counted
+  // ones no longer among them are closed; open ones not counted yet are counted if their SYN's
+  // entry is still there.
+  Status reconcile(const std::vector<rl_conn_tuple>& open_now);
   // Forgets every connection and sets every key's count back to 0 (the limits are gone).
   Status clear();
 

@@ -99,12 +99,27 @@ void ConnectionWatch::run() {
       return;
     }
     if (fds[1].revents) return;
+    const uint64_t lost_before = events_->lost();
     if (Status s = events_->drain(count); !s) {
       errors_++;
       log::warn("could not read conntrack's events", {{"error", s.error().str()}});
     }
+    if (events_->lost() != lost_before) recount();
     tracked_ = counter_.tracked();
     lost_ = events_->lost();
+  }
+}
+
+// Events were lost: conntrack's own table says which connections are open now.
+void ConnectionWatch::recount() {
+  std::vector<rl_conn_tuple> open_now;
+  Status s = ConntrackEvents::dump([&](const ConnEvent& e) {
+    if (e.open) open_now.push_back(e.tuple);
+  });
+  if (s) s = counter_.reconcile(open_now);
+  if (!s) {
+    errors_++;
+    log::warn("could not count connections again after lost events", {{"error", s.error().str()}});
   }
 }
 

@@ -44,6 +44,7 @@ class ConnectionWatch final : public PolicyHooks {
  private:
   void run();
   void stop();
+  void recount();
 
   ConnectionCounter counter_;  // the thread's alone while it runs
   std::unique_ptr<ConntrackEvents> events_;

@@ -109,4 +109,14 @@ Status ConntrackEvents::drain(const std::function<void(const ConnEvent&)>& fn) {
   return out;
 }
 
+Status ConntrackEvents::dump(const std::function<void(const ConnEvent&)>& fn) {
+  std::unique_ptr<nfct_handle, Close> h(nfct_open(CONNTRACK, 0));
+  if (!h) return errno_error("open conntrack for a dump");
+  nfct_callback_register(h.get(), NFCT_T_ALL, on_event,
+                         const_cast<void*>(static_cast<const void*>(&fn)));
+  for (uint32_t family : {AF_INET, AF_INET6})
+    if (nfct_query(h.get(), NFCT_Q_DUMP, &family) != 0) return errno_error("dump conntrack");
+  return {};
+}
+
 }  // namespace rl::daemon

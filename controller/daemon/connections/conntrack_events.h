@@ -35,6 +35,10 @@ class ConntrackEvents {
   Status drain(const std::function<void(const ConnEvent&)>& fn);
   uint64_t lost() const { return lost_; }
 
+  // Every TCP connection conntrack holds now, as events (open or closed by its state), from a
+  // dump on a socket of its own: what rld counts again after events were lost.
+  static Status dump(const std::function<void(const ConnEvent&)>& fn);
+
  private:
   struct Close {
     void operator()(nfct_handle* h) const;

@@ -27,13 +27,20 @@ ConnEvent event(const rl_conn_tuple& t, bool open) {
   return e;
 }
 
-TEST(ConnectionCounter, CountsEachAdmittedConnectionFromItsHandshakeToItsClose) {
+// Three connections of source 1 whose SYNs were admitted under key hash 7, and one of source 2
+// whose SYN no limit admitted.
+class ConnectionCounterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const auto& t : {a, b, d}) dp.admit(t, {7, 1, 0});
+  }
   testing::FakeConnections dp;
-  ConnectionCounter c(dp);
-  auto a = tuple(1, 40001), b = tuple(1, 40002), other = tuple(2, 40001);
-  dp.admit(a, {7, 1, 0});
-  dp.admit(b, {7, 1, 0});
+  ConnectionCounter c{dp};
+  rl_conn_tuple a = tuple(1, 40001), b = tuple(1, 40002), d = tuple(1, 40003);
+  rl_conn_tuple other = tuple(2, 40001);
+};
 
+TEST_F(ConnectionCounterTest, CountsEachAdmittedConnectionFromItsHandshakeToItsClose) {
   ASSERT_TRUE(c.on_event(event(a, true)).ok());
   ASSERT_TRUE(c.on_event(event(a, true)).ok()) << "FIN_WAIT after ESTABLISHED: still one";
   EXPECT_EQ(dp.open.at(7), 1u);
@@ -58,6 +65,18 @@ TEST(ConnectionCounter, CountsEachAdmittedConnectionFromItsHandshakeToItsClose) 
   EXPECT_EQ(dp.open.at(7), 1u);
   ASSERT_TRUE(c.clear().ok());
   EXPECT_TRUE(dp.open.empty());
+}
+
+// After lost events, conntrack's table decides: a counted connection it no longer holds is
+// closed, an open one whose establishment was lost is counted.
+TEST_F(ConnectionCounterTest, ReconcilesWithWhatConntrackHoldsAfterLostEvents) {  ASSERT_TRUE(c.on_event(event(a, true)).ok());
+  ASSERT_TRUE(c.on_event(event(b, true)).ok());
+  // Lost: a's close and d's establishment.
+  ASSERT_TRUE(c.reconcile({b, d}).ok());
+  EXPECT_EQ(dp.open.at(7), 2u);
+  EXPECT_EQ(c.tracked(), 2u);
+  ASSERT_TRUE(c.on_event(event(a, false)).ok()) << "a's late close changes nothing";
+  EXPECT_EQ(dp.open.at(7), 2u);
 }
 
 }  // namespace
