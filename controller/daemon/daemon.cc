@@ -536,8 +536,11 @@ RuleRef Daemon::rule_ref(uint32_t id) const { return handlers::rule_ref(policies
 Result<metrics::Snapshot> Daemon::snapshot() const {
   std::optional<ClusterStats> cluster;
   if (cluster_) cluster = cluster_->stats();
-  return metrics_snapshot(
+  auto s = metrics_snapshot(
       *dp_, *dp_, *dp_, [this] { return policies_->rules(); }, status_model(), cluster);
+  if (s && connections_)
+    s->connections = {connections_->tracked(), connections_->events_lost(), connections_->errors()};
+  return s;
 }
 
 }  // namespace rl::daemon

@@ -35,6 +35,12 @@ MetricFamily gauge(std::string name, std::string help, double value) {
   return f;
 }
 
+MetricFamily counter(std::string name, std::string help, double value) {
+  MetricFamily f = family(std::move(name), std::move(help), MetricType::Counter);
+  add_sample(f, value);
+  return f;
+}
+
 // ---- Data path global counters ----------------------------------------------------------------
 
 // The counters' names and help come from abi/rl_counters.h.
@@ -148,6 +154,20 @@ void add_key_table(std::vector<MetricFamily>& out, const Snapshot& s) {
   out.push_back(std::move(lists));
 }
 
+void add_connections(std::vector<MetricFamily>& out, const Snapshot& s) {
+  const ConnectionsSnapshot& c = s.connections;
+  out.push_back(gauge("rl_connections_counted",
+                      "Open connections counted against connection limits, from conntrack's "
+                      "events.",
+                      double(c.counted)));
+  out.push_back(counter("rl_connection_events_lost_total",
+                        "Times conntrack's event socket overran and events were lost: counts may "
+                        "stay low until those connections close.",
+                        double(c.events_lost)));
+  out.push_back(counter("rl_connection_count_errors_total",
+                        "conntrack events that could not be read or counted.", double(c.errors)));
+}
+
 void add_policy(std::vector<MetricFamily>& out, const Snapshot& s) {
   out.push_back(gauge("rl_policy_generation",
                       "Rule set generation counter; increments each time a policy is applied.",
@@ -180,32 +200,31 @@ void add_cluster(std::vector<MetricFamily>& out, const Snapshot& s) {
   if (!c.enabled) return;
   out.push_back(
       gauge("rl_cluster_redis_up", "1 if the last call to Redis succeeded.", c.redis_up ? 1 : 0));
-  auto counter = [&](const char* name, const char* help, uint64_t v) {
-    auto f = family(name, help, MetricType::Counter);
-    add_sample(f, double(v));
-    out.push_back(std::move(f));
+  auto add_counter = [&](const char* name, const char* help, uint64_t v) {
+    out.push_back(counter(name, help, double(v)));
   };
-  counter("rl_cluster_syncs_total", "Successful syncs with Redis (one round trip each).", c.syncs);
-  counter("rl_cluster_early_syncs_total",
-          "Syncs started before the timer because a key passed its share of a fleet limit.",
-          c.early_syncs);
-  counter("rl_cluster_keys_synced_total", "Key deltas sent to Redis.", c.keys_synced_total);
+  add_counter("rl_cluster_syncs_total", "Successful syncs with Redis (one round trip each).",
+              c.syncs);
+  add_counter("rl_cluster_early_syncs_total",
+              "Syncs started before the timer because a key passed its share of a fleet limit.",
+              c.early_syncs);
+  add_counter("rl_cluster_keys_synced_total", "Key deltas sent to Redis.", c.keys_synced_total);
   out.push_back(gauge("rl_cluster_keys_last_sync", "Key deltas in the last successful sync.",
                       double(c.keys_last_sync)));
   out.push_back(
       gauge("rl_cluster_pending_keys",
             "Keys whose deltas wait for Redis (kept while it is unreachable, replayed after).",
             double(c.pending_keys)));
-  counter("rl_cluster_pending_dropped_total",
-          "Key deltas refused because the pending buffer was full.", c.pending_dropped);
+  add_counter("rl_cluster_pending_dropped_total",
+              "Key deltas refused because the pending buffer was full.", c.pending_dropped);
   out.push_back(gauge("rl_cluster_active_blocks",
                       "Keys the fleet has used up, blocked in this node's kernel.",
                       double(c.active_blocks)));
   out.push_back(
       gauge("rl_cluster_peers", "Nodes seen alive in Redis (this one included).", double(c.peers)));
-  counter("rl_cluster_masters_changed_total",
-          "Connections to another Redis master than the one before: failovers followed.",
-          c.servers_changed);
+  add_counter("rl_cluster_masters_changed_total",
+              "Connections to another Redis master than the one before: failovers followed.",
+              c.servers_changed);
   out.push_back(gauge("rl_cluster_last_pass_seconds",
                       "How long the last sync pass took, from reading the kernel's counts to "
                       "writing the fleet's blocks; above the sync interval, syncs fall behind.",
@@ -247,6 +266,7 @@ std::vector<MetricFamily> snapshot_families(const Snapshot& snapshot) {
   add_rules(out, snapshot);
   add_global_counters(out, snapshot);
   add_key_table(out, snapshot);
+  add_connections(out, snapshot);
   add_policy(out, snapshot);
   add_interfaces(out, snapshot);
   add_cluster(out, snapshot);

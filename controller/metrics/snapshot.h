@@ -44,6 +44,13 @@ struct ClusterSnapshot {
   uint64_t rtt_count = 0;
 };
 
+// Connection limits' counting from conntrack's events (controller/daemon/connections).
+struct ConnectionsSnapshot {
+  uint64_t counted = 0;      // connections counted against a connection limit now
+  uint64_t events_lost = 0;  // overruns of conntrack's event socket
+  uint64_t errors = 0;       // events that could not be read or counted
+};
+
 struct Snapshot {
   std::vector<RuleSnapshot> rules;
   rl_counter global[RL_GC_MAX]{};  // enum rl_global_counter, summed over CPUs
@@ -65,6 +72,7 @@ struct Snapshot {
   uint64_t runtime_allow_entries = 0;
   uint64_t runtime_deny_entries = 0;
   ClusterSnapshot cluster;
+  ConnectionsSnapshot connections;
 };
 
 // Called once per scrape; an error makes the scrape report rl_up 0 with no other data.
