@@ -436,5 +436,99 @@ TEST_F(DifferentialTest, KernelAgreesWithReferenceModel) {
   for (auto [reason, n] : by_reason) std::printf("  reason %u: %lu\n", reason, (unsigned long)n);
 }
 
+// Connection limits against the model: rules of one connection limit, alone or stacked with a
+// rate (before or after it), SYNs and other TCP packets from a few sources, and connections
+// opened after admitted SYNs and closed at random, counted as rld counts them from conntrack.
+TEST_F(DifferentialTest, ConnectionLimitsAgreeWithTheModel) {
+  using policy::KeyKind;
+  static const KeyKind keys[] = {KeyKind::kSourceAddress, KeyKind::kSourcePrefix, KeyKind::kRule,
+                                 KeyKind::kDestinationAddress};
+  uint64_t decisions = 0, refused = 0, opened = 0, closed = 0;
+  for (uint32_t seed = 1; seed <= 30; seed++) {
+    Gen g(seed);
+    policy::Policy p;
+    for (int i = 0, n = 1 + static_cast<int>(g.u(3)); i < n; i++) {
+      policy::Rule r = connections("c" + std::to_string(seed) + "r" + std::to_string(i), 1 + g.u(4),
+                                   static_cast<uint16_t>(22 + i));
+      r.key = keys[g.u(4)];
+      r.v4_prefix = static_cast<uint8_t>(16 + g.u(17));
+      r.v6_prefix = static_cast<uint8_t>(32 + g.u(97));
+      r.priority = i;
+      r.action = g.coin(20) ? policy::Action::kMonitor : policy::Action::kDrop;
+      if (g.coin(40)) {
+        auto rate = stacked_bucket("rate", 1 + g.u(20), 1 + g.u(8), keys[g.u(4)]);
+        if (g.coin()) {
+          r.more = {rate};
+        } else {
+          policy::StackedLimit open{"open", r.limit, r.key, r.v4_prefix, r.v6_prefix};
+          r.limit = rate.limit;
+          r.key = rate.key;
+          r.more = {open};
+        }
+      }
+      p.rules.push_back(r);
+    }
+    apply(p);
+    if (HasFatalFailure()) return;
+    reference::Model model(p);
+    std::map<uint64_t, uint32_t> counts;
+    std::vector<std::pair<std::vector<uint8_t>, uint64_t>> open;  // the SYN, its key hash
+    uint64_t now = kT0;
+    for (int i = 0; i < 300; i++) {
+      now += g.u(50'000'000);
+      hooks().set_clock(now);
+      bool v4 = g.coin(60);
+      Address src = v4 ? g.v4() : g.v6(), dst = v4 ? g.dst4() : g.dst6();
+      auto sport = static_cast<uint16_t>(40000 + g.u(50)),
+           dport = static_cast<uint16_t>(22 + g.u(3));
+      bool syn = g.coin(80);
+      packet::Builder b;
+      if (v4)
+        b.ipv4(src.str(), dst.str());
+      else
+        b.ipv6(src.str(), dst.str());
+      auto f = b.tcp(sport, dport, syn ? packet::kSyn : packet::kAck).build();
+      auto want = model.decide(f, now);
+      auto got = send(f);
+      ASSERT_EQ(got.reason, want.reason) << "seed " << seed << " packet " << i;
+      ASSERT_EQ(got.verdict, want.verdict) << "seed " << seed << " packet " << i;
+      ASSERT_EQ(got.rule_pos, want.rule_pos) << "seed " << seed << " packet " << i;
+      if (want.rule_pos >= 0) {
+        ASSERT_EQ(got.limit, want.limit) << "seed " << seed << " packet " << i;
+      }
+      decisions++;
+      refused += want.reason == RL_REASON_LIMITED;
+      if (want.reason == RL_REASON_ADMITTED && syn && g.coin(70)) {
+        rl_conn_tuple t{};
+        t.family = src.family;
+        std::memcpy(t.saddr, src.bytes.data(), v4 ? 4 : 16);
+        std::memcpy(t.daddr, dst.bytes.data(), v4 ? 4 : 16);
+        t.sport = sport;
+        t.dport = dport;
+        auto taken = dp_->take_admitted_syn(t);
+        ASSERT_TRUE(taken.ok() && taken->has_value()) << "seed " << seed << " packet " << i;
+        uint64_t h = (*taken)->hash;
+        ASSERT_TRUE(dp_->set_open_connections(h, ++counts[h]).ok());
+        model.connection(f, +1);
+        open.emplace_back(f, h);
+        opened++;
+      }
+      if (!open.empty() && g.coin(15)) {
+        size_t k = g.u(static_cast<uint32_t>(open.size()));
+        uint64_t h = open[k].second;
+        ASSERT_TRUE(dp_->set_open_connections(h, --counts[h]).ok());
+        model.connection(open[k].first, -1);
+        open.erase(open.begin() + static_cast<std::ptrdiff_t>(k));
+        closed++;
+      }
+    }
+  }
+  EXPECT_GT(refused, decisions / 20);
+  EXPECT_GT(closed, opened / 3);
+  std::printf("connections: %lu decisions, %lu refused, %lu connections opened, %lu closed\n",
+              (unsigned long)decisions, (unsigned long)refused, (unsigned long)opened,
+              (unsigned long)closed);
+}
+
 }  // namespace
 }  // namespace rl::testing

@@ -68,6 +68,8 @@ bool Model::matches(const policy::Rule& r, const Packet& p) const {
 }
 
 bool Model::take(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) const {
+  // A connection limit takes nothing: the count moves with the connections, not the SYNs.
+  if (r.limit.algorithm == Algorithm::kConnections) return s.open < r.limit.connections;
   const auto& rate = r.limit.rate;
   bool in_bytes = rate.unit == policy::Unit::kBytes;
   if (r.limit.algorithm == Algorithm::kTokenBucket) {
@@ -119,6 +121,7 @@ bool Model::take(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) 
 }
 
 void Model::refund(const policy::Rule& r, State& s, uint64_t now, uint64_t bytes) const {
+  if (r.limit.algorithm == Algorithm::kConnections) return;
   const auto& rate = r.limit.rate;
   bool in_bytes = rate.unit == policy::Unit::kBytes;
   if (r.limit.algorithm == Algorithm::kTokenBucket) {
@@ -239,6 +242,23 @@ Decision Model::decide(const std::vector<uint8_t>& frame, uint64_t now) {
   }
   if (p.no_l4) return malformed;
   return {XDP_PASS, RL_REASON_UNMATCHED, -1};
+}
+
+void Model::connection(const std::vector<uint8_t>& syn_frame, int delta) {
+  Packet p = parse(syn_frame);
+  for (size_t pos = 0; pos < order_.size(); pos++) {
+    const policy::Rule& r = *order_[pos];
+    if (!matches(r, p)) continue;
+    const int base = static_cast<int>(pos * policy::kMaxLimits);
+    if (r.limit.algorithm == Algorithm::kConnections)
+      state_[key_of(base, 0, r.key, r.v4_prefix, r.v6_prefix, p)].open += delta;
+    for (size_t i = 0; i < r.more.size(); i++)
+      if (r.more[i].limit.algorithm == Algorithm::kConnections)
+        state_[key_of(base + static_cast<int>(i) + 1, 0, r.more[i].key, r.more[i].v4_prefix,
+                      r.more[i].v6_prefix, p)]
+            .open += delta;
+    return;
+  }
 }
 
 }  // namespace rl::reference

@@ -58,11 +58,16 @@ class Model {
   // Limiter of one rule alone, for formula tests: admitted or not.
   const std::vector<const policy::Rule*>& order() const { return order_; }
 
+  // The connection whose SYN is `syn_frame` opened (+1) or closed (-1), counted against the
+  // connection limit of the rule the SYN matches, as rld counts it from conntrack.
+  void connection(const std::vector<uint8_t>& syn_frame, int delta);
+
  private:
   struct State {
     uint64_t tat = 0;
     uint64_t window = UINT64_MAX, count = 0, prev = 0;  // window algorithms
     std::deque<uint64_t> log;  // sliding_log: the admissions' ticks, oldest first
+    int64_t open = 0;          // connections: the key's open connections
     uint64_t block_until = 0;
   };
   // Rule position * kMaxLimits + limit, kind (RL_KEY_* of the rule's own key, or
