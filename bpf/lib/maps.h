@@ -245,10 +245,12 @@ struct {
 	__type(value, __u32);
 } rl_conn_open SEC(".maps");
 
-/* LRU: a SYN whose handshake never ends (a spoofed one) is pushed out by later ones. */
+/* LRU: a SYN whose handshake never ends (a spoofed one) is pushed out by later ones. Each CPU
+ * keeps its own LRU lists, so that CPUs admitting SYNs at once do not share one lock. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, RL_CONN_SYNS);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 	__type(key, struct rl_conn_tuple);
 	__type(value, struct rl_conn_syn);
 } rl_conn_syns SEC(".maps");
