@@ -8,6 +8,8 @@
 // --only runs just the paths whose name contains TEXT, e.g. to profile one of them with perf.
 // --lines writes where the programs' source lines landed in the JIT, once they are loaded and
 // warm, for scripts/profile-xdp.sh to charge perf's samples to source lines.
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -207,7 +209,22 @@ policy::Policy log_policy() {
   return p;
 }
 
-enum class Shape { kRealistic, kFields, kBudget, kLog };
+// The realistic rules and a connection limit on TCP port 22: 4 open per source.
+policy::Policy connections_policy() {
+  policy::Policy p = realistic_policy();
+  policy::Rule conns;
+  conns.name = "connections";
+  conns.priority = 100;
+  conns.match.protocol = 6;
+  conns.match.tcp_syn = true;
+  conns.match.ports = {{22, 22}};
+  conns.limit.algorithm = policy::Algorithm::kConnections;
+  conns.limit.connections = 4;
+  p.rules.push_back(conns);
+  return p;
+}
+
+enum class Shape { kRealistic, kFields, kBudget, kLog, kConnections };
 
 std::unique_ptr<BpfDatapath> load(uint32_t spread, Shape shape = Shape::kRealistic,
                                   uint32_t sample_shift = 0) {
@@ -221,10 +238,11 @@ std::unique_ptr<BpfDatapath> load(uint32_t spread, Shape shape = Shape::kRealist
     std::fprintf(stderr, "load: %s\n", dp.error().str().c_str());
     std::exit(1);
   }
-  auto c = compiler::compile(shape == Shape::kFields   ? fields_policy()
-                             : shape == Shape::kBudget ? budget_policy()
-                             : shape == Shape::kLog    ? log_policy()
-                                                       : realistic_policy());
+  auto c = compiler::compile(shape == Shape::kFields        ? fields_policy()
+                             : shape == Shape::kBudget      ? budget_policy()
+                             : shape == Shape::kLog         ? log_policy()
+                             : shape == Shape::kConnections ? connections_policy()
+                                                            : realistic_policy());
   if (!c) {
     std::fprintf(stderr, "compile: %s\n", c.error().str().c_str());
     std::exit(1);
@@ -376,6 +394,29 @@ bool warm_up(std::initializer_list<BpfDatapath*> dps,
   }
 }
 
+// Gives the key of `src`'s SYN `open` connections under its connection limit, as rld does from
+// conntrack: the SYN (to 192.0.2.1:22 from port 40000) is admitted once, which leaves its key
+// hash for the count.
+bool hold_connections(BpfDatapath& dp, const std::vector<uint8_t>& syn, const char* src,
+                      uint32_t open) {
+  if (auto r = DatapathTestHooks(dp).run(syn, 1); !r) {
+    std::fprintf(stderr, "bench_xdp: connection SYN: %s\n", r.error().str().c_str());
+    return false;
+  }
+  rl_conn_tuple t{};
+  t.family = 4;
+  inet_pton(AF_INET, src, &t.saddr[0]);
+  inet_pton(AF_INET, "192.0.2.1", &t.daddr[0]);
+  t.sport = 40000;
+  t.dport = 22;
+  auto taken = dp.take_admitted_syn(t);
+  if (!taken || !*taken) {
+    std::fprintf(stderr, "bench_xdp: the connection SYN left no entry\n");
+    return false;
+  }
+  return dp.set_open_connections((*taken)->hash, open).ok();
+}
+
 // One path through the program: a program and the frame that takes it, and its cost.
 struct Path {
   const char* name;
@@ -430,6 +471,7 @@ int main(int argc, char** argv) {
   auto with_fields = load(0, Shape::kFields);
   auto budgeted = load(kSources, Shape::kBudget);
   auto logged = load(0, Shape::kLog);
+  auto conns = load(0, Shape::kConnections);
   // The same program with traffic sampling on (RL_BENCH_SAMPLE_SHIFT, default 10: 1 in 1,024),
   // its samples read by a thread as rld reads them, so the ring does not fill and shed.
   const char* shift_env = std::getenv("RL_BENCH_SAMPLE_SHIFT");
@@ -462,6 +504,15 @@ int main(int argc, char** argv) {
   auto denied = v4(denied_source(mid, false).c_str(), 80);
   auto denied6 = v6(denied_source(mid, true).c_str(), 80);
 
+  // SYNs of a connection limit: one source's admitted (the LRU of admitted SYNs written each
+  // time), another's refused at its count of 4, which is set as rld would set it.
+  auto syn = [](const char* src) {
+    return Builder().ipv4(src, "192.0.2.1").tcp(40000, 22, packet::kSyn).build();
+  };
+  auto syn_admitted = syn("198.18.0.3");
+  auto syn_refused = syn("198.18.0.4");
+  if (!hold_connections(*conns, syn_refused, "198.18.0.4", 4)) return 1;
+
   int fd = dp->prog_fd();
   if (!warm_up({dp.get(), sampled.get(), with_fields.get(), runtime.get(), logged.get()},
                {drop, drop6}, *spread, many6, kSources))
@@ -485,6 +536,8 @@ int main(int argc, char** argv) {
       {"denied by a runtime entry (IPv6)", runtime->prog_fd(), &denied6},
       {"sliding log, dropped (IPv4)", logged->prog_fd(), &drop},
       {"sliding log, dropped (IPv6)", logged->prog_fd(), &drop6},
+      {"connection limit, SYN admitted (IPv4)", conns->prog_fd(), &syn_admitted},
+      {"connection limit, SYN refused (IPv4)", conns->prog_fd(), &syn_refused},
   };
   if (g_lines && !write_lines(g_lines, {fd, spread->prog_fd(), with_fields->prog_fd(),
                                         sampled->prog_fd(), budgeted->prog_fd()}))
