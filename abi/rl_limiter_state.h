@@ -131,6 +131,13 @@ RL_STATE_INLINE __u64 rl_sl_max_ticks(__u64 n)
 	return cap < RL_SL_MAX_TICKS ? cap : RL_SL_MAX_TICKS;
 }
 
+/* t ns in ticks of 2^shift ns, rounded up: a window's length, or an admission's tick (the log
+ * rounds admissions up and now down, so that no span of one window holds more than n). */
+RL_STATE_INLINE __u64 rl_sl_ticks(__u64 t, __u32 shift)
+{
+	return (t + (1ULL << shift) - 1) >> shift;
+}
+
 RL_STATE_INLINE __u64 rl_sl_count(__u64 st)
 {
 	return (st >> (RL_SL_TICK_BITS + RL_SL_AGES_BITS)) & ((1ULL << RL_SL_COUNT_BITS) - 1);

@@ -74,12 +74,12 @@ __attribute__((noinline)) int rl_sliding_log(struct rl_slot *s, const struct rl_
 			break;
 		}
 		__u32 shift = r->cost_shift & 63;
-		__u64 ticks = (r->window_ns + (1ULL << shift) - 1) >> shift;
+		__u64 ticks = rl_sl_ticks(r->window_ns, shift);
 		if (!rl_sl_room(st, r->limit, ticks, now >> shift)) {
 			res = RL_LIMIT_OVER;
 			break;
 		}
-		__u64 next = rl_sl_add(st, r->limit, ticks, (now + (1ULL << shift) - 1) >> shift);
+		__u64 next = rl_sl_add(st, r->limit, ticks, rl_sl_ticks(now, shift));
 		if (__sync_val_compare_and_swap(&s->state, old, next) == old) {
 			rl_slot_idle_raise(s, now + r->window_ns + (2ULL << shift));
 			return RL_LIMIT_ADMIT;

@@ -141,7 +141,7 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
       r.window_ns = rate.period_ns;
       // The finest tick whose window fits the log's age fields (abi/rl_limiter_state.h).
       uint8_t shift = 0;
-      while (((r.window_ns + (1ULL << shift) - 1) >> shift) > rl_sl_max_ticks(r.limit)) shift++;
+      while (rl_sl_ticks(r.window_ns, shift) > rl_sl_max_ticks(r.limit)) shift++;
       r.cost_shift = shift;
       // A tick of lateness moves an entry's expiry by at most 1% of the window.
       if (r.window_ns < 100 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;

@@ -66,7 +66,7 @@ control::KeyState key_state(const rl_rule& r, const rl_slot& slot, uint64_t now_
     }
     case RL_ALGO_SLIDING_LOG: {
       const unsigned shift = r.cost_shift & 63;
-      const uint64_t ticks = (r.window_ns + (1ULL << shift) - 1) >> shift;
+      const uint64_t ticks = rl_sl_ticks(r.window_ns, shift);
       k.algorithm = "sliding_log";
       k.count = rl_sl_in_window(st, r.limit, ticks, now_ns >> shift);
       k.limit = r.limit;

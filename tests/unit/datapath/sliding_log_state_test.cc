@@ -31,16 +31,15 @@ TEST(SlidingLogState, AdmitsExactlyWhatAListOfTicksAdmits) {
     const uint64_t n = 1 + rng() % RL_SL_MAX_ENTRIES;
     const uint64_t window_ns = rng() % 2 ? 1'000'000'000 : 100'000'000;
     unsigned shift = 0;
-    auto ticks_of = [&](unsigned s) { return (window_ns + (1ULL << s) - 1) >> s; };
-    while (ticks_of(shift) > rl_sl_max_ticks(n)) shift++;
-    Log log{n, ticks_of(shift), {}};
+    while (rl_sl_ticks(window_ns, shift) > rl_sl_max_ticks(n)) shift++;
+    Log log{n, rl_sl_ticks(window_ns, shift), {}};
     uint64_t st = 0, now = 1'000'000'000'000 + rng() % 1'000'000'000;
     uint64_t admitted = 0;
     for (int i = 0; i < 400; i++) {
       // Bursts within one tick, steps of a few ms, and now and then a long pause.
       uint64_t r = rng() % 32;
       now += r == 0 ? rng() % 300'000'000 : r < 8 ? 0 : rng() % 4'000'000;
-      uint64_t floor_tick = now >> shift, ceil_tick = (now + (1ULL << shift) - 1) >> shift;
+      uint64_t floor_tick = now >> shift, ceil_tick = rl_sl_ticks(now, shift);
       bool want = log.room(floor_tick);
       ASSERT_EQ(rl_sl_room(st, n, log.ticks, floor_tick) != 0, want)
           << "trial " << trial << " packet " << i << ", n " << n;
