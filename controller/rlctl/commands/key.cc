@@ -17,9 +17,12 @@ std::string state_text(const proto::KeyState& s) {
   if (s.tokens) return num(s.tokens) + " of " + num(s.burst) + " " + s.unit + " left";
   if (s.count && s.algorithm == "connections")
     return num(s.count) + " of " + num(s.limit) + " connections open";
+  // The sliding window's count weighs the window before in: an estimate over one period.
   if (s.count)
     return num(s.count) + " of " + num(s.limit) + " " + s.unit +
-           (s.algorithm == "sliding_log" ? " within the last period" : " in this window");
+           (s.algorithm == "sliding_log"      ? " within the last period"
+            : s.algorithm == "sliding_window" ? " over the last period (estimated)"
+                                              : " in this window");
   return "not tracked (a fresh key)";
 }
 

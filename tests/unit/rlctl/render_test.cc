@@ -185,6 +185,33 @@ TEST(Render, KeyShow) {
             "0      -\n");
 }
 
+// What a count means follows the algorithm: a fixed window's this window, a log's last period,
+// a sliding window's estimate over the last period, a connection limit's open connections.
+TEST(Render, KeyShowCountsByAlgorithm) {
+  auto row = [](const std::string& algorithm, const std::string& unit) {
+    proto::KeyState st;
+    st.algorithm = algorithm;
+    st.unit = unit;
+    st.count = 3;
+    st.limit = 5;
+    proto::KeyLimit l;
+    l.key = "198.18.0.7";
+    l.tracked = true;
+    l.state = st;
+    proto::KeyShowResponse d{"198.18.0.7", {{"r", {l}}}};
+    std::string out = text([&](auto& o) { render_key_show(d, o); });
+    return out.substr(out.find("198.18.0.7"));
+  };
+  EXPECT_NE(row("fixed_window", "packets").find("3 of 5 packets in this window"),
+            std::string::npos);
+  EXPECT_NE(row("sliding_log", "packets").find("3 of 5 packets within the last period"),
+            std::string::npos);
+  EXPECT_NE(
+      row("sliding_window", "packets").find("3 of 5 packets over the last period (estimated)"),
+      std::string::npos);
+  EXPECT_NE(row("connections", "connections").find("3 of 5 connections open"), std::string::npos);
+}
+
 TEST(Render, StatsAndCluster) {
   proto::StatsResponse s;
   proto::RuleStats web{"web", "drop", {10, 0, 8, 0, 2, 0, 0, 0}, std::nullopt, std::nullopt};
