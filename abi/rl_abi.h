@@ -292,8 +292,8 @@ struct rl_cluster_over {
  * writes from conntrack's events. A SYN the limit admits leaves its tuple in rl_conn_syns, so
  * that rld can tell, when conntrack reports the connection established, which key it counts
  * against. Ports are in host order, as in the parsed packet. */
-#define RL_CONN_KEYS 262144 /* keys holding open connections */
-#define RL_CONN_SYNS 65536  /* admitted SYNs awaiting their handshake's end (LRU) */
+#define RL_CONN_KEYS 131072 /* keys holding open connections */
+#define RL_CONN_SYNS 32768  /* admitted SYNs awaiting their handshake's end (LRU) */
 
 struct rl_conn_tuple {
 	__u32 saddr[4]; /* network order; IPv4 uses [0] */
