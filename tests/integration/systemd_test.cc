@@ -313,6 +313,12 @@ TEST_F(SystemdTest, WorksWithOnlyTheUnitsCapabilities) {
   wait_reload(gen);
   ctl({"deny", "add", "198.18.2.2"});
   EXPECT_EQ(received({.src = "198.18.2.2", .count = 20, .rate = 1000}), 0u);
+  // A connection limit: conntrack's table and its events need no more either.
+  gen = ctl({"status"})["generation"];
+  write_policy("c.yaml",
+               "rules:\n  - name: ssh\n    match: {port: 22}\n    limit: {connections: 2}\n");
+  wait_reload(gen);
+  EXPECT_TRUE(lab_->run(lab_->server_ns(), {"nft", "list", "table", "inet", "rl_conntrack"}).ok());
   auto out = rld_->stop();
   EXPECT_TRUE(out.ok()) << out.describe();
 }
