@@ -69,7 +69,8 @@ TEST_F(ConnectionCounterTest, CountsEachAdmittedConnectionFromItsHandshakeToItsC
 
 // After lost events, conntrack's table decides: a counted connection it no longer holds is
 // closed, an open one whose establishment was lost is counted.
-TEST_F(ConnectionCounterTest, ReconcilesWithWhatConntrackHoldsAfterLostEvents) {  ASSERT_TRUE(c.on_event(event(a, true)).ok());
+TEST_F(ConnectionCounterTest, ReconcilesWithWhatConntrackHoldsAfterLostEvents) {
+  ASSERT_TRUE(c.on_event(event(a, true)).ok());
   ASSERT_TRUE(c.on_event(event(b, true)).ok());
   // Lost: a's close and d's establishment.
   ASSERT_TRUE(c.reconcile({b, d}).ok());
