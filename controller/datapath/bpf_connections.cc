@@ -26,4 +26,12 @@ Result<uint32_t> BpfConnections::open_connections(uint64_t hash) const {
   return n->value_or(0);
 }
 
+Status BpfConnections::clear_open_connections() {
+  auto keys = open_.keys();
+  if (!keys) return keys.error();
+  for (const auto& k : *keys)
+    if (Status s = open_.remove(k); !s) return s;
+  return {};
+}
+
 }  // namespace rl

@@ -20,6 +20,7 @@ class BpfConnections final : public Connections {
   Result<std::optional<rl_conn_syn>> take_admitted_syn(const rl_conn_tuple& t) override;
   Status set_open_connections(uint64_t hash, uint32_t count) override;
   Result<uint32_t> open_connections(uint64_t hash) const override;
+  Status clear_open_connections() override;
 
  private:
   MapRef<rl_conn_tuple, rl_conn_syn> syns_;

@@ -118,6 +118,7 @@ class BpfDatapath final : public Datapath {
   Result<uint32_t> open_connections(uint64_t hash) const override {
     return connections_->open_connections(hash);
   }
+  Status clear_open_connections() override { return connections_->clear_open_connections(); }
 
   // Clock (BpfClock)
   uint64_t now_ns() const override { return clock_->now_ns(); }

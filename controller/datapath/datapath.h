@@ -109,6 +109,9 @@ class Connections {
   // Sets the open connections of a key hash; 0 removes the key.
   virtual Status set_open_connections(uint64_t hash, uint32_t count) = 0;
   virtual Result<uint32_t> open_connections(uint64_t hash) const = 0;
+  // Every key's count back to 0: what a starting count must begin from (a restarted rld adopts
+  // the counts of connections it cannot follow).
+  virtual Status clear_open_connections() = 0;
 };
 
 class Clock {

@@ -63,7 +63,8 @@ for i in range(5):
     if c:
         held.append(c)
     time.sleep(0.3)
-held.pop(0).close()
+if held:
+    held.pop(0).close()
 time.sleep(1.0)
 c = attempt()
 out.append(1 if c else 0)
@@ -74,6 +75,20 @@ for c in held + ([c] if c else []):
 
 class ConnectionsTest : public RldTest {
  protected:
+  // The server of kServer in the server namespace, listening on kPort.
+  void start_server() {
+    auto p = lab_->spawn_in(lab_->server_ns(), {"python3", "-c", kServer, std::to_string(kPort)});
+    ASSERT_TRUE(p.ok()) << p.error().str();
+    server_ = std::make_unique<Process>(std::move(*p));
+    ASSERT_TRUE(server_->wait_for("listening", 10s)) << server_->err();
+  }
+  std::unique_ptr<Process> server_;
+
+  void TearDown() override {
+    server_.reset();  // before the lab's namespaces go
+    RldTest::TearDown();
+  }
+
   // One rule: at most `n` connections open per source to kPort.
   void write_connections_policy(uint32_t n) {
     write_policy("conns.yaml",
@@ -88,10 +103,7 @@ TEST_F(ConnectionsTest, AConnectionLimitHoldsASourceToItsOpenConnections) {
   EXPECT_TRUE(lab_->run(lab_->server_ns(), {"nft", "list", "table", "inet", "rl_conntrack"}).ok())
       << "rld turns conntrack on for connection limits";
 
-  auto server =
-      lab_->spawn_in(lab_->server_ns(), {"python3", "-c", kServer, std::to_string(kPort)});
-  ASSERT_TRUE(server.ok()) << server.error().str();
-  ASSERT_TRUE(server->wait_for("listening", 10s)) << server->err();
+  ASSERT_NO_FATAL_FAILURE(start_server());
 
   // IPv4, then IPv6 (the client's /64 is its key).
   for (const auto& [to, from] : {std::pair{lab_->pair().server.ipv4, lab_->pair().client.ipv4},
@@ -127,6 +139,44 @@ TEST_F(ConnectionsTest, AConnectionLimitHoldsASourceToItsOpenConnections) {
   EXPECT_FALSE(lab_->run(lab_->server_ns(), {"nft", "list", "table", "inet", "rl_conntrack"}).ok());
 }
 
+// Holds 3 connections for 4 s, then closes them: long enough for rld to be restarted meanwhile.
+constexpr char kHolder[] = R"(
+import socket, sys, time
+held = []
+for i in range(3):
+    c = socket.socket()
+    c.settimeout(1.5)
+    c.connect((sys.argv[1], int(sys.argv[2])))
+    held.append(c)
+print('held', file=sys.stderr, flush=True)
+time.sleep(4)
+for c in held:
+    c.close()
+print('closed', file=sys.stderr, flush=True)
+)";
+
+// A restarted rld adopts the pinned counts, but not the connections behind them: it counts
+// from none, so connections it cannot see close do not hold their key at its limit for ever.
+TEST_F(ConnectionsTest, ARestartedRldCountsFromNone) {
+  write_connections_policy(3);
+  start_rld();
+  ASSERT_NO_FATAL_FAILURE(start_server());
+  const std::string to = lab_->pair().server.ipv4;
+  auto holder =
+      lab_->spawn_in(lab_->client_ns(), {"python3", "-c", kHolder, to, std::to_string(kPort)});
+  ASSERT_TRUE(holder.ok()) << holder.error().str();
+  ASSERT_TRUE(holder->wait_for("held", 10s)) << holder->err();
+
+  rld_.reset();  // killed: the pins stay, the counts in them too
+  start_rld();
+  ASSERT_TRUE(holder->wait_for("closed", 10s)) << holder->err();
+  std::this_thread::sleep_for(300ms);
+  auto client =
+      lab_->run(lab_->client_ns(), {"python3", "-c", kClient, to, std::to_string(kPort)}, 30s);
+  ASSERT_TRUE(client.ok()) << client.describe();
+  EXPECT_EQ(client.out, "111001\n") << "the held connections closed: 3 again";
+}
+
 // How far the count lags the kernel's connections: a client opens connections one after another,
 // and after each connect() returns the test reads the pinned count until it shows the new one.
 // Printed, not asserted (a timing): the time the next SYN of the same key could meet a count that
@@ -135,10 +185,7 @@ TEST_F(ConnectionsTest, ConnectionCountsFollowConntrackWithinAMeasuredLag) {
   constexpr int kConnections = 200;
   write_connections_policy(1000);
   start_rld();
-  auto server =
-      lab_->spawn_in(lab_->server_ns(), {"python3", "-c", kServer, std::to_string(kPort)});
-  ASSERT_TRUE(server.ok()) << server.error().str();
-  ASSERT_TRUE(server->wait_for("listening", 10s)) << server->err();
+  ASSERT_NO_FATAL_FAILURE(start_server());
   int open_map = bpf_obj_get((pin_root_ + "/maps/rl_conn_open").c_str());
   ASSERT_GE(open_map, 0) << "rl_conn_open is not pinned under " << pin_root_;
 

@@ -67,12 +67,9 @@ Status ConnectionCounter::reconcile(const std::vector<rl_conn_tuple>& open_now) 
 }
 
 Status ConnectionCounter::clear() {
-  Status out;
-  for (const auto& [hash, n] : open_)
-    if (Status s = dp_.set_open_connections(hash, 0); !s) out = s;
   open_.clear();
   by_tuple_.clear();
-  return out;
+  return dp_.clear_open_connections();
 }
 
 }  // namespace rl::daemon

@@ -28,7 +28,9 @@ class ConnectionCounter {
   // ones no longer among them are closed; open ones not counted yet are counted if their SYN's
   // entry is still there.
   Status reconcile(const std::vector<rl_conn_tuple>& open_now);
-  // Forgets every connection and sets every key's count back to 0 (the limits are gone).
+  // Forgets every connection and sets every key's count in the data path back to 0, those of
+  // connections it never saw included: before counting starts (the counts of an adopted data
+  // path belong to connections no event will close) and when the limits are gone.
   Status clear();
 
   size_t tracked() const { return by_tuple_.size(); }

@@ -47,6 +47,9 @@ Status ConnectionWatch::prepare(const policy::Policy& next) {
     return s.error().wrap("connection limits need conntrack (table " + table_name() + ")");
   auto events = ConntrackEvents::open();
   if (!events) return events.error().wrap("connection limits need conntrack's events");
+  // Counting starts from nothing: counts an earlier rld left in the pinned map belong to
+  // connections whose close this one would never see.
+  if (Status s = counter_.clear(); !s) return s.error().wrap("clear the connection counts");
   events_ = std::make_unique<ConntrackEvents>(std::move(*events));
   stop_ = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (stop_.get() < 0) return errno_error("eventfd");

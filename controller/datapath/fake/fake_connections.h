@@ -32,6 +32,11 @@ class FakeConnections : public virtual Connections {
     return it == open.end() ? 0u : it->second;
   }
 
+  Status clear_open_connections() override {
+    open.clear();
+    return {};
+  }
+
   // A SYN the data path admitted.
   void admit(const rl_conn_tuple& t, const rl_conn_syn& s) { syns[bytes(t)] = s; }
 

@@ -67,6 +67,15 @@ TEST_F(ConnectionCounterTest, CountsEachAdmittedConnectionFromItsHandshakeToItsC
   EXPECT_TRUE(dp.open.empty());
 }
 
+// A restarted rld adopts the counts of connections it cannot follow: counting starts from none.
+TEST_F(ConnectionCounterTest, StartsFromNoCountsWhateverTheDataPathHeld) {
+  dp.open[9] = 4;  // left by the rld before, for connections no event will close
+  ASSERT_TRUE(c.clear().ok());
+  EXPECT_TRUE(dp.open.empty());
+  ASSERT_TRUE(c.on_event(event(a, true)).ok());
+  EXPECT_EQ(dp.open.at(7), 1u);
+}
+
 // After lost events, conntrack's table decides: a counted connection it no longer holds is
 // closed, an open one whose establishment was lost is counted.
 TEST_F(ConnectionCounterTest, ReconcilesWithWhatConntrackHoldsAfterLostEvents) {
