@@ -394,12 +394,16 @@ bool warm_up(std::initializer_list<BpfDatapath*> dps,
   }
 }
 
-// Gives the key of `src`'s SYN `open` connections under its connection limit, as rld does from
-// conntrack: the SYN (to 192.0.2.1:22 from port 40000) is admitted once, which leaves its key
-// hash for the count.
-bool hold_connections(BpfDatapath& dp, const std::vector<uint8_t>& syn, const char* src,
-                      uint32_t open) {
-  if (auto r = DatapathTestHooks(dp).run(syn, 1); !r) {
+// A SYN from `src`, port 40000, to 192.0.2.1:22: the connection limit's port.
+std::vector<uint8_t> syn_to_22(const char* src) {
+  return packet::Builder().ipv4(src, "192.0.2.1").tcp(40000, 22, packet::kSyn).build();
+}
+
+// Gives the key of `src`'s SYNs `open` connections under its connection limit, as rld does from
+// conntrack: a SYN is admitted once (writing the admitted SYNs' LRU, as each admitted SYN
+// does), which leaves its key hash for the count.
+bool hold_connections(BpfDatapath& dp, const char* src, uint32_t open) {
+  if (auto r = DatapathTestHooks(dp).run(syn_to_22(src), 1); !r) {
     std::fprintf(stderr, "bench_xdp: connection SYN: %s\n", r.error().str().c_str());
     return false;
   }
@@ -504,14 +508,10 @@ int main(int argc, char** argv) {
   auto denied = v4(denied_source(mid, false).c_str(), 80);
   auto denied6 = v6(denied_source(mid, true).c_str(), 80);
 
-  // SYNs of a connection limit: one source's admitted (the LRU of admitted SYNs written each
-  // time), another's refused at its count of 4, which is set as rld would set it.
-  auto syn = [](const char* src) {
-    return Builder().ipv4(src, "192.0.2.1").tcp(40000, 22, packet::kSyn).build();
-  };
-  auto syn_admitted = syn("198.18.0.3");
-  auto syn_refused = syn("198.18.0.4");
-  if (!hold_connections(*conns, syn_refused, "198.18.0.4", 4)) return 1;
+  // SYNs of a connection limit: one source's admitted, another's refused at its count of 4.
+  auto syn_admitted = syn_to_22("198.18.0.3");
+  auto syn_refused = syn_to_22("198.18.0.4");
+  if (!hold_connections(*conns, "198.18.0.4", 4)) return 1;
 
   int fd = dp->prog_fd();
   if (!warm_up({dp.get(), sampled.get(), with_fields.get(), runtime.get(), logged.get()},
