@@ -49,9 +49,9 @@ class IncrbyExpire {
                                 .count();
     const std::string window = "_" + std::to_string(now_ms / kWindowMs * kWindowMs / 1000);
     const std::string expire = std::to_string(kWindowMs / 1000);
-    for (size_t i = 0; i < keys.size(); i++) {
-      std::string key = "envoy_" + keys[i].rule + "_" + keys[i].key + window;
-      std::string by = std::to_string(keys[i].delta);
+    for (const auto& d : keys) {
+      std::string key = "envoy_" + d.rule + "_" + d.key + window;
+      std::string by = std::to_string(d.delta);
       const char* incr[] = {"INCRBY", key.c_str(), by.c_str()};
       redisAppendCommandArgv(ctx_, 3, incr, nullptr);
       const char* exp[] = {"EXPIRE", key.c_str(), expire.c_str()};
