@@ -21,6 +21,10 @@ const char* to_string(ErrorKind kind) {
       return "permission";
     case ErrorKind::kReadOnly:
       return "read-only";
+    case ErrorKind::kRedirect:
+      return "redirect";
+    case ErrorKind::kClusterDown:
+      return "cluster down";
     case ErrorKind::kProtocol:
       return "protocol";
     case ErrorKind::kServer:
@@ -54,6 +58,8 @@ ErrorKind reply_error_kind(std::string_view reply) {
   if (code == "NOAUTH" || code == "WRONGPASS") return ErrorKind::kAuth;
   if (code == "NOPERM") return ErrorKind::kPermission;
   if (code == "READONLY") return ErrorKind::kReadOnly;
+  if (code == "MOVED" || code == "ASK") return ErrorKind::kRedirect;
+  if (code == "CLUSTERDOWN" || code == "TRYAGAIN") return ErrorKind::kClusterDown;
   return ErrorKind::kServer;
 }
 

@@ -23,6 +23,8 @@ enum class ErrorKind : uint8_t {
   kAuth,            // NOAUTH, WRONGPASS, or AUTH refused
   kPermission,      // NOPERM: the ACL user may not run a command or touch a key
   kReadOnly,        // READONLY, or ROLE not master: the server is a replica (a failover)
+  kRedirect,        // MOVED or ASK: a Redis Cluster node does not serve the key's slot
+  kClusterDown,     // CLUSTERDOWN or TRYAGAIN: the cluster cannot serve the slot just now
   kProtocol,        // a reply that is not what the command returns
   kServer,          // any other error reply
   kInvalid,         // options or arguments the store refuses before sending anything

@@ -10,6 +10,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "cluster/slots.h"
+
 namespace rl::cluster {
 namespace {
 
@@ -47,21 +49,31 @@ std::string rule_hash(const std::string& prefix, const std::string& rule, uint64
   return prefix + ":{" + rule + "}:" + std::to_string(window_ms);
 }
 
-SyncBatch::SyncBatch(std::string prefix, Ready ready)
-    : prefix_(std::move(prefix)), ready_(std::move(ready)) {}
+std::string spread_hash(const std::string& prefix, std::string_view tag, const std::string& rule,
+                        uint64_t window_ms) {
+  return prefix + ":{" + std::string(tag) + "}:" + rule + ":" + std::to_string(window_ms);
+}
+
+SyncBatch::SyncBatch(std::string prefix, Ready ready, uint32_t spread)
+    : prefix_(std::move(prefix)),
+      ready_(std::move(ready)),
+      spread_(std::max<uint32_t>(spread, 1)) {}
 
 SyncBatch::SyncBatch(const std::string& prefix, const std::vector<KeyDelta>& deltas,
-                     const Ready& ready)
-    : SyncBatch(prefix, ready) {
+                     const Ready& ready, uint32_t spread)
+    : SyncBatch(prefix, ready, spread) {
   expected_ = deltas.size();
   for (size_t i = 0; i < deltas.size(); i++) add(deltas[i], i);
   finish();
 }
 
-void SyncBatch::open_call(Open& o, const KeyDelta& d, size_t expected) {
+void SyncBatch::open_call(Open& o, const KeyDelta& d, uint32_t bucket, size_t expected) {
   o.call = calls_.size();
-  calls_.push_back(Call{d.rule, d.window_ms, {}, {}});
-  hashes_.push_back(rule_hash(prefix_, d.rule, d.window_ms));
+  o.opened = true;
+  calls_.push_back(Call{d.rule, d.window_ms, bucket, {}, {}});
+  hashes_.push_back(spread_ == 1
+                        ? rule_hash(prefix_, d.rule, d.window_ms)
+                        : spread_hash(prefix_, spread_tags(spread_)[bucket], d.rule, d.window_ms));
   keys_.emplace_back();
   args_.emplace_back();
   const size_t n = std::min(expected, kMaxCallKeys);
@@ -91,20 +103,22 @@ void SyncBatch::add(const KeyDelta& d, size_t i) {
     invalid_.push_back(i);
     return;
   }
-  if (last_ == SIZE_MAX || open_[last_].call == SIZE_MAX ||
-      calls_[open_[last_].call].rule != d.rule ||
-      calls_[open_[last_].call].window_ms != d.window_ms) {
+  if (last_ == SIZE_MAX || last_rule_.first != d.rule || last_rule_.second != d.window_ms) {
     auto [rule, fresh] = by_rule_.try_emplace({d.rule, d.window_ms}, open_.size());
     last_ = rule->second;
-    if (fresh) open_.push_back(Open{SIZE_MAX, decltype(Open::slots)(&arena_), {}});
-    // The first rule, or one that filled a call already, may well hold every key left; the
-    // others start small and grow.
-    if (open_[last_].call == SIZE_MAX) {
-      const size_t left = expected_ > i ? expected_ - i : kMaxCallKeys;
-      open_call(open_[last_], d, open_.size() == 1 || !fresh ? left : 0);
-    }
+    last_rule_ = rule->first;
+    if (fresh)
+      for (uint32_t b = 0; b < spread_; b++)
+        open_.push_back(Open{SIZE_MAX, false, decltype(Open::slots)(&arena_), {}, {}});
   }
-  Open& o = open_[last_];
+  const uint32_t bucket = spread_bucket(d.key, spread_);
+  Open& o = open_[last_ + bucket];
+  if (o.call == SIZE_MAX) {
+    // The first rule, or a bucket that filled a call already, may well hold its share of every
+    // key left; the others start small and grow.
+    const size_t left = expected_ > i ? expected_ - i : kMaxCallKeys;
+    open_call(o, d, bucket, last_ == 0 || o.opened ? left / spread_ + 1 : 0);
+  }
   Call& call = calls_[o.call];
   auto [slot, first] = o.slots.try_emplace(d.key, call.indices.size());
   if (!first) {
