@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <charconv>
 #include <utility>
 
 namespace rl::cluster {
@@ -55,6 +56,25 @@ void ReplyDeleter::operator()(redisReply* r) const { freeReplyObject(r); }
 std::string Endpoint::str() const {
   if (!unix_socket.empty()) return "redis unix:" + unix_socket;
   return "redis " + host + ":" + std::to_string(port);
+}
+
+StoreResult<Endpoint> parse_endpoint(const std::string& t) {
+  auto bad = [&](const std::string& why) {
+    return StoreError{ErrorKind::kInvalid, EINVAL, "address '" + t + "': " + why};
+  };
+  size_t colon = t.rfind(':');
+  if (colon == std::string::npos || colon == 0) return bad("want host:port");
+  Endpoint ep;
+  ep.host = t.substr(0, colon);
+  if (ep.host.front() == '[') {
+    if (ep.host.back() != ']') return bad("an IPv6 address is written [addr]:port");
+    ep.host = ep.host.substr(1, ep.host.size() - 2);
+  }
+  const std::string port = t.substr(colon + 1);
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), ep.port);
+  if (ec != std::errc{} || end != port.data() + port.size() || ep.port < 1 || ep.port > 65535)
+    return bad("port '" + port + "'");
+  return ep;
 }
 
 StoreResult<RedisConn> RedisConn::connect(const Endpoint& ep, std::chrono::milliseconds timeout) {

@@ -31,6 +31,9 @@ struct Endpoint {
   std::string str() const;  // "redis 127.0.0.1:6379", "redis unix:/run/redis.sock"
 };
 
+// "host:port" (IPv6 as "[addr]:port"): a sentinel's or a cluster node's address.
+StoreResult<Endpoint> parse_endpoint(const std::string& text);
+
 // Every reply read before the exchange stopped and, if it stopped early, why. Replies that
 // came before a failure still tell something (AUTH refused before the server hung up).
 struct Exchange {

@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "cluster/scripts.h"
+#include "cluster/slots.h"
 #include "cluster/sync_batch.h"
 #include "common/log.h"
 
@@ -81,7 +82,10 @@ StoreStatus validate(const RedisOptions& o) {
   auto invalid = [](const std::string& m) {
     return StoreError{ErrorKind::kInvalid, EINVAL, "redis options: " + m};
   };
-  if (!o.sentinel.sentinels.empty()) {
+  if (!o.cluster_nodes.empty()) {
+    if (!o.sentinel.sentinels.empty()) return invalid("both sentinels and cluster nodes");
+    if (o.db != 0) return invalid("db " + std::to_string(o.db) + ": a Redis Cluster has db 0 only");
+  } else if (!o.sentinel.sentinels.empty()) {
     if (o.sentinel.master_name.empty()) return invalid("sentinels without a master name");
     if (!o.sentinel.user.empty() && o.sentinel.password.empty())
       return invalid("sentinel user '" + o.sentinel.user + "' needs its password");
@@ -97,6 +101,7 @@ StoreStatus validate(const RedisOptions& o) {
   if (o.key_prefix.empty()) return invalid("key_prefix is empty");
   if (o.key_prefix.find_first_of("{}") != std::string::npos)
     return invalid("key_prefix contains '{' or '}', which would move the hash tag");
+  if (o.spread < 1 || o.spread > 8192) return invalid("spread " + std::to_string(o.spread));
   return StoreStatus::Ok();
 }
 
@@ -236,7 +241,18 @@ StoreStatus RedisStore::queue(const ScriptCall& call, bool by_sha) {
   argv.emplace_back(nkeys);
   argv.insert(argv.end(), call.keys.begin(), call.keys.end());
   argv.insert(argv.end(), call.args.begin(), call.args.end());
+  if (asking_)
+    if (StoreStatus s = conn_->append({"ASKING"}); !s) return s;
   return conn_->append(argv);
+}
+
+// With ASKING ahead of each call, every other reply is ASKING's: the calls' are the rest.
+static std::vector<Reply> without_asking(std::vector<Reply>& replies, size_t from, bool asking) {
+  std::vector<Reply> out;
+  out.reserve(replies.size() - std::min(from, replies.size()));
+  for (size_t i = from; i < replies.size(); i++)
+    if (!asking || (i - from) % 2 == 1) out.push_back(std::move(replies[i]));
+  return out;
 }
 
 std::optional<StoreError> RedisStore::check_handshake(const Exchange& ex) const {
@@ -318,10 +334,7 @@ StoreResult<std::vector<Reply>> RedisStore::end_round(const std::vector<ScriptCa
     if (backoff_.failures() > 0) log::info("redis connected", {{"endpoint", endpoint_.str()}});
     handshake_.clear();
   }
-  std::vector<Reply> replies;
-  replies.reserve(calls.size());
-  for (size_t i = handshake; i < ex.replies.size(); i++)
-    replies.push_back(std::move(ex.replies[i]));
+  std::vector<Reply> replies = without_asking(ex.replies, handshake, asking_);
 
   // NOSCRIPT: the server lost its script cache since we connected (SCRIPT FLUSH). EVAL sends
   // the script along and caches it again; a call refused with NOSCRIPT never ran.
@@ -335,7 +348,8 @@ StoreResult<std::vector<Reply>> RedisStore::end_round(const std::vector<ScriptCa
     stats_.round_trips++;
     stats_.script_reloads += missing.size();
     if (again.failure) return broken(*again.failure).wrap(what);
-    for (size_t j = 0; j < missing.size(); j++) replies[missing[j]] = std::move(again.replies[j]);
+    std::vector<Reply> reloaded = without_asking(again.replies, 0, asking_);
+    for (size_t j = 0; j < missing.size(); j++) replies[missing[j]] = std::move(reloaded[j]);
   }
   connected_ = true;
   backoff_.succeeded();
@@ -379,6 +393,7 @@ StoreResult<SyncReply> RedisStore::finish_sync(Round& round, const SyncBatch& ba
     const redisReply& r = *(*replies)[k];
     const auto& call = batch.calls()[i];
     if (r.type == REDIS_REPLY_ERROR) {
+      if (settle_elsewhere(r, call.indices, out)) continue;
       // A user the server's ACL does not let run the script's commands: the whole sync failed
       // for want of a permission, not these deltas; they stay pending.
       StoreError e = reply_failed(r, "sync of rule '" + call.rule + "'");
@@ -386,8 +401,11 @@ StoreResult<SyncReply> RedisStore::finish_sync(Round& round, const SyncBatch& ba
           e.kind == ErrorKind::kReadOnly)
         return e;
       // The script reads every key before writing any, so a refused call applied nothing.
-      if (out.rejected_reason.empty())
+      if (out.rejected_reason.empty()) {
         out.rejected_reason = "rule '" + call.rule + "': " + reply_text(r);
+        if (reply_error_kind(reply_text(r)) == ErrorKind::kRedirect)
+          out.rejected_reason += " (a Redis Cluster node: name the cluster in redis_cluster_nodes)";
+      }
       out.rejected.insert(out.rejected.end(), call.indices.begin(), call.indices.end());
       continue;
     }
@@ -404,14 +422,29 @@ StoreResult<SyncReply> RedisStore::finish_sync(Round& round, const SyncBatch& ba
   return out;
 }
 
+bool RedisStore::settle_elsewhere(const redisReply& r, const std::vector<size_t>& indices,
+                                  SyncReply& out) const {
+  if (!opts_.cluster_node) return false;
+  const std::string text = reply_text(r);
+  if (auto to = parse_redirect(text)) {
+    out.redirected.push_back(
+        {to->ask, to->host.empty() ? endpoint_.host : to->host, to->port, indices});
+    return true;
+  }
+  if (reply_error_kind(text) != ErrorKind::kClusterDown) return false;
+  out.retry.insert(out.retry.end(), indices.begin(), indices.end());
+  return true;
+}
+
 StoreResult<SyncReply> RedisStore::sync(const std::vector<KeyDelta>& deltas) {
   try {
     // Each call goes out as soon as the batch has made it, so Redis runs the first calls while
     // the rest of a large sync is still being grouped. The round begins with the first call:
     // a sync with nothing to send connects to nothing.
     Round round("sync of " + std::to_string(deltas.size()) + " key(s)");
-    SyncBatch batch(opts_.key_prefix, deltas,
-                    [&](const SyncBatch& b, size_t i) { send_ready(round, b, i); });
+    SyncBatch batch(
+        opts_.key_prefix, deltas, [&](const SyncBatch& b, size_t i) { send_ready(round, b, i); },
+        opts_.spread);
     return finish_sync(round, batch);
   } catch (const std::exception& e) {
     return out_of_memory("sync", e);
@@ -421,11 +454,15 @@ StoreResult<SyncReply> RedisStore::sync(const std::vector<KeyDelta>& deltas) {
 // The deltas live in a deque, which never moves them: the batch keeps views of their texts.
 class RedisStore::Stream final : public SyncStream {
  public:
-  explicit Stream(RedisStore& store)
+  Stream(RedisStore& store, bool asking)
       : store_(store),
         round_("sync"),
-        batch_(store.opts_.key_prefix,
-               [this](const SyncBatch& b, size_t i) { store_.send_ready(round_, b, i); }) {}
+        batch_(
+            store.opts_.key_prefix,
+            [this](const SyncBatch& b, size_t i) { store_.send_ready(round_, b, i); },
+            store.opts_.spread) {
+    store_.asking_ = asking;
+  }
 
   // Calls sent and their replies never read would answer the next exchange's commands: a
   // stream given up half way drops the connection.
@@ -433,6 +470,16 @@ class RedisStore::Stream final : public SyncStream {
     if (!finished_ && round_.deadline && !round_.failed)
       store_.broken(
           StoreError{ErrorKind::kConnectionLost, ECANCELED, "sync abandoned with calls in flight"});
+    store_.asking_ = false;
+  }
+
+  void flush() override {
+    try {
+      batch_.finish();
+      store_.flush_round(round_);
+    } catch (const std::exception& e) {
+      round_.failed = out_of_memory("sync", e);
+    }
   }
 
   void add(KeyDelta d) override {
@@ -444,8 +491,11 @@ class RedisStore::Stream final : public SyncStream {
     finished_ = true;
     try {
       batch_.finish();
-      return store_.finish_sync(round_, batch_);
+      auto reply = store_.finish_sync(round_, batch_);
+      store_.asking_ = false;
+      return reply;
     } catch (const std::exception& e) {
+      store_.asking_ = false;
       return out_of_memory("sync", e);
     }
   }
@@ -458,7 +508,18 @@ class RedisStore::Stream final : public SyncStream {
   bool finished_ = false;
 };
 
-std::unique_ptr<SyncStream> RedisStore::begin_sync() { return std::make_unique<Stream>(*this); }
+std::unique_ptr<SyncStream> RedisStore::begin_sync() {
+  return std::make_unique<Stream>(*this, false);
+}
+
+std::unique_ptr<SyncStream> RedisStore::begin_asking_sync() {
+  return std::make_unique<Stream>(*this, true);
+}
+
+void RedisStore::flush_round(Round& round) {
+  if (round.failed || !round.deadline || !conn_) return;
+  if (auto e = conn_->send(*round.deadline)) round.failed = broken(*e).wrap(round.what);
+}
 
 StoreStatus RedisStore::heartbeat(const std::string& node) {
   try {

@@ -39,6 +39,15 @@ struct RedisOptions {
   // With sentinels, the master of sentinel.master_name, asked for before every connection;
   // host, port and unix_socket are then not used.
   SentinelOptions sentinel;
+  // A Redis Cluster (cluster_store.h): some of its nodes, from which it learns the rest. With
+  // them, host, port, unix_socket, db and sentinel are not used.
+  std::vector<Endpoint> cluster_nodes;
+  // How many hashes a rule's keys are spread over (slots.h): 1 on one server, kClusterSpread on
+  // a Redis Cluster, the same on every node of a fleet.
+  uint32_t spread = 1;
+  // This store is one master of a Redis Cluster: MOVED and ASK replies come back as
+  // SyncReply::redirected, CLUSTERDOWN and TRYAGAIN as SyncReply::retry.
+  bool cluster_node = false;
 };
 
 class RedisStore final : public Store {
@@ -68,6 +77,9 @@ class RedisStore final : public Store {
   // Each script call goes out as soon as the stream has its keys: Redis counts the first ones
   // while the caller is still reading the rest.
   std::unique_ptr<SyncStream> begin_sync() override;
+  // A sync whose every call is preceded by ASKING: for keys an ASK redirect sent here, whose
+  // slot is being imported.
+  std::unique_ptr<SyncStream> begin_asking_sync();
   // Keeps a node that has been silent for an hour, then forgets it.
   StoreStatus heartbeat(const std::string& node) override;
   StoreResult<std::vector<Peer>> peers(std::chrono::milliseconds within) override;
@@ -101,6 +113,11 @@ class RedisStore final : public Store {
   explicit RedisStore(const RedisOptions& opts);
   void send_ready(Round& round, const SyncBatch& batch, size_t call);
   StoreResult<SyncReply> finish_sync(Round& round, const SyncBatch& batch);
+  // A cluster node's error reply to a sync call that another call can settle: true when the
+  // call's deltas went to out.redirected or out.retry.
+  bool settle_elsewhere(const redisReply& r, const std::vector<size_t>& indices,
+                        SyncReply& out) const;
+  void flush_round(Round& round);
   StoreStatus open_connection(Clock::time_point now);
   StoreStatus queue(const ScriptCall& call, bool by_sha);
   std::optional<StoreError> check_handshake(const Exchange& ex) const;
@@ -143,6 +160,7 @@ class RedisStore final : public Store {
   size_t next_sentinel_ = 0;  // the one asked first next time: rotates past a failed one
   Clock::time_point next_recheck_{};
   bool master_known_ = false;
+  bool asking_ = false;  // every script call is preceded by ASKING (begin_asking_sync)
 };
 
 }  // namespace rl::cluster

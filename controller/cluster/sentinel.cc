@@ -63,23 +63,4 @@ StoreResult<Endpoint> resolve_master(const SentinelOptions& o, size_t first,
   return last.wrap("no sentinel gave the master of '" + o.master_name + "'");
 }
 
-StoreResult<Endpoint> parse_sentinel(const std::string& t) {
-  auto bad = [&](const std::string& why) {
-    return StoreError{ErrorKind::kInvalid, EINVAL, "sentinel '" + t + "': " + why};
-  };
-  size_t colon = t.rfind(':');
-  if (colon == std::string::npos || colon == 0) return bad("want host:port");
-  Endpoint ep;
-  ep.host = t.substr(0, colon);
-  if (ep.host.front() == '[') {
-    if (ep.host.back() != ']') return bad("an IPv6 address is written [addr]:port");
-    ep.host = ep.host.substr(1, ep.host.size() - 2);
-  }
-  const std::string port = t.substr(colon + 1);
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), ep.port);
-  if (ec != std::errc{} || end != port.data() + port.size() || ep.port < 1 || ep.port > 65535)
-    return bad("port '" + port + "'");
-  return ep;
-}
-
 }  // namespace rl::cluster

@@ -28,7 +28,4 @@ struct SentinelOptions {
 StoreResult<Endpoint> resolve_master(const SentinelOptions& o, size_t first,
                                      std::chrono::milliseconds timeout, size_t tries = SIZE_MAX);
 
-// "host:port" (IPv6 as "[addr]:port") as a sentinel's endpoint.
-StoreResult<Endpoint> parse_sentinel(const std::string& text);
-
 }  // namespace rl::cluster

@@ -42,6 +42,20 @@ struct SyncReply {
   // and log them; replaying the whole request would count the rest twice.
   std::vector<size_t> rejected;
   std::string rejected_reason;  // the first refusal, for the log
+  // Deltas a store could not settle in this sync and that the caller replays: a Redis Cluster
+  // master that failed mid-sync (they may have been applied, as after an error), a slot no
+  // master serves yet (not applied). The rest of the sync went through.
+  std::vector<size_t> retry;
+  std::string retry_reason;  // the first, for the log
+  // From a Redis Cluster master (RedisOptions::cluster_node) only: deltas whose slot it does
+  // not serve, with where it sent them (MOVED, or ASK during a migration). Not applied.
+  struct Redirected {
+    bool ask = false;
+    std::string host;  // empty: the replying node's own host
+    int port = 0;
+    std::vector<size_t> indices;
+  };
+  std::vector<Redirected> redirected;
   std::chrono::microseconds round_trip{0};
   uint64_t server_time_ms = 0;  // Redis TIME, the clock every node's windows follow
 };
@@ -49,6 +63,18 @@ struct SyncReply {
 struct Peer {
   std::string node;
   uint64_t last_seen_ms = 0;  // server time
+};
+
+// How one Redis server of the store fares, for rlctl cluster status and the metrics.
+struct ServerHealth {
+  std::string addr;  // "10.0.0.5:6379"
+  size_t slots = 0;  // of a Redis Cluster's 16,384 that it serves
+  bool up = false;   // its last call got its replies
+  uint64_t calls = 0;
+  uint64_t errors = 0;                      // calls that failed on it
+  uint64_t moved = 0;                       // MOVED replies it gave
+  uint64_t ask = 0;                         // ASK replies it gave
+  std::chrono::microseconds round_trip{0};  // its last sync's
 };
 
 // One sync fed delta by delta, so that the first deltas are on their way to Redis while the
@@ -59,6 +85,9 @@ class SyncStream {
   virtual void add(KeyDelta d) = 0;
   // Everything added so far, in order; stable references.
   virtual const std::deque<KeyDelta>& deltas() const = 0;
+  // No more deltas: sends every call without waiting for the replies, so that a caller with
+  // several streams has them all on their way before it reads any. finish() still reads.
+  virtual void flush() {}
   // Sends what is left and reads every reply: the same as Store::sync of deltas().
   virtual StoreResult<SyncReply> finish() = 0;
 };
@@ -83,6 +112,8 @@ class Store {
   // (a failover followed); stores that do not move report nothing.
   virtual std::string server() const { return ""; }
   virtual uint64_t servers_changed() const { return 0; }
+  // Each server the store talks to (a Redis Cluster's masters); empty for one server.
+  virtual std::vector<ServerHealth> servers() const { return {}; }
 };
 
 // Store::begin_sync for stores that send everything at once.

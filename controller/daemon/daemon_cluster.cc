@@ -42,7 +42,7 @@ Status Daemon::start_cluster() {
   ro.command_timeout = std::chrono::milliseconds(cfg_.redis_command_timeout_ms);
   ro.key_prefix = cfg_.redis_key_prefix;
   for (const std::string& s : cfg_.redis_sentinels) {
-    auto ep = cluster::parse_sentinel(s);
+    auto ep = cluster::parse_endpoint(s);
     if (!ep) return static_cast<const Error&>(ep.error()).wrap("cluster.redis_sentinels");
     ro.sentinel.sentinels.push_back(*ep);
   }

@@ -65,7 +65,7 @@ Result<std::unique_ptr<RedisServer>> RedisServer::start(const RedisServerOptions
   Error last{0, "no attempt"};
   for (int attempt = 0; attempt < 5; attempt++) {
     if (!opts.unix_socket) {
-      auto port = free_loopback_port();
+      auto port = opts.cluster ? free_loopback_port_pair(10000) : free_loopback_port();
       if (!port) return port.error();
       s->port_ = *port;
     }
@@ -110,6 +110,9 @@ Status RedisServer::spawn() {
   if (!opts_.password.empty()) argv.insert(argv.end(), {"--requirepass", opts_.password});
   if (opts_.replica_of)
     argv.insert(argv.end(), {"--replicaof", opts_.host, std::to_string(opts_.replica_of)});
+  if (opts_.cluster)
+    argv.insert(argv.end(), {"--cluster-enabled", "yes", "--cluster-config-file",
+                             dir() + "/nodes.conf", "--cluster-node-timeout", "1000"});
   auto p = Process::spawn(in_netns(argv));
   if (!p) return p.error();
   process_.emplace(std::move(*p));

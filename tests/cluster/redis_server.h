@@ -31,6 +31,9 @@ struct RedisServerOptions {
   // A sentinel (redis-server --sentinel) watching the master on this port of `host` as
   // kSentinelMaster, quorum 2, down after 1 s.
   uint16_t sentinel_for = 0;
+  // A Redis Cluster node (cluster-enabled, bus on port + 10000, node timeout 1 s), not yet
+  // part of a cluster: RedisCluster (redis_cluster.h) makes one of several.
+  bool cluster = false;
   std::string host = "127.0.0.1";  // the address it binds, and its master's
   // Runs inside this network namespace (ip netns exec); the test's own connection then goes
   // through a Unix socket, which the test reaches from any namespace.

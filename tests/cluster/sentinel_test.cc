@@ -163,16 +163,16 @@ TEST_F(SentinelTest, NoSentinelAnsweringIsAnError) {
 }
 
 TEST(SentinelAddress, HostAndPort) {
-  auto v4 = cluster::parse_sentinel("10.0.0.5:26379");
+  auto v4 = cluster::parse_endpoint("10.0.0.5:26379");
   ASSERT_TRUE(v4) << v4.error().str();
   EXPECT_EQ(v4->host, "10.0.0.5");
   EXPECT_EQ(v4->port, 26379);
-  auto v6 = cluster::parse_sentinel("[2001:db8::5]:26379");
+  auto v6 = cluster::parse_endpoint("[2001:db8::5]:26379");
   ASSERT_TRUE(v6) << v6.error().str();
   EXPECT_EQ(v6->host, "2001:db8::5");
-  EXPECT_FALSE(cluster::parse_sentinel("10.0.0.5"));
-  EXPECT_FALSE(cluster::parse_sentinel("10.0.0.5:0"));
-  EXPECT_FALSE(cluster::parse_sentinel("[2001:db8::5:26379"));
+  EXPECT_FALSE(cluster::parse_endpoint("10.0.0.5"));
+  EXPECT_FALSE(cluster::parse_endpoint("10.0.0.5:0"));
+  EXPECT_FALSE(cluster::parse_endpoint("[2001:db8::5:26379"));
 }
 
 }  // namespace

@@ -12,4 +12,7 @@ namespace rl::testing {
 // binds it, so callers retry on failure.
 Result<uint16_t> free_loopback_port();
 
+// A free loopback port p whose p + offset is free too (a Redis Cluster node's bus port).
+Result<uint16_t> free_loopback_port_pair(uint16_t offset);
+
 }  // namespace rl::testing
