@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "cluster/cluster_store.h"
 #include "cluster/redis_store.h"
 #include "cluster/sync_memory.h"
 #include "common/log.h"
@@ -21,6 +22,11 @@ std::vector<cluster::SyncRule> cluster_rules(const std::vector<RuleView>& rules)
 
 // Where the cluster's Redis is, as the start log and cluster status name it.
 std::string Daemon::redis_text() const {
+  if (!cfg_.redis_cluster_nodes.empty()) {
+    std::string s = "redis cluster via";
+    for (const auto& a : cfg_.redis_cluster_nodes) s += " " + a;
+    return s;
+  }
   if (!cfg_.redis_sentinels.empty()) {
     std::string s = "sentinel master " + cfg_.redis_master_name + " via";
     for (const auto& a : cfg_.redis_sentinels) s += " " + a;
@@ -49,10 +55,23 @@ Status Daemon::start_cluster() {
   ro.sentinel.master_name = cfg_.redis_master_name;
   ro.sentinel.user = cfg_.redis_sentinel_user;
   ro.sentinel.password = cfg_.redis_sentinel_password;
+  for (const std::string& s : cfg_.redis_cluster_nodes) {
+    auto ep = cluster::parse_endpoint(s);
+    if (!ep) return static_cast<const Error&>(ep.error()).wrap("cluster.redis_cluster_nodes");
+    ro.cluster_nodes.push_back(*ep);
+  }
   // Created without connecting: rld starts (and enforces local limits) while Redis is down.
-  auto store = cluster::RedisStore::create(ro);
-  // rld's start reports the message; the error's kind matters only to the sync loop.
-  if (!store) return static_cast<const Error&>(store.error()).wrap("cluster");
+  std::unique_ptr<cluster::Store> store;
+  if (ro.cluster_nodes.empty()) {
+    auto s = cluster::RedisStore::create(ro);
+    // rld's start reports the message; the error's kind matters only to the sync loop.
+    if (!s) return static_cast<const Error&>(s.error()).wrap("cluster");
+    store = std::move(*s);
+  } else {
+    auto s = cluster::ClusterStore::create(ro);
+    if (!s) return static_cast<const Error&>(s.error()).wrap("cluster");
+    store = std::move(*s);
+  }
   ClusterConfig cc;
   cc.node = cfg_.node_name;
   if (cc.node.empty()) {
@@ -63,7 +82,7 @@ Status Daemon::start_cluster() {
   cfg_.node_name = cc.node;
   cc.interval = std::chrono::milliseconds(cfg_.sync_interval_ms);
   cc.nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
-  cluster_ = std::make_unique<ClusterSync>(*dp_, std::move(*store), cc,
+  cluster_ = std::make_unique<ClusterSync>(*dp_, std::move(store), cc,
                                            [this] { return cluster_rules(policies_->rules()); });
   offenders_->on_cluster_sync([this] { cluster_->wake(); });
   cluster::keep_sync_buffers_mapped();

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "cluster/sync/cluster_sync.h"
@@ -139,6 +140,62 @@ TEST(ClusterFallback, AMissingPermissionIsNamed) {
   auto r = handlers::cluster_status(&sync, f.cfg.node);
   ASSERT_TRUE(r["ok"]) << r.dump();
   EXPECT_NE(r["data"]["last_error"].get<std::string>().find("'zadd'"), std::string::npos);
+}
+
+// A Redis Cluster with one master down: its keys come back as SyncReply::retry while the rest
+// count. Those deltas are replayed with the next sync, and their keys judged as with Redis down.
+class HalfDownStore : public cluster::Store {
+ public:
+  explicit HalfDownStore(std::string down_key) : down_key_(std::move(down_key)) {}
+  cluster::StoreResult<cluster::SyncReply> sync(
+      const std::vector<cluster::KeyDelta>& deltas) override {
+    std::lock_guard lock(mu_);
+    calls_.push_back(deltas);
+    cluster::SyncReply r;
+    r.server_time_ms = 1;
+    if (calls_.size() == 1)
+      for (size_t i = 0; i < deltas.size(); i++)
+        if (deltas[i].key == down_key_) r.retry.push_back(i);
+    r.retry_reason = "the master of its slot is down";
+    return r;
+  }
+  cluster::StoreStatus heartbeat(const std::string&) override { return cluster::StoreStatus::Ok(); }
+  cluster::StoreResult<std::vector<cluster::Peer>> peers(std::chrono::milliseconds) override {
+    return std::vector<cluster::Peer>{};
+  }
+  bool connected() const override { return true; }
+  std::vector<std::vector<cluster::KeyDelta>> calls() const {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+
+ private:
+  std::string down_key_;
+  mutable std::mutex mu_;
+  std::vector<std::vector<cluster::KeyDelta>> calls_;
+};
+
+TEST(ClusterFallback, APartialSyncReplaysWhatFailed) {
+  FakeDatapath dp;
+  std::vector<SyncRule> rules = {cluster_rule("closed", 1, policy::RedisFailure::kClosed)};
+  rl_key down = key_for(rules[0].compiled, *Address::parse("198.18.0.7"), 0);
+  rl_key up = key_for(rules[0].compiled, *Address::parse("198.18.0.8"), 0);
+  dp.admitted = {{down, 80}, {up, 10}};  // two nodes: 80 is over a share of 50
+  ClusterConfig cfg;
+  cfg.nodes = 2;
+  cfg.interval = std::chrono::milliseconds(10);
+  auto store = std::make_unique<HalfDownStore>("198.18.0.7");
+  HalfDownStore& seen = *store;
+  ClusterSync sync(dp, std::move(store), cfg, [&] { return rules; });
+  ASSERT_TRUE(run_until(sync, [&] { return seen.calls().size() >= 2; }));
+  auto calls = seen.calls();
+  ASSERT_EQ(calls[0].size(), 2u);
+  ASSERT_EQ(calls[1].size(), 1u) << "only what failed is sent again; nothing new was admitted";
+  EXPECT_EQ(calls[1][0].key, "198.18.0.7");
+  EXPECT_EQ(calls[1][0].delta, 80u);
+  EXPECT_GE(sync.stats().errors.at("partial"), 1u);
+  ASSERT_EQ(sync.blocked().size(), 1u) << "judged by on_redis_failure: closed";
+  EXPECT_EQ(sync.blocked()[0].key, "198.18.0.7");
 }
 
 }  // namespace

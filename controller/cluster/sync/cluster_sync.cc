@@ -223,17 +223,33 @@ void ClusterSync::send(Pass& p) {
   }
   write_over(p, *reply);
   record_sync(p.stream->deltas().size(), reply->round_trip);
+  // Part of the sync failed (a Redis Cluster master down, a slot between masters): those
+  // deltas are replayed with the next sync, as after an error
+  // (after record_sync, which forgets the kernel keys of the deltas it settled).
+  if (!reply->retry.empty()) {
+    count_error("partial");
+    keep_pending(p, &reply->retry);
+    // Their keys are judged as with Redis down, by the rule's on_redis_failure.
+    fallback(p.stream->deltas(), p.first_fresh, p.kernel_keys, p.now, &reply->retry);
+    log::warn("cluster deltas kept for the next sync",
+              {{"keys", std::to_string(reply->retry.size())}, {"reason", reply->retry_reason}});
+  }
 }
 
-void ClusterSync::keep_pending(const Pass& p) {
+void ClusterSync::keep_pending(const Pass& p, const std::vector<size_t>* only) {
   const auto& batch = p.stream->deltas();
   // Bounded like pending_ itself: past that, a replayed key Redis reports over is simply
   // not blocked until a later sync reads it from the kernel again.
   if (keys_.size() > 2 * cfg_.max_pending_keys) keys_.clear();
-  for (size_t i = 0; i < batch.size(); i++) {
+  auto keep = [&](size_t i) {
     if (p.kernel_keys[i]) keys_[joined(batch[i].rule, batch[i].key)] = *p.kernel_keys[i];
     pending_.add(batch[i]);
+  };
+  if (only) {
+    for (size_t i : *only) keep(i);
+    return;
   }
+  for (size_t i = 0; i < batch.size(); i++) keep(i);
 }
 
 // The keys Redis reports over, into the kernel in one syscall (a key listed twice takes its
@@ -303,6 +319,7 @@ void ClusterSync::end_pass(const Pass& p) {
   stats_.redis_up = store_->connected();
   stats_.server = store_->server();
   stats_.servers_changed = store_->servers_changed();
+  stats_.servers = store_->servers();
   stats_.pending_keys = pending_.size();
   stats_.pending_dropped = pending_.dropped();
   stats_.passes++;
@@ -314,7 +331,8 @@ void ClusterSync::end_pass(const Pass& p) {
 // key to limit/N per window of its own, N being the nodes seen alive last, so the fleet stays
 // near its limit. (Dropping everything instead would turn a Redis outage into an outage.)
 void ClusterSync::fallback(const std::deque<KeyDelta>& deltas, size_t from,
-                           const std::vector<std::optional<rl_key>>& kernel_keys, uint64_t now) {
+                           const std::vector<std::optional<rl_key>>& kernel_keys, uint64_t now,
+                           const std::vector<size_t>* only) {
   size_t nodes = 1;
   {
     MutexLock lock(mu_);
@@ -324,9 +342,9 @@ void ClusterSync::fallback(const std::deque<KeyDelta>& deltas, size_t from,
   auto rules = rules_();
   for (const auto& v : rules)
     if (v.limit.on_redis_failure == policy::RedisFailure::kClosed) closed[v.name] = &v;
-  for (size_t i = from; i < deltas.size(); i++) {
+  auto judge = [&](size_t i) {
     const auto& d = deltas[i];
-    if (!closed.count(d.rule) || !kernel_keys[i]) continue;
+    if (!closed.count(d.rule) || !kernel_keys[i]) return;
     uint64_t window_ns = d.window_ms * 1'000'000ULL;
     uint64_t w = now / window_ns;
     if (local_.size() > 1'000'000) local_.clear();  // bounded: a flood of keys restarts counting
@@ -336,14 +354,20 @@ void ClusterSync::fallback(const std::deque<KeyDelta>& deltas, size_t from,
     // The share is of the whole limit (d.limit has the Redis headroom taken off). The block
     // comes a sync interval early: the next interval will likely admit what this one did.
     const SyncRule* v = closed[d.rule];
-    if ((lw.count + d.delta) * nodes <= v->limit.rate.amount) continue;
+    if ((lw.count + d.delta) * nodes <= v->limit.rate.amount) return;
     uint64_t until = (w + 1) * window_ns;
     if (dp_.cluster_set_over({{*kernel_keys[i], until}})) {
       MutexLock lock(mu_);
       blocked_[joined(d.rule, d.key)] = {d.rule, d.key, (until - now) / 1'000'000};
       blocked_until_[joined(d.rule, d.key)] = until;
     }
+  };
+  if (only) {
+    for (size_t i : *only)
+      if (i >= from) judge(i);
+    return;
   }
+  for (size_t i = from; i < deltas.size(); i++) judge(i);
 }
 
 ClusterStats ClusterSync::stats() const {

@@ -68,8 +68,9 @@ struct ClusterStats {
   // Why the last call to Redis failed ("" once one succeeds again): the operator's first
   // question when Redis shows down, e.g. a missing ACL permission named by Redis' NOPERM.
   std::string last_error;
-  std::string server;            // the Redis the store talks to (Store::server)
-  uint64_t servers_changed = 0;  // failovers followed
+  std::string server;                 // the Redis the store talks to (Store::server)
+  uint64_t servers_changed = 0;       // failovers followed
+  std::vector<ServerHealth> servers;  // a Redis Cluster's masters (Store::servers)
   std::vector<Peer> peers;
 };
 
@@ -108,14 +109,17 @@ class ClusterSync {
   uint64_t take_admitted(const ClusterCount& c, uint64_t pass);
   static KeyDelta key_delta(const rl_key& key, const SyncRule& v, uint64_t d, uint64_t nodes);
   void send(Pass& p);
-  void keep_pending(const Pass& p);
+  // Every delta of the pass, or only those at `only` (a store's SyncReply::retry).
+  void keep_pending(const Pass& p, const std::vector<size_t>* only = nullptr);
   void write_over(const Pass& p, const SyncReply& reply);
   void record_sync(size_t keys, std::chrono::microseconds round_trip);
   void heartbeat_if_due();
   void end_pass(const Pass& p);
-  // on_redis_failure: closed, for deltas[from..]: the ones this pass read from the kernel.
+  // on_redis_failure: closed, for deltas[from..]: the ones this pass read from the kernel; with
+  // `only`, for those of them it lists (the deltas a partial sync hands back).
   void fallback(const std::deque<KeyDelta>& deltas, size_t from,
-                const std::vector<std::optional<rl_key>>& kernel_keys, uint64_t now_ns);
+                const std::vector<std::optional<rl_key>>& kernel_keys, uint64_t now_ns,
+                const std::vector<size_t>* only = nullptr);
   void count_error(const std::string& kind);
   enum class Call { kSync, kHeartbeat };
   // A failed call to Redis: counted by its kind, kept for cluster status, logged when it

@@ -16,7 +16,8 @@ ConfigCheck check_config(const Config& cfg) {
     s += "  " + o.path() + ": " + (v.empty() ? "''" : v) + "\n";
   }
   if (!cfg.cluster_enabled())
-    s += "cluster limits: off (no redis_host, redis_socket or redis_sentinels)\n";
+    s += "cluster limits: off (no redis_host, redis_socket, redis_sentinels or "
+         "redis_cluster_nodes)\n";
   if (cfg.interfaces.empty()) c.warnings.emplace_back(kNoInterfaceWarning);
 
   auto loaded = policy::load_directory(cfg.policy_dir);

@@ -51,6 +51,8 @@ struct Config {
   std::string redis_master_name;
   std::string redis_sentinel_user;
   std::string redis_sentinel_password;
+  // Redis Cluster: some of its nodes, "host:port"; the rest is learnt from them.
+  std::vector<std::string> redis_cluster_nodes;
   std::string redis_password;
   int redis_db = 0;
   uint32_t redis_connect_timeout_ms = 200;
@@ -61,7 +63,8 @@ struct Config {
   uint32_t cluster_nodes = 0;  // expected fleet size for early-sync shares; 0: nodes seen in Redis
 
   bool cluster_enabled() const {
-    return !redis_host.empty() || !redis_socket.empty() || !redis_sentinels.empty();
+    return !redis_host.empty() || !redis_socket.empty() || !redis_sentinels.empty() ||
+           !redis_cluster_nodes.empty();
   }
 };
 

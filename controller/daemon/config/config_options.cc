@@ -139,6 +139,10 @@ std::vector<ConfigOption> cluster_options() {
        "Redis Sentinel addresses (host:port), asked for the master of redis_master_name "
        "(instead of host, port and socket)",
        "", 0, 0},
+      {"cluster", "redis_cluster_nodes", "--redis-cluster-node", &Config::redis_cluster_nodes,
+       "Redis Cluster nodes (host:port), some or all, from which the slots are learnt "
+       "(instead of host, port, socket and sentinels)",
+       "", 0, 0},
       {"cluster", "redis_master_name", "--redis-master-name", &Config::redis_master_name,
        "the master's name in Sentinel (with redis_sentinels)", "", 0, 0},
       {"cluster", "redis_sentinel_user", "--redis-sentinel-user", &Config::redis_sentinel_user,
