@@ -287,6 +287,14 @@ struct ClusterBlock {
   std::string rule, key;
   uint64_t remaining_ms = 0;
 };
+// One Redis Cluster master as the store sees it.
+struct ClusterServer {
+  std::string addr;
+  uint64_t slots = 0;
+  bool up = false;
+  uint64_t calls = 0, errors = 0, moved = 0, ask = 0;
+  uint64_t round_trip_us = 0;  // its last sync's
+};
 struct ClusterStatusResponse {
   std::string node;
   bool redis_up = false;
@@ -296,7 +304,8 @@ struct ClusterStatusResponse {
   std::map<std::string, uint64_t> errors;  // by kind
   std::string last_error;                  // why the last call to Redis failed; "" since a success
   std::string redis;                       // the server in use (with Sentinel: the master)
-  uint64_t masters_changed = 0;            // failovers followed
+  uint64_t masters_changed = 0;            // failovers followed (a cluster: slot maps changed)
+  std::vector<ClusterServer> servers;      // a Redis Cluster's masters; empty for one server
   std::vector<ClusterPeer> peers;
   std::vector<ClusterBlock> blocked;
 };
@@ -398,6 +407,7 @@ RL_CONTROL_JSON(RuleRates)
 RL_CONTROL_JSON(RuleStats)
 RL_CONTROL_JSON(PacketsBytes)
 RL_CONTROL_JSON(StatsResponse)
+RL_CONTROL_JSON(ClusterServer)
 RL_CONTROL_JSON(ClusterPeer)
 RL_CONTROL_JSON(ClusterBlock)
 RL_CONTROL_JSON(ClusterStatusResponse)

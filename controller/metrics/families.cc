@@ -194,6 +194,32 @@ void add_interfaces(std::vector<MetricFamily>& out, const Snapshot& s) {
   out.push_back(std::move(f));
 }
 
+// A Redis Cluster's masters, one sample each, labelled by address.
+void add_cluster_servers(std::vector<MetricFamily>& out, const ClusterSnapshot& c) {
+  if (c.servers.empty()) return;
+  auto up = family("rl_cluster_redis_server_up",
+                   "1 if the last call to this Redis Cluster master succeeded.", MetricType::Gauge);
+  auto slots = family("rl_cluster_redis_server_slots", "Slots this Redis Cluster master serves.",
+                      MetricType::Gauge);
+  auto rtt =
+      family("rl_cluster_redis_server_round_trip_seconds",
+             "Round trip of the last sync with this Redis Cluster master.", MetricType::Gauge);
+  auto errors = family("rl_cluster_redis_server_errors_total",
+                       "Calls to this Redis Cluster master that failed.", MetricType::Counter);
+  auto redirects = family("rl_cluster_redis_redirects_total",
+                          "MOVED and ASK replies from this Redis Cluster master, followed.",
+                          MetricType::Counter);
+  for (const auto& sv : c.servers) {
+    add_sample(up, sv.up ? 1 : 0, {{"server", sv.addr}});
+    add_sample(slots, double(sv.slots), {{"server", sv.addr}});
+    add_sample(rtt, sv.round_trip_seconds, {{"server", sv.addr}});
+    add_sample(errors, double(sv.errors), {{"server", sv.addr}});
+    add_sample(redirects, double(sv.moved), {{"server", sv.addr}, {"kind", "moved"}});
+    add_sample(redirects, double(sv.ask), {{"server", sv.addr}, {"kind", "ask"}});
+  }
+  for (auto* f : {&up, &slots, &rtt, &errors, &redirects}) out.push_back(std::move(*f));
+}
+
 // Cluster sync: only when rld has a Redis configured.
 void add_cluster(std::vector<MetricFamily>& out, const Snapshot& s) {
   const ClusterSnapshot& c = s.cluster;
@@ -223,15 +249,18 @@ void add_cluster(std::vector<MetricFamily>& out, const Snapshot& s) {
   out.push_back(
       gauge("rl_cluster_peers", "Nodes seen alive in Redis (this one included).", double(c.peers)));
   add_counter("rl_cluster_masters_changed_total",
-              "Connections to another Redis master than the one before: failovers followed.",
+              "Connections to another Redis master than the one before (Sentinel), or slot maps "
+              "unlike the one before (Redis Cluster): failovers and migrations followed.",
               c.servers_changed);
+  add_cluster_servers(out, c);
   out.push_back(gauge("rl_cluster_last_pass_seconds",
                       "How long the last sync pass took, from reading the kernel's counts to "
                       "writing the fleet's blocks; above the sync interval, syncs fall behind.",
                       c.last_pass_seconds));
   auto errors =
       family("rl_cluster_sync_errors_total", "Failed sync steps, by kind.", MetricType::Counter);
-  for (const char* kind : {"unavailable", "timeout", "rejected", "heartbeat", "datapath"}) {
+  for (const char* kind :
+       {"unavailable", "timeout", "rejected", "partial", "heartbeat", "datapath"}) {
     auto it = c.errors.find(kind);
     add_sample(errors, it == c.errors.end() ? 0.0 : double(it->second), {{"kind", kind}});
   }

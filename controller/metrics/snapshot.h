@@ -35,7 +35,16 @@ struct ClusterSnapshot {
   uint64_t pending_keys = 0, pending_dropped = 0;
   uint64_t active_blocks = 0;
   uint64_t peers = 0;
-  uint64_t servers_changed = 0;            // failovers followed (Sentinel)
+  uint64_t servers_changed = 0;  // failovers followed (Sentinel), slot maps (Cluster)
+  // A Redis Cluster's masters, as the store sees them; empty with one server.
+  struct Server {
+    std::string addr;
+    uint64_t slots = 0;
+    bool up = false;
+    uint64_t errors = 0, moved = 0, ask = 0;
+    double round_trip_seconds = 0;  // its last sync's
+  };
+  std::vector<Server> servers;
   double last_pass_seconds = 0;            // the last whole pass: kernel read, sync, kernel writes
   std::map<std::string, uint64_t> errors;  // by kind
   std::vector<double> rtt_bounds;          // histogram upper bounds (seconds)

@@ -240,6 +240,31 @@ TEST(Collector, ClusterFamiliesOnlyWithCluster) {
   EXPECT_EQ(value(full, "rl_cluster_sync_errors_total", {{"kind", "timeout"}}), 1);
 }
 
+// A Redis Cluster's masters, one sample per master and family; none with one server.
+TEST(Collector, ClusterMastersEachHaveTheirSamples) {
+  EXPECT_EQ(find(collect_fixture(), "rl_cluster_redis_server_up"), nullptr);
+  auto fams = collect([]() -> Result<metrics::Snapshot> {
+    metrics::Snapshot s;
+    s.cluster.enabled = true;
+    s.cluster.servers = {{"10.0.0.5:6379", 8192, true, 0, 4, 1, 0.0005},
+                         {"10.0.0.6:6379", 8192, false, 3, 0, 0, 0}};
+    return s;
+  });
+  EXPECT_EQ(value(fams, "rl_cluster_redis_server_up", {{"server", "10.0.0.5:6379"}}), 1);
+  EXPECT_EQ(value(fams, "rl_cluster_redis_server_up", {{"server", "10.0.0.6:6379"}}), 0);
+  EXPECT_EQ(value(fams, "rl_cluster_redis_server_slots", {{"server", "10.0.0.6:6379"}}), 8192);
+  EXPECT_EQ(
+      value(fams, "rl_cluster_redis_server_round_trip_seconds", {{"server", "10.0.0.5:6379"}}),
+      0.0005);
+  EXPECT_EQ(value(fams, "rl_cluster_redis_server_errors_total", {{"server", "10.0.0.6:6379"}}), 3);
+  EXPECT_EQ(value(fams, "rl_cluster_redis_redirects_total",
+                  {{"server", "10.0.0.5:6379"}, {"kind", "moved"}}),
+            4);
+  EXPECT_EQ(value(fams, "rl_cluster_redis_redirects_total",
+                  {{"server", "10.0.0.5:6379"}, {"kind", "ask"}}),
+            1);
+}
+
 void expect_failed_scrape(const std::vector<MetricFamily>& fams) {
   ASSERT_EQ(fams.size(), 2u);
   EXPECT_EQ(value(fams, "rl_up"), 0);

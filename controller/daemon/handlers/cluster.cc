@@ -25,6 +25,9 @@ Json cluster_status(const ClusterSync* sync, const std::string& node) {
   out.last_error = st.last_error;
   out.redis = st.server;
   out.masters_changed = st.servers_changed;
+  for (const auto& s : st.servers)
+    out.servers.push_back({s.addr, s.slots, s.up, s.calls, s.errors, s.moved, s.ask,
+                           static_cast<uint64_t>(s.round_trip.count())});
   for (const auto& p : st.peers) out.peers.push_back({p.node, p.last_seen_ms});
   for (const auto& b : sync->blocked()) out.blocked.push_back({b.rule, b.key, b.remaining_ms});
   return control::ok(out);

@@ -14,9 +14,21 @@ void render_cluster_status(const proto::ClusterStatusResponse& d, std::ostream& 
       << d.syncs << " syncs (" << d.early_syncs << " early), " << d.pending_keys
       << " keys pending, last pass " << d.last_pass_ms << " ms\n";
   if (!d.redis.empty())
-    out << d.redis << (d.masters_changed ? ", failovers followed: " + num(d.masters_changed) : "")
+    out << d.redis
+        << (d.masters_changed
+                ? (d.servers.empty() ? ", failovers followed: " : ", slot maps changed: ") +
+                      num(d.masters_changed)
+                : "")
         << "\n";
   if (!d.last_error.empty()) out << "last error: " << d.last_error << "\n";
+  if (!d.servers.empty()) {
+    Table servers({"MASTER", "SLOTS", "STATE", "CALLS", "ERRORS", "MOVED", "ASK", "LAST RTT (us)"});
+    for (const auto& s : d.servers)
+      servers.row({s.addr, num(s.slots), s.up ? "up" : "DOWN", num(s.calls), num(s.errors),
+                   num(s.moved), num(s.ask), num(s.round_trip_us)});
+    servers.print(out);
+    out << "\n";
+  }
   Table peers({"PEER", "LAST SEEN (server ms)"});
   for (const auto& p : d.peers) peers.row({p.node, num(p.last_seen_ms)});
   peers.print(out);

@@ -266,6 +266,27 @@ TEST(Render, StatsAndCluster) {
             "\n"
             "RULE  KEY         BLOCKED FOR (ms)\n"
             "web   198.18.0.7  500\n");
+
+  // A Redis Cluster: its masters, one row each.
+  c.redis = "redis cluster of 2 masters: 10.0.0.5:6379 10.0.0.6:6379";
+  c.masters_changed = 2;
+  c.servers = {{"10.0.0.5:6379", 8192, true, 40, 0, 1, 0, 350},
+               {"10.0.0.6:6379", 8192, false, 40, 3, 0, 2, 0}};
+  c.peers.clear();
+  c.blocked.clear();
+  EXPECT_EQ(text([&](auto& o) { render_cluster_status(c, o); }),
+            "node node-a, Redis up, last sync 40 ms ago, 5 syncs (1 early), 2 keys pending, "
+            "last pass 3 ms\n"
+            "redis cluster of 2 masters: 10.0.0.5:6379 10.0.0.6:6379, slot maps changed: 2\n"
+            "MASTER         SLOTS  STATE  CALLS  ERRORS  MOVED  ASK  LAST RTT (us)\n"
+            "10.0.0.5:6379  8192   up     40     0       1      0    350\n"
+            "10.0.0.6:6379  8192   DOWN   40     3       0      2    0\n"
+            "\n"
+            "PEER  LAST SEEN (server ms)\n"
+            "(none)\n"
+            "\n"
+            "RULE  KEY  BLOCKED FOR (ms)\n"
+            "(none)\n");
 }
 
 }  // namespace
