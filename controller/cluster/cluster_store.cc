@@ -282,6 +282,8 @@ auto ClusterStore::on_slot_owner(const std::string& key, Call call)
     if (!n) return R(n.error());
     R r = call(*(*n)->store);
     (*n)->health.calls++;
+    (*n)->health.up = static_cast<bool>(r);
+    connected_ = static_cast<bool>(r);
     if (r) return r;
     (*n)->health.errors++;
     if (attempt > 0 || !map_may_be_stale(r.error().kind)) return r;
