@@ -11,6 +11,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+constexpr size_t kSlots = 16384;
 
 // The field of CLUSTER INFO named `field`, "" if missing.
 std::string info_field(const std::string& info, const std::string& field) {
@@ -44,12 +45,35 @@ Result<std::unique_ptr<RedisCluster>> RedisCluster::start(const RedisClusterOpti
     argv.push_back(c->address(**s));
     c->nodes_.push_back(std::move(*s));
   }
-  argv.insert(argv.end(), {"--cluster-replicas", std::to_string(opts.replicas), "--cluster-yes"});
-  Output out = run(argv, 60s);
-  if (!out.ok()) return Error{0, "redis-cli --cluster create: " + out.describe() + out.out};
+  if (opts.masters >= 3) {
+    argv.insert(argv.end(), {"--cluster-replicas", std::to_string(opts.replicas), "--cluster-yes"});
+    Output out = run(argv, 60s);
+    if (!out.ok()) return Error{0, "redis-cli --cluster create: " + out.describe() + out.out};
+  } else if (Status s = c->join_by_hand(); !s) {
+    return s.error();
+  }
   std::string why;
   if (!c->wait_healthy(30s, &why)) return Error{ETIMEDOUT, "the cluster never formed: " + why};
   return c;
+}
+
+// redis-cli wants three masters at least; fewer (a capacity baseline) are joined as it would:
+// even slot ranges, then every node meets the first.
+Status RedisCluster::join_by_hand() {
+  if (opts_.replicas != 0) return Error{EINVAL, "fewer than 3 masters: no replicas"};
+  const size_t n = nodes_.size();
+  for (size_t i = 0; i < n; i++) {
+    auto added = nodes_[i]->command({"CLUSTER", "ADDSLOTSRANGE", std::to_string(i * kSlots / n),
+                                     std::to_string((i + 1) * kSlots / n - 1)});
+    if (!added || added->is_error())
+      return Error{EPROTO, "CLUSTER ADDSLOTSRANGE: " + (added ? added->str : added.error().str())};
+    if (i == 0) continue;
+    auto met =
+        nodes_[i]->command({"CLUSTER", "MEET", opts_.host, std::to_string(nodes_[0]->port())});
+    if (!met || met->is_error())
+      return Error{EPROTO, "CLUSTER MEET: " + (met ? met->str : met.error().str())};
+  }
+  return Status::Ok();
 }
 
 std::string RedisCluster::address(const RedisServer& s) const {
@@ -67,6 +91,44 @@ Result<std::string> RedisCluster::id(RedisServer& s) {
   if (!r) return r.error();
   if (r->is_error()) return Error{EPROTO, "CLUSTER MYID: " + r->str};
   return r->str;
+}
+
+Status RedisCluster::migrate_slot(uint16_t slot, RedisServer& to) {
+  RedisServer* from = master_of(slot);
+  if (!from) return Error{ENOENT, "no master serves slot " + std::to_string(slot)};
+  auto from_id = id(*from), to_id = id(to);
+  if (!from_id) return from_id.error();
+  if (!to_id) return to_id.error();
+  const std::string n = std::to_string(slot);
+  auto step = [](Result<RedisValue> r, const std::string& what) -> Status {
+    if (!r) return r.error();
+    if (r->is_error()) return Error{EPROTO, what + ": " + r->str};
+    return Status::Ok();
+  };
+  if (Status s = step(to.command({"CLUSTER", "SETSLOT", n, "IMPORTING", *from_id}), "IMPORTING");
+      !s)
+    return s;
+  if (Status s = step(from->command({"CLUSTER", "SETSLOT", n, "MIGRATING", *to_id}), "MIGRATING");
+      !s)
+    return s;
+  for (;;) {
+    auto keys = from->command({"CLUSTER", "GETKEYSINSLOT", n, "100"});
+    if (!keys) return keys.error();
+    if (keys->elements.empty()) break;
+    std::vector<std::string> migrate = {"MIGRATE", opts_.host, std::to_string(to.port()), "", "0",
+                                        "5000",    "KEYS"};
+    for (const auto& k : keys->elements) migrate.push_back(k.str);
+    if (Status s = step(from->command(migrate), "MIGRATE"); !s) return s;
+  }
+  // Masters only: a replica refuses SETSLOT and learns the slot's owner from its master.
+  for (auto& node : nodes_) {
+    if (!node->running()) continue;
+    auto role = node->command({"ROLE"});
+    if (!role || role->elements.empty() || role->elements[0].str != "master") continue;
+    if (Status s = step(node->command({"CLUSTER", "SETSLOT", n, "NODE", *to_id}), "SETSLOT"); !s)
+      return s;
+  }
+  return Status::Ok();
 }
 
 RedisServer* RedisCluster::master_of(uint16_t slot) {

@@ -17,8 +17,8 @@
 namespace rl::testing {
 
 struct RedisClusterOptions {
-  size_t masters = 3;
-  size_t replicas = 1;  // per master
+  size_t masters = 3;   // fewer than 3 (redis-cli's minimum) are joined by hand
+  size_t replicas = 1;  // per master; none with fewer than 3 masters
   std::string host = "127.0.0.1";
   std::string netns;  // as RedisServerOptions::netns
 };
@@ -36,11 +36,16 @@ class RedisCluster {
   // The live master serving `slot`, asked of a live node; nullptr if none does.
   RedisServer* master_of(uint16_t slot);
   Result<std::string> id(RedisServer& s);
+  // Moves `slot` and its keys to `to` as `redis-cli --cluster reshard` does: IMPORTING and
+  // MIGRATING, MIGRATE of every key, then SETSLOT NODE on every live node.
+  Status migrate_slot(uint16_t slot, RedisServer& to);
   // Every live node says cluster_state:ok and agrees on who serves every slot.
   bool healthy(std::string* why = nullptr);
   bool wait_healthy(std::chrono::seconds limit, std::string* why = nullptr);
 
  private:
+  Status join_by_hand();
+
   RedisClusterOptions opts_;
   std::vector<std::unique_ptr<RedisServer>> nodes_;
 };

@@ -24,6 +24,32 @@ namespace fs = std::filesystem;
 
 constexpr size_t kNodes = 3;
 
+// Each node alone allows 100/s; the fleet together allows 100/s.
+constexpr char kFleetPolicy[] =
+    "rules:\n"
+    "  - name: fleet\n"
+    "    match: {protocol: udp, port: 9}\n"
+    "    limit: {rate: 100/s, burst: 2}\n"
+    "    cluster: {rate: 100/s, on_redis_failure: open}\n";
+
+// The policy's numbers, for the bounds below.
+constexpr double kLimit = 100;      // fleet, per 1 s window
+constexpr double kLocalRate = 100;  // each node alone, per second
+constexpr double kLocalBurst = 2;
+constexpr double kInterval = 0.1;  // sync interval, s
+
+// docs/cluster.md, "Worst-case overshoot": until a block lands, each node keeps admitting at its
+// local rate for up to two sync intervals, plus its local burst, once per window.
+inline double fleet_bound(double seconds, double windows) {
+  return kLimit * seconds + windows * kNodes * (kLocalBurst + kLocalRate * 2 * kInterval);
+}
+
+inline uint64_t sum(const std::vector<uint64_t>& v) {
+  uint64_t s = 0;
+  for (auto x : v) s += x;
+  return s;
+}
+
 class ClusterLab : public ::testing::Test {
  protected:
   // `local_redis`: a standalone redis-server on a Unix socket, which the nodes are pointed at.
@@ -54,6 +80,44 @@ class ClusterLab : public ::testing::Test {
     fs::remove_all(dir_, ec);
     redis_.reset();
     lab_.reset();
+  }
+
+  // Puts a Redis estate on the lab's client namespace: returns its address there (192.0.2.1,
+  // on server 0's subnet) after giving the other server namespaces a route to it.
+  std::string estate_host() {
+    std::string host = lab_->pair(0).client.ipv4;
+    for (size_t i = 1; i < kNodes; i++) {
+      auto route = lab_->run(lab_->server_ns(i), {"ip", "route", "add", host + "/32", "via",
+                                                  lab_->pair(i).client.ipv4});
+      EXPECT_TRUE(route.ok()) << route.describe();
+    }
+    return host;
+  }
+
+  // Points every node at the Redis that `cluster_yaml` (the cluster: section's lines) names.
+  void use_config(const std::string& cluster_yaml) {
+    const fs::path config = dir_ / "rld.yaml";
+    std::ofstream(config) << "cluster:\n" << cluster_yaml;
+    node_args_ = {"--config", config.string()};
+  }
+
+  // Floods `src` at 300/s per node for 3 s; the fleet must admit its limit and no more than
+  // fleet_bound allows.
+  void expect_fleet_limit(const std::string& src, const char* when) {
+    constexpr double kSeconds = 3;
+    const uint64_t total = sum(flood(src, 300, kSeconds));
+    std::printf("fleet admitted %lu %s; the limit allows %.0f\n", (unsigned long)total, when,
+                kLimit * kSeconds);
+    EXPECT_GE(total, 0.9 * kLimit * kSeconds) << when;
+    EXPECT_LE(total, fleet_bound(kSeconds, kSeconds)) << when;
+  }
+
+  template <typename Done>
+  static bool wait_for(std::chrono::milliseconds limit, Done done) {
+    for (auto end = std::chrono::steady_clock::now() + limit;
+         std::chrono::steady_clock::now() < end; std::this_thread::sleep_for(100ms))
+      if (done()) return true;
+    return false;
   }
 
   std::string pin_root(size_t i) const {
@@ -146,29 +210,4 @@ class ClusterLab : public ::testing::Test {
   fs::path dir_;
 };
 
-// Each node alone allows 100/s; the fleet together allows 100/s.
-constexpr char kFleetPolicy[] =
-    "rules:\n"
-    "  - name: fleet\n"
-    "    match: {protocol: udp, port: 9}\n"
-    "    limit: {rate: 100/s, burst: 2}\n"
-    "    cluster: {rate: 100/s, on_redis_failure: open}\n";
-
-// The policy's numbers, for the bounds below.
-constexpr double kLimit = 100;      // fleet, per 1 s window
-constexpr double kLocalRate = 100;  // each node alone, per second
-constexpr double kLocalBurst = 2;
-constexpr double kInterval = 0.1;  // sync interval, s
-
-// docs/cluster.md, "Worst-case overshoot": until a block lands, each node keeps admitting at its
-// local rate for up to two sync intervals, plus its local burst, once per window.
-inline double fleet_bound(double seconds, double windows) {
-  return kLimit * seconds + windows * kNodes * (kLocalBurst + kLocalRate * 2 * kInterval);
-}
-
-inline uint64_t sum(const std::vector<uint64_t>& v) {
-  uint64_t s = 0;
-  for (auto x : v) s += x;
-  return s;
-}
 }  // namespace rl::testing

@@ -22,13 +22,8 @@ class SentinelLab : public ClusterLab {
   void SetUp() override {
     ClusterLab::SetUp();
     if (HasFatalFailure()) return;
-    host_ = lab_->pair(0).client.ipv4;
-    // Server 0 shares a subnet with the host address; the others reach it through the client.
-    for (size_t i = 1; i < kNodes; i++) {
-      auto route = lab_->run(lab_->server_ns(i), {"ip", "route", "add", host_ + "/32", "via",
-                                                  lab_->pair(i).client.ipv4});
-      ASSERT_TRUE(route.ok()) << route.describe();
-    }
+    host_ = estate_host();
+    if (HasFailure()) return;
     const RedisServerOptions estate{.host = host_, .netns = lab_->client_ns()};
     auto master = RedisServer::start(estate);
     ASSERT_TRUE(master) << master.error().str();
@@ -50,10 +45,8 @@ class SentinelLab : public ClusterLab {
     ASSERT_TRUE(wait_for(20s, [&] { return sentinels_ready(*replica_, sentinels_, &waiting_); }))
         << "the sentinels never met; " << waiting_;
 
-    const fs::path config = dir_ / "rld.yaml";
-    std::ofstream(config) << "cluster:\n  redis_sentinels: [" << sentinels
-                          << "]\n  redis_master_name: " << kSentinelMaster << "\n";
-    node_args_ = {"--config", config.string()};
+    use_config("  redis_sentinels: [" + sentinels + "]\n  redis_master_name: " + kSentinelMaster +
+               "\n");
   }
 
   void TearDown() override {
@@ -61,13 +54,6 @@ class SentinelLab : public ClusterLab {
     sentinels_.clear();
     replica_.reset();
     master_.reset();
-  }
-
-  template <typename Done>
-  static bool wait_for(std::chrono::milliseconds limit, Done done) {
-    for (auto end = Clock::now() + limit; Clock::now() < end; std::this_thread::sleep_for(100ms))
-      if (done()) return true;
-    return false;
   }
 
   std::string address(const RedisServer& s) const { return host_ + ":" + std::to_string(s.port()); }
@@ -108,15 +94,6 @@ class SentinelLab : public ClusterLab {
   // of every node's deltas that the replica had not received.
   static double failover_bound(double seconds, double outage) {
     return fleet_bound(seconds, seconds) + kNodes * kLocalRate * (outage + kInterval);
-  }
-
-  void expect_fleet_limit(const std::string& src, const char* when) {
-    constexpr double kSeconds = 3;
-    const uint64_t total = sum(flood(src, 300, kSeconds));
-    std::printf("fleet admitted %lu %s; the limit allows %.0f\n", (unsigned long)total, when,
-                kLimit * kSeconds);
-    EXPECT_GE(total, 0.9 * kLimit * kSeconds) << when;
-    EXPECT_LE(total, fleet_bound(kSeconds, kSeconds)) << when;
   }
 
   void expect_followed(const RedisServer& now_master) {
