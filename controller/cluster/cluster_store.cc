@@ -76,8 +76,16 @@ StoreStatus ClusterStore::refresh_slots() {
   auto add = [&](const std::string& host, int port) {
     if (seen.insert(addr_of(host, port)).second) candidates.push_back({host, port, ""});
   };
-  for (const auto& m : map_.masters) add(m.host, m.port);
+  // Masters that answered last first, the seeds next, masters that failed last: a dead one
+  // costs a connect timeout.
+  auto up = [&](const SlotMap::Node& m) {
+    auto it = nodes_.find(m.addr());
+    return it == nodes_.end() || it->second.health.up;
+  };
+  for (const auto& m : map_.masters)
+    if (up(m)) add(m.host, m.port);
   for (const auto& s : seeds_) add(s.host, s.port);
+  for (const auto& m : map_.masters) add(m.host, m.port);
   StoreError last{ErrorKind::kUnreachable, 0, "no cluster node to ask"};
   for (const Endpoint& ep : candidates) {
     auto conn = RedisConn::connect(ep, opts_.connect_timeout);
@@ -118,6 +126,11 @@ StoreStatus ClusterStore::refresh_slots() {
     }
     map_ = std::move(*map);
     map_known_ = true;
+    // Stores of servers that no longer serve slots go; one is made again if a slot returns.
+    std::erase_if(nodes_, [&](const auto& n) {
+      return std::none_of(map_.masters.begin(), map_.masters.end(),
+                          [&](const SlotMap::Node& m) { return m.addr() == n.first; });
+    });
     map_stale_ = map_.unserved() > 0;
     return StoreStatus::Ok();
   }
@@ -199,9 +212,11 @@ void ClusterStore::run_round(const std::vector<KeyDelta>& deltas,
     for (const auto& red : reply->redirected) {
       (red.ask ? h.ask : h.moved)++;
       (red.ask ? stats_.ask : stats_.moved)++;
-      // MOVED: the map is out of date, and the deltas are routed by the new one.
+      // MOVED: the map is out of date; the deltas go where the reply says, which is where the
+      // slot is now, and the map is read again after the round.
       if (!red.ask) map_stale_ = true;
-      Share& s = next[red.ask ? ask_key(addr_of(red.host, red.port)) : std::string()];
+      const std::string to = addr_of(red.host, red.port);
+      Share& s = next[red.ask ? ask_key(to) : to];
       s.ask = red.ask;
       for (size_t r : red.indices) s.indices.push_back(idx[r]);
     }
@@ -237,10 +252,7 @@ StoreResult<SyncReply> ClusterStore::sync(const std::vector<KeyDelta>& deltas) {
       run_round(deltas, shares, out, next);
       if (!asks.empty()) run_round(deltas, asks, out, next);
       if (map_stale_) (void)refresh_slots();
-      shares.clear();
-      if (auto moved = next.extract(std::string()))
-        route(deltas, moved.mapped().indices, shares, out);
-      shares.merge(next);
+      shares = std::move(next);
     }
     for (const auto& [key, share] : shares) {
       if (out.retry_reason.empty()) out.retry_reason = "still redirected after 3 rounds";

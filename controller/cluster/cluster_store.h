@@ -67,7 +67,8 @@ class ClusterStore final : public Store {
   StoreResult<Node*> node(const std::string& host, int port);
   StoreStatus ensure_slots();
   // One round: every share sent, then every reply read. Deltas sent elsewhere come back in
-  // `next` (MOVED: routed again by the slot map; ASK: to the master named).
+  // `next` (MOVED: to the master named, the map read again after; ASK: to the master named,
+  // behind ASKING).
   void run_round(const std::vector<KeyDelta>& deltas, std::map<std::string, Share>& shares,
                  SyncReply& out, std::map<std::string, Share>& next);
   void route(const std::vector<KeyDelta>& deltas, const std::vector<size_t>& indices,
