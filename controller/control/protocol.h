@@ -303,6 +303,7 @@ struct ClusterStatusResponse {
            pending_dropped = 0;
   std::map<std::string, uint64_t> errors;  // by kind
   std::string last_error;                  // why the last call to Redis failed; "" since a success
+  std::string topology;                    // standalone, sentinel or cluster
   std::string redis;                       // the server in use (with Sentinel: the master)
   uint64_t masters_changed = 0;            // failovers followed (a cluster: slot maps changed)
   std::vector<ClusterServer> servers;      // a Redis Cluster's masters; empty for one server

@@ -81,6 +81,9 @@ Status Daemon::start_cluster() {
   }
   cfg_.node_name = cc.node;
   cc.interval = std::chrono::milliseconds(cfg_.sync_interval_ms);
+  cc.topology = !ro.cluster_nodes.empty()        ? "cluster"
+                : !ro.sentinel.sentinels.empty() ? "sentinel"
+                                                 : "standalone";
   cc.nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
   cluster_ = std::make_unique<ClusterSync>(*dp_, std::move(store), cc,
                                            [this] { return cluster_rules(policies_->rules()); });

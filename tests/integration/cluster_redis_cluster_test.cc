@@ -129,6 +129,7 @@ TEST_F(RedisClusterLab, AMastersDeathIsSurvivedAndTheFleetLimitHolds) {
   for (size_t i = 0; i < kNodes; i++) {
     Json st = ctl(i, {"cluster", "status"});
     EXPECT_TRUE(st.value("redis_up", false)) << st.dump();
+    EXPECT_EQ(st.value("topology", std::string()), "cluster") << st.dump();
     EXPECT_GE(st.value("masters_changed", 0), 1) << st.dump();
     EXPECT_EQ(st["servers"].size(), 3u) << st.dump();
     EXPECT_EQ(st["peers"].size(), kNodes) << st.dump();

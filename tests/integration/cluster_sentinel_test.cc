@@ -103,6 +103,7 @@ class SentinelLab : public ClusterLab {
                 std::string::npos)
           << st.dump();
       EXPECT_EQ(st.value("masters_changed", 0), 1) << st.dump();
+      EXPECT_EQ(st.value("topology", std::string()), "sentinel") << st.dump();
       EXPECT_EQ(st["peers"].size(), kNodes) << st.dump();
     }
   }

@@ -317,6 +317,7 @@ void ClusterSync::end_pass(const Pass& p) {
     }
   }
   stats_.redis_up = store_->connected();
+  stats_.topology = cfg_.topology;
   stats_.server = store_->server();
   stats_.servers_changed = store_->servers_changed();
   stats_.servers = store_->servers();

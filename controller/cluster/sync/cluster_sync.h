@@ -44,6 +44,7 @@ struct ClusterConfig {
   std::chrono::milliseconds interval{100};
   uint32_t nodes = 1;  // expected fleet size; the nodes seen in Redis count when more
   size_t max_pending_keys = PendingDeltas::kDefaultMaxKeys;
+  std::string topology = "standalone";  // how Redis is deployed: standalone, sentinel, cluster
 };
 
 struct ClusterStats {
@@ -68,6 +69,7 @@ struct ClusterStats {
   // Why the last call to Redis failed ("" once one succeeds again): the operator's first
   // question when Redis shows down, e.g. a missing ACL permission named by Redis' NOPERM.
   std::string last_error;
+  std::string topology;               // ClusterConfig::topology
   std::string server;                 // the Redis the store talks to (Store::server)
   uint64_t servers_changed = 0;       // failovers followed
   std::vector<ServerHealth> servers;  // a Redis Cluster's masters (Store::servers)

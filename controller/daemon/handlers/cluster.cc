@@ -23,6 +23,7 @@ Json cluster_status(const ClusterSync* sync, const std::string& node) {
   out.pending_dropped = st.pending_dropped;
   out.errors = st.errors;
   out.last_error = st.last_error;
+  out.topology = st.topology;
   out.redis = st.server;
   out.masters_changed = st.servers_changed;
   for (const auto& s : st.servers)

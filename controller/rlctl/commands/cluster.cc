@@ -14,7 +14,7 @@ void render_cluster_status(const proto::ClusterStatusResponse& d, std::ostream& 
       << d.syncs << " syncs (" << d.early_syncs << " early), " << d.pending_keys
       << " keys pending, last pass " << d.last_pass_ms << " ms\n";
   if (!d.redis.empty())
-    out << d.redis
+    out << (d.topology.empty() ? "" : d.topology + ": ") << d.redis
         << (d.masters_changed
                 ? (d.servers.empty() ? ", failovers followed: " : ", slot maps changed: ") +
                       num(d.masters_changed)

@@ -255,12 +255,13 @@ TEST(Render, StatsAndCluster) {
   c.redis_up = true;
   c.last_sync_ms_ago = 40;
   c.blocked = {{"web", "198.18.0.7", 500}};
+  c.topology = "sentinel";
   c.redis = "redis 10.0.0.6:6379 (master 'rl')";
   c.masters_changed = 1;
   EXPECT_EQ(text([&](auto& o) { render_cluster_status(c, o); }),
             "node node-a, Redis up, last sync 40 ms ago, 5 syncs (1 early), 2 keys pending, "
             "last pass 3 ms\n"
-            "redis 10.0.0.6:6379 (master 'rl'), failovers followed: 1\n"
+            "sentinel: redis 10.0.0.6:6379 (master 'rl'), failovers followed: 1\n"
             "PEER    LAST SEEN (server ms)\n"
             "node-b  1000\n"
             "\n"
@@ -268,25 +269,27 @@ TEST(Render, StatsAndCluster) {
             "web   198.18.0.7  500\n");
 
   // A Redis Cluster: its masters, one row each.
+  c.topology = "cluster";
   c.redis = "redis cluster of 2 masters: 10.0.0.5:6379 10.0.0.6:6379";
   c.masters_changed = 2;
   c.servers = {{"10.0.0.5:6379", 8192, true, 40, 0, 1, 0, 350},
                {"10.0.0.6:6379", 8192, false, 40, 3, 0, 2, 0}};
   c.peers.clear();
   c.blocked.clear();
-  EXPECT_EQ(text([&](auto& o) { render_cluster_status(c, o); }),
-            "node node-a, Redis up, last sync 40 ms ago, 5 syncs (1 early), 2 keys pending, "
-            "last pass 3 ms\n"
-            "redis cluster of 2 masters: 10.0.0.5:6379 10.0.0.6:6379, slot maps changed: 2\n"
-            "MASTER         SLOTS  STATE  CALLS  ERRORS  MOVED  ASK  LAST RTT (us)\n"
-            "10.0.0.5:6379  8192   up     40     0       1      0    350\n"
-            "10.0.0.6:6379  8192   DOWN   40     3       0      2    0\n"
-            "\n"
-            "PEER  LAST SEEN (server ms)\n"
-            "(none)\n"
-            "\n"
-            "RULE  KEY  BLOCKED FOR (ms)\n"
-            "(none)\n");
+  EXPECT_EQ(
+      text([&](auto& o) { render_cluster_status(c, o); }),
+      "node node-a, Redis up, last sync 40 ms ago, 5 syncs (1 early), 2 keys pending, "
+      "last pass 3 ms\n"
+      "cluster: redis cluster of 2 masters: 10.0.0.5:6379 10.0.0.6:6379, slot maps changed: 2\n"
+      "MASTER         SLOTS  STATE  CALLS  ERRORS  MOVED  ASK  LAST RTT (us)\n"
+      "10.0.0.5:6379  8192   up     40     0       1      0    350\n"
+      "10.0.0.6:6379  8192   DOWN   40     3       0      2    0\n"
+      "\n"
+      "PEER  LAST SEEN (server ms)\n"
+      "(none)\n"
+      "\n"
+      "RULE  KEY  BLOCKED FOR (ms)\n"
+      "(none)\n");
 }
 
 }  // namespace
