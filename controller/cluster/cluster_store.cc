@@ -110,7 +110,14 @@ StoreStatus ClusterStore::refresh_slots() {
           StoreError{ErrorKind::kAuth, 0, ep.str() + ": AUTH: " + std::string(auth.str, auth.len)};
       continue;
     }
-    auto map = parse_cluster_slots(*ex.replies.back(), ep.host);
+    const redisReply& slots = *ex.replies.back();
+    if (slots.type == REDIS_REPLY_ERROR) {
+      // Its kind decides: NOPERM for CLUSTER SLOTS is a permission to grant, not a bad reply.
+      const std::string text(slots.str, slots.len);
+      last = StoreError{reply_error_kind(text), 0, ep.str() + ": CLUSTER SLOTS: " + text};
+      continue;
+    }
+    auto map = parse_cluster_slots(slots, ep.host);
     if (!map || map->unserved() == kSlots) {
       last = map ? StoreError{ErrorKind::kClusterDown, 0, ep.str() + ": serves no slots"}
                  : map.error().wrap(ep.str());

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "redis_cluster.h"
 
+#include <algorithm>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "process.h"
@@ -22,6 +25,32 @@ std::string info_field(const std::string& info, const std::string& field) {
 }
 
 }  // namespace
+
+std::vector<std::string> documented_acl_addition(const std::string& permission) {
+  std::ifstream doc(RL_DOCS_CLUSTER);
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("ACL SETUSER rld +", 0) != 0) continue;
+    std::vector<std::string> argv;
+    std::istringstream words(line);
+    for (std::string w; words >> w;) argv.push_back(w);
+    if (std::find(argv.begin(), argv.end(), permission) != argv.end()) return argv;
+  }
+  return {};
+}
+
+Status grant_documented_acl(const std::vector<RedisServer*>& servers, const std::string& password,
+                            const std::string& permission) {
+  const auto base = documented_acl(password), addition = documented_acl_addition(permission);
+  if (base.empty() || addition.empty())
+    return Error{ENOENT, "docs/cluster.md has no ACL SETUSER line for " + permission};
+  for (RedisServer* s : servers)
+    for (const auto& line : {base, addition}) {
+      auto r = s->command(line);
+      if (!r) return r.error();
+      if (r->is_error()) return Error{EPROTO, "ACL SETUSER: " + r->str};
+    }
+  return Status::Ok();
+}
 
 std::string RedisCluster::cli() {
 #ifdef RL_REDIS_CLI

@@ -23,6 +23,15 @@ struct RedisClusterOptions {
   std::string netns;  // as RedisServerOptions::netns
 };
 
+// The line of docs/cluster.md that adds `permission` to rld's ACL user ("ACL SETUSER rld
+// +role"), as a command's words; empty if there is none.
+std::vector<std::string> documented_acl_addition(const std::string& permission);
+
+// Creates rld's user on each server from docs/cluster.md: the base line, then the line that adds
+// `permission` (ACL users are per server: every master and replica needs them).
+Status grant_documented_acl(const std::vector<RedisServer*>& servers, const std::string& password,
+                            const std::string& permission);
+
 class RedisCluster {
  public:
   // redis-cli, "" if the build did not find it.

@@ -258,6 +258,59 @@ TEST_F(RedisClusterTest, SurvivesAMastersDeath) {
   EXPECT_EQ(counted("api", b), sent) << "every delta of the live master's slot, once";
 }
 
+// An ACL user given the documented permissions, base and cluster lines read from
+// docs/cluster.md, on every node: the store syncs, heartbeats and follows a migration as that
+// user; without CLUSTER SLOTS it is refused with the permission named.
+TEST_F(RedisClusterTest, AnAclUserWithTheDocumentedPermissions) {
+  const std::string password = "acl-cluster-pass";
+  std::vector<RedisServer*> all;
+  for (const auto& n : cluster_->nodes()) all.push_back(n.get());
+  Status granted = grant_documented_acl(all, password, "+cluster|slots");
+  ASSERT_TRUE(granted) << granted.error().str();
+  auto o = options();
+  o.user = "rld";
+  o.password = password;
+  auto s = cluster::ClusterStore::create(o);
+  ASSERT_TRUE(s) << s.error().str();
+  std::vector<cluster::KeyDelta> deltas;
+  deltas.reserve(300);
+  for (int i = 0; i < 300; i++)
+    deltas.push_back(
+        key_delta("api", "198.18.1." + std::to_string(i % 256) + ":" + std::to_string(i / 256), 1,
+                  10, kWindowMs));
+  auto r = (*s)->sync(deltas);
+  ASSERT_TRUE(r) << r.error().str();
+  EXPECT_TRUE(r->retry.empty()) << r->retry_reason;
+  EXPECT_TRUE(r->rejected.empty()) << r->rejected_reason;
+  ASSERT_TRUE((*s)->heartbeat("node-a"));
+  ASSERT_TRUE((*s)->peers(60s));
+
+  // A slot moves: MOVED needs no permission, the map read again does.
+  const std::string key = key_in(1);
+  const uint16_t slot = cluster::key_slot(hash_of("api", key));
+  RedisServer* to = cluster_->master_of((slot + 8192) % 16384);
+  ASSERT_TRUE((*s)->sync({key_delta("api", key, 1, 10, kWindowMs)}));
+  Status moved = cluster_->migrate_slot(slot, *to);
+  ASSERT_TRUE(moved) << moved.error().str();
+  auto after = (*s)->sync({key_delta("api", key, 1, 10, kWindowMs)});
+  ASSERT_TRUE(after) << after.error().str();
+  EXPECT_TRUE(after->retry.empty()) << after->retry_reason;
+  EXPECT_GE((*s)->stats().moved, 1u);
+  EXPECT_EQ(counted("api", key), 2u);
+
+  for (const auto& n : cluster_->nodes()) {
+    auto r2 = n->command({"ACL", "SETUSER", "rld", "-cluster|slots"});
+    ASSERT_TRUE(r2 && !r2->is_error()) << (r2 ? r2->str : r2.error().str());
+  }
+  auto fresh = cluster::ClusterStore::create(o);
+  ASSERT_TRUE(fresh);
+  auto refused = (*fresh)->sync(deltas);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, cluster::ErrorKind::kPermission) << refused.error().str();
+  EXPECT_NE(refused.error().message.find("cluster|slots"), std::string::npos)
+      << refused.error().str();
+}
+
 TEST_F(RedisClusterTest, RefusesWhatIsNotACluster) {
   auto standalone = RedisServer::start();
   ASSERT_TRUE(standalone) << standalone.error().str();

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cluster/pending.h"
+#include "redis_cluster.h"
 #include "redis_test.h"
 
 namespace rl::testing {
@@ -148,6 +149,28 @@ TEST_F(SentinelTest, FollowsASentinelFailover) {
   EXPECT_LE(got, before + after) << "nothing counted twice here: no reply was lost";
   EXPECT_GE(got + 20, before + after) << "lost more than two seconds of deltas";
   EXPECT_GE((*store)->stats().masters_changed, 1u);
+}
+
+// rld's ACL user with the documented permissions, the base line and Sentinel's, read from
+// docs/cluster.md, on the master and its replica (ACL users are per server).
+TEST_F(SentinelTest, AnAclUserWithTheDocumentedPermissions) {
+  const std::string password = "acl-sentinel-pass";
+  Status granted = grant_documented_acl({master_.get(), replica_.get()}, password, "+role");
+  ASSERT_TRUE(granted) << granted.error().str();
+  auto o = options();
+  o.user = "rld";
+  o.password = password;
+  auto store = cluster::RedisStore::connect(o);
+  ASSERT_TRUE(store) << store.error().str();
+  ASSERT_TRUE((*store)->sync({key_delta("api", "198.18.0.7", 5, 100, kWindowMs)}));
+  EXPECT_EQ(counted(*master_, "198.18.0.7"), 5u);
+
+  auto r = master_->command({"ACL", "SETUSER", "rld", "-role"});
+  ASSERT_TRUE(r && !r->is_error());
+  auto refused = cluster::RedisStore::connect(o);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, cluster::ErrorKind::kPermission) << refused.error().str();
+  EXPECT_NE(refused.error().message.find("role"), std::string::npos) << refused.error().str();
 }
 
 TEST_F(SentinelTest, NoSentinelAnsweringIsAnError) {
