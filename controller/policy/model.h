@@ -148,6 +148,13 @@ struct Rule {
   SourceLocation where;
 };
 
+// How many of a rule's limits, its own and those stacked on it, count connections.
+inline size_t connection_limits(const Rule& r) {
+  size_t n = r.limit.algorithm == Algorithm::kConnections;
+  for (const auto& l : r.more) n += l.limit.algorithm == Algorithm::kConnections;
+  return n;
+}
+
 struct SourceSet {
   std::string name;
   std::vector<Prefix> prefixes;

@@ -391,8 +391,7 @@ void read_syn_cookies(Reader& r, const Field& f, Rule& rule) {
 // rule matches only those (protocol tcp, tcp_syn), and what needs a key's state (a block, the
 // fleet's count, a budget for new keys) or answers the SYN itself does not go with it.
 void check_connection_limit(Reader& r, const Fields& fields, Rule& rule) {
-  size_t n = rule.limit.algorithm == Algorithm::kConnections;
-  for (const auto& l : rule.more) n += l.limit.algorithm == Algorithm::kConnections;
+  const size_t n = connection_limits(rule);
   if (n == 0) return;
   if (n > 1) r.error(rule.where, "a rule holds at most one connections limit");
   Match& m = rule.match;

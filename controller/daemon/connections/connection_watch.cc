@@ -5,6 +5,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "common/log.h"
 #include "daemon/netfilter/nft.h"
 
@@ -30,12 +32,8 @@ std::string conntrack_script() {
 }  // namespace
 
 bool has_connection_limits(const policy::Policy& p) {
-  for (const auto& r : p.rules) {
-    if (r.limit.algorithm == policy::Algorithm::kConnections) return true;
-    for (const auto& l : r.more)
-      if (l.limit.algorithm == policy::Algorithm::kConnections) return true;
-  }
-  return false;
+  return std::any_of(p.rules.begin(), p.rules.end(),
+                     [](const policy::Rule& r) { return policy::connection_limits(r) > 0; });
 }
 
 ConnectionWatch::~ConnectionWatch() { stop(); }
