@@ -460,6 +460,10 @@ void Daemon::housekeeping() {
   // Expired runtime entries no longer apply in the kernel; remove them from the maps, listing
   // them only once one may have expired.
   runtime_expiry_.sweep(*dp_, *dp_);
+  if (connections_ && last_housekeeping_ - last_tables_check_ >= std::chrono::seconds(5)) {
+    last_tables_check_ = last_housekeeping_;
+    connections_->restore();
+  }
   if (last_housekeeping_ - rates_.last() >= std::chrono::seconds(5))
     rates_.sample(*dp_, policies_->rules(), last_housekeeping_);
 }

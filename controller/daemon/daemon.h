@@ -136,6 +136,7 @@ class Daemon {
   std::chrono::steady_clock::time_point reload_at_{};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_housekeeping_{};
+  std::chrono::steady_clock::time_point last_tables_check_{};  // rld's nftables tables, restore()
   bool stop_ = false;
   handlers::RuleRates rates_;               // per-rule counters one interval apart, for rlctl stats
   handlers::RuntimeExpiry runtime_expiry_;  // when housekeeping next lists the runtime entries

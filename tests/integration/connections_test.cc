@@ -139,6 +139,30 @@ TEST_F(ConnectionsTest, AConnectionLimitHoldsASourceToItsOpenConnections) {
   EXPECT_FALSE(lab_->run(lab_->server_ns(), {"nft", "list", "table", "inet", "rl_conntrack"}).ok());
 }
 
+// `nft flush ruleset`, which nftables.service runs on reload, takes rld's conntrack table with
+// it, and conntrack then tracks nothing: rld puts the table back within seconds and the limit
+// holds again.
+TEST_F(ConnectionsTest, AFlushedRulesetIsPutBack) {
+  write_connections_policy(3);
+  start_rld();
+  ASSERT_NO_FATAL_FAILURE(start_server());
+  const std::vector<std::string> list = {"nft", "list", "table", "inet", "rl_conntrack"};
+  ASSERT_TRUE(lab_->run(lab_->server_ns(), list).ok());
+  ASSERT_TRUE(lab_->run(lab_->server_ns(), {"nft", "flush", "ruleset"}).ok());
+  ASSERT_FALSE(lab_->run(lab_->server_ns(), list).ok());
+  bool back = false;
+  for (int i = 0; i < 80 && !back; i++) {
+    std::this_thread::sleep_for(100ms);
+    back = lab_->run(lab_->server_ns(), list).ok();
+  }
+  ASSERT_TRUE(back) << "rld puts its table back within 8 s";
+  const std::string to = lab_->pair().server.ipv4;
+  auto client =
+      lab_->run(lab_->client_ns(), {"python3", "-c", kClient, to, std::to_string(kPort)}, 30s);
+  ASSERT_TRUE(client.ok()) << client.describe();
+  EXPECT_EQ(client.out, "111001\n") << "counted again: 3 held, 2 refused, 1 after a close";
+}
+
 // Holds 3 connections for 4 s, then closes them: long enough for rld to be restarted meanwhile.
 constexpr char kHolder[] = R"(
 import socket, sys, time

@@ -50,7 +50,8 @@ Status ConnectionWatch::prepare(const policy::Policy& next) {
   if (Status s = counter_.clear(); !s) return s.error().wrap("clear the connection counts");
   events_ = std::make_unique<ConntrackEvents>(std::move(*events));
   stop_ = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (stop_.get() < 0) return errno_error("eventfd");
+  wake_ = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (stop_.get() < 0 || wake_.get() < 0) return errno_error("eventfd");
   thread_ = std::thread([this] { run(); });
   log::info("counting connections for connection limits", {{"table", table_name()}});
   return {};
@@ -75,6 +76,24 @@ Status ConnectionWatch::remove_table() {
   return {};
 }
 
+void ConnectionWatch::restore() {
+  if (!running()) return;
+  Nft nft;
+  auto has = nft.has_table(table_name());
+  if (!has || *has) return;
+  if (auto s = nft.run(conntrack_script()); !s) {
+    log::warn("could not put rld's conntrack table back", {{"error", s.error().str()}});
+    return;
+  }
+  // Connections that opened while conntrack was off are in nobody's count, and closes of
+  // counted ones went unseen: conntrack's table says which are open now.
+  recount_wanted_ = true;
+  uint64_t one = 1;
+  if (write(wake_.get(), &one, sizeof(one)) < 0) log::warn("could not wake the connection watch");
+  log::warn("rld's conntrack table was removed; put back, connections counted again",
+            {{"table", table_name()}});
+}
+
 void ConnectionWatch::stop() {
   if (!thread_.joinable()) return;
   uint64_t one = 1;
@@ -93,13 +112,19 @@ void ConnectionWatch::run() {
     }
   };
   for (;;) {
-    pollfd fds[2] = {{events_->fd(), POLLIN, 0}, {stop_.get(), POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
+    pollfd fds[3] = {
+        {events_->fd(), POLLIN, 0}, {stop_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
+    if (poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
       log::error("connection watch stopped", {{"error", errno_error("poll").str()}});
       return;
     }
     if (fds[1].revents) return;
+    if (fds[2].revents) {
+      uint64_t n = 0;
+      if (read(wake_.get(), &n, sizeof(n)) < 0) errors_++;
+      if (recount_wanted_.exchange(false)) recount();
+    }
     const uint64_t lost_before = events_->lost();
     if (Status s = events_->drain(count); !s) {
       errors_++;

@@ -35,6 +35,10 @@ class ConnectionWatch final : public PolicyHooks {
 
   // Removes rld's conntrack table if it is there (rld --cleanup).
   static Status remove_table();
+  // Puts rld's conntrack table back if something else removed it (`nft flush ruleset`, as
+  // nftables.service runs on reload): without it conntrack tracks nothing and no event comes.
+  // The thread then counts again from conntrack's table. rld calls it every few seconds.
+  void restore();
 
   bool running() const { return thread_.joinable(); }
   uint64_t tracked() const { return tracked_.load(std::memory_order_relaxed); }
@@ -49,6 +53,8 @@ class ConnectionWatch final : public PolicyHooks {
   ConnectionCounter counter_;  // the thread's alone while it runs
   std::unique_ptr<ConntrackEvents> events_;
   UniqueFd stop_;  // an eventfd the thread polls beside the events
+  UniqueFd wake_;  // another: a recount is wanted (recount_wanted_)
+  std::atomic<bool> recount_wanted_{false};
   std::thread thread_;
   std::atomic<uint64_t> tracked_{0}, lost_{0}, errors_{0};
 };
