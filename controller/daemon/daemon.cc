@@ -463,6 +463,7 @@ void Daemon::housekeeping() {
   if (connections_ && last_housekeeping_ - last_tables_check_ >= std::chrono::seconds(5)) {
     last_tables_check_ = last_housekeeping_;
     connections_->restore();
+    synproxy_.restore();
   }
   if (last_housekeeping_ - rates_.last() >= std::chrono::seconds(5))
     rates_.sample(*dp_, policies_->rules(), last_housekeeping_);

@@ -193,6 +193,31 @@ TEST_F(SynCookieLabTest, StackSideFollowsThePolicy) {
   EXPECT_EQ(tcp_loose(), "1\n");
 }
 
+// `nft flush ruleset`, which nftables.service runs on reload, takes rld's table with it: rld puts
+// it back within seconds, and still restores the operator's sysctl value when the table goes.
+TEST_F(SynCookieLabTest, AFlushedRulesetIsPutBack) {
+  ASSERT_EQ(tcp_loose(), "1\n") << "a fresh namespace's default";
+  write_policy("web.yaml", policy(true));
+  start_rld();
+  ASSERT_TRUE(synproxy_table_installed());
+  in_server("nft flush ruleset");
+  ASSERT_FALSE(synproxy_table_installed());
+  bool back = false;
+  for (int i = 0; i < 80 && !back; i++) {
+    std::this_thread::sleep_for(100ms);
+    back = synproxy_table_installed();
+  }
+  ASSERT_TRUE(back) << "rld puts its table back within 8 s";
+  EXPECT_NE(in_server("nft list table inet rl_synproxy").find("tcp dport 8080"), std::string::npos);
+  EXPECT_EQ(tcp_loose(), "0\n");
+
+  const uint64_t gen = ctl({"status"})["generation"];
+  write_policy("web.yaml", policy(false));
+  wait_reload(gen);
+  EXPECT_FALSE(synproxy_table_installed());
+  EXPECT_EQ(tcp_loose(), "1\n") << "the operator's value, not the 0 rld had set";
+}
+
 // SYN cookies are installed completely or not at all. rld runs in a mount namespace whose
 // /proc/sys is read-only (as in a container without a writable /proc/sys, or under
 // ProtectKernelTunables=): a policy with a syn_cookies rule is refused as a whole, with an error

@@ -164,6 +164,7 @@ Status SynProxy::install(const std::vector<policy::PortRange>& ports) {
     if (auto s = remove(sysctl_dir_); !s) return s;
     known_ = true;
     ports_.clear();
+    tcp_loose_before_ = -1;
     return {};
   }
   // All or nothing: a table without the sysctl set would let the cookie's ACK open a conntrack
@@ -177,6 +178,7 @@ Status SynProxy::install(const std::vector<policy::PortRange>& ports) {
   // The value before any rld changed it: the one recorded when the table was first made. When
   // conntrack is not loaded yet it comes with the table, at its default (1).
   int before = recorded_tcp_loose(*listing);
+  if (before < 0) before = tcp_loose_before_;
   if (before < 0 && *sysctl == Sysctl::kAbsent) before = 1;
   if (before < 0) {
     auto now = read_tcp_loose(path);
@@ -203,6 +205,7 @@ Status SynProxy::install(const std::vector<policy::PortRange>& ports) {
   }
   known_ = true;
   ports_ = ports;
+  tcp_loose_before_ = before;
   log::info(
       "SYN cookies: stack side installed",
       {{"nftables",
@@ -211,6 +214,20 @@ Status SynProxy::install(const std::vector<policy::PortRange>& ports) {
        {"sysctl", "net.netfilter.nf_conntrack_tcp_loose=0 (was " + std::to_string(before) + ")"},
        {"sysctl_path", path}});
   return {};
+}
+
+void SynProxy::restore() {
+  if (!known_ || ports_.empty()) return;
+  Nft nft;
+  auto has = nft.has_table(table_name());
+  if (!has || *has) return;
+  known_ = false;
+  if (Status s = install(ports_); !s) {
+    log::error("SYN cookies: could not put rld's table back", {{"error", s.error().str()}});
+    return;
+  }
+  log::warn("SYN cookies: rld's table was removed; put back",
+            {{"nftables", "table " + table_name()}});
 }
 
 Status SynProxy::prepare(const policy::Policy& next) {

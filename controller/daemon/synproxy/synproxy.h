@@ -62,6 +62,9 @@ class SynProxy final : public PolicyHooks {
   // --detach-on-exit). When the recorded value cannot be written back the table stays, with
   // its record, so that a run that can write it restores it.
   static Status remove(const std::string& sysctl_dir);
+  // Puts rld's table back if something else removed it (`nft flush ruleset`, as
+  // nftables.service runs on reload); rld calls it every few seconds.
+  void restore();
 
  private:
   Status install(const std::vector<policy::PortRange>& ports);
@@ -70,6 +73,9 @@ class SynProxy final : public PolicyHooks {
   bool enabled_ = true;
   bool known_ = false;  // whether ports_ is what the kernel holds (false until the first install)
   std::vector<policy::PortRange> ports_;
+  // nf_conntrack_tcp_loose before rld set it, as recorded in its table: kept here too, so that a
+  // table put back after a flush still restores the operator's value, not rld's 0. -1: none.
+  int tcp_loose_before_ = -1;
 };
 
 }  // namespace rl::daemon
