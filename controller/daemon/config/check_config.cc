@@ -3,6 +3,7 @@
 
 #include "compiler/compiler.h"
 #include "daemon/config/config_options.h"
+#include "daemon/config/redis_config.h"
 #include "policy/loader.h"
 
 namespace rl::daemon {
@@ -15,9 +16,15 @@ ConfigCheck check_config(const Config& cfg) {
     if (o.secret && !v.empty()) v = "(set)";
     s += "  " + o.path() + ": " + (v.empty() ? "''" : v) + "\n";
   }
-  if (!cfg.cluster_enabled())
+  if (!cfg.cluster_enabled()) {
     s += "cluster limits: off (no redis_host, redis_socket, redis_sentinels or "
          "redis_cluster_nodes)\n";
+  } else if (auto store = make_redis_store(cfg); !store) {
+    c.errors.push_back(store.error().str());
+  } else {
+    s += std::string("cluster limits: on, Redis ") + redis_topology(cfg) + ", " +
+         (*store)->server() + "\n";
+  }
   if (cfg.interfaces.empty()) c.warnings.emplace_back(kNoInterfaceWarning);
 
   auto loaded = policy::load_directory(cfg.policy_dir);

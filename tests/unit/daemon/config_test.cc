@@ -229,5 +229,37 @@ TEST(CheckConfig, NoInterfaceIsAWarning) {
   fs::remove_all(dir);
 }
 
+// The cluster: section is checked as rld's start makes the store: a configuration the check
+// passes is one rld starts with.
+TEST(CheckConfig, ChecksTheRedisSettings) {
+  Config cfg;
+  cfg.policy_dir = fs::temp_directory_path() / ("rl-check-redis-" + std::to_string(::getpid()));
+  fs::create_directories(cfg.policy_dir);
+  cfg.interfaces = {"eth0"};
+  cfg.redis_cluster_nodes = {"10.0.0.5:6379", "10.0.0.6:6379"};
+  auto good = check_config(cfg);
+  EXPECT_TRUE(good.ok()) << (good.errors.empty() ? "" : good.errors[0]);
+  EXPECT_NE(good.summary.find("cluster limits: on, Redis cluster, redis cluster, slots not known "
+                              "yet; seeds 10.0.0.5:6379 10.0.0.6:6379"),
+            std::string::npos)
+      << good.summary;
+
+  cfg.redis_cluster_nodes = {"10.0.0.5"};
+  auto bad = check_config(cfg);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.errors[0].find("cluster.redis_cluster_nodes: address '10.0.0.5': want host:port"),
+            std::string::npos)
+      << bad.errors[0];
+
+  cfg.redis_cluster_nodes = {"10.0.0.5:6379"};
+  cfg.redis_sentinels = {"10.0.0.7:26379"};
+  cfg.redis_master_name = "rl";
+  auto both = check_config(cfg);
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.errors[0].find("both sentinels and cluster nodes"), std::string::npos)
+      << both.errors[0];
+  fs::remove_all(cfg.policy_dir);
+}
+
 }  // namespace
 }  // namespace rl::daemon
