@@ -194,9 +194,9 @@ void add_interfaces(std::vector<MetricFamily>& out, const Snapshot& s) {
   out.push_back(std::move(f));
 }
 
-// A Redis Cluster's masters, one sample each, labelled by address.
+// A Redis Cluster's masters, one sample each, labelled by address; the families have no sample
+// with one server, but are described all the same, as every family is.
 void add_cluster_servers(std::vector<MetricFamily>& out, const ClusterSnapshot& c) {
-  if (c.servers.empty()) return;
   auto up = family("rl_cluster_redis_server_up",
                    "1 if the last call to this Redis Cluster master succeeded.", MetricType::Gauge);
   auto slots = family("rl_cluster_redis_server_slots", "Slots this Redis Cluster master serves.",

@@ -240,9 +240,15 @@ TEST(Collector, ClusterFamiliesOnlyWithCluster) {
   EXPECT_EQ(value(full, "rl_cluster_sync_errors_total", {{"kind", "timeout"}}), 1);
 }
 
-// A Redis Cluster's masters, one sample per master and family; none with one server.
+// A Redis Cluster's masters, one sample per master and family; no sample with one server.
 TEST(Collector, ClusterMastersEachHaveTheirSamples) {
-  EXPECT_EQ(find(collect_fixture(), "rl_cluster_redis_server_up"), nullptr);
+  auto one_server = collect([]() -> Result<metrics::Snapshot> {
+    metrics::Snapshot s;
+    s.cluster.enabled = true;
+    return s;
+  });
+  ASSERT_NE(find(one_server, "rl_cluster_redis_server_up"), nullptr);
+  EXPECT_TRUE(find(one_server, "rl_cluster_redis_server_up")->metric.empty());
   auto fams = collect([]() -> Result<metrics::Snapshot> {
     metrics::Snapshot s;
     s.cluster.enabled = true;

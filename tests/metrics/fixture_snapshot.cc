@@ -58,6 +58,8 @@ metrics::Snapshot fixture_snapshot() {
   s.cluster.rtt_buckets = {900, 1190, 1200};
   s.cluster.rtt_sum_seconds = 1.5;
   s.cluster.rtt_count = 1200;
+  s.cluster.servers = {{"10.0.0.5:6379", 8192, true, 0, 2, 1, 0.0004},
+                       {"10.0.0.6:6379", 8192, true, 1, 0, 0, 0.0005}};
   return s;
 }
 
