@@ -163,13 +163,16 @@ void ClusterStore::route(const std::vector<KeyDelta>& deltas, const std::vector<
       continue;
     }
     const auto& m = map_.masters[static_cast<size_t>(owner)];
-    shares[addr_of(m.host, m.port)].indices.push_back(i);
+    Share& s = shares[addr_of(m.host, m.port)];
+    s.host = m.host;
+    s.port = m.port;
+    s.indices.push_back(i);
   }
 }
 
-void ClusterStore::run_round(const std::vector<KeyDelta>& deltas,
-                             std::map<std::string, Share>& shares, SyncReply& out,
-                             std::map<std::string, Share>& next) {
+size_t ClusterStore::run_round(const std::vector<KeyDelta>& deltas,
+                               std::map<std::string, Share>& shares, SyncReply& out,
+                               std::map<std::string, Share>& next) {
   struct Flight {
     Node* node;
     const Share* share;
@@ -177,10 +180,9 @@ void ClusterStore::run_round(const std::vector<KeyDelta>& deltas,
   };
   // Every share on its way before any reply is read: the masters work at once.
   std::vector<Flight> flights;
+  size_t answered = 0;
   for (auto& [key, share] : shares) {
-    const std::string addr = share.ask ? key.substr(0, key.size() - 4) : key;
-    const size_t colon = addr.rfind(':');
-    auto n = node(addr.substr(0, colon), std::stoi(addr.substr(colon + 1)));
+    auto n = node(share.host, share.port);
     if (!n) {
       out.retry.insert(out.retry.end(), share.indices.begin(), share.indices.end());
       continue;
@@ -203,6 +205,7 @@ void ClusterStore::run_round(const std::vector<KeyDelta>& deltas,
       out.retry.insert(out.retry.end(), idx.begin(), idx.end());
       continue;
     }
+    answered++;
     h.up = true;
     h.round_trip = reply->round_trip;
     out.round_trip = std::max(out.round_trip, reply->round_trip);
@@ -224,10 +227,13 @@ void ClusterStore::run_round(const std::vector<KeyDelta>& deltas,
       if (!red.ask) map_stale_ = true;
       const std::string to = addr_of(red.host, red.port);
       Share& s = next[red.ask ? ask_key(to) : to];
+      s.host = red.host;
+      s.port = red.port;
       s.ask = red.ask;
       for (size_t r : red.indices) s.indices.push_back(idx[r]);
     }
   }
+  return answered;
 }
 
 StoreResult<SyncReply> ClusterStore::sync(const std::vector<KeyDelta>& deltas) {
@@ -243,10 +249,9 @@ StoreResult<SyncReply> ClusterStore::sync(const std::vector<KeyDelta>& deltas) {
     std::iota(all.begin(), all.end(), 0);
     std::map<std::string, Share> shares;
     route(deltas, all, shares, out);
-    size_t failed_before = out.retry.size();
-    size_t sent = 0;
+    size_t asked = 0, answered = 0;  // masters, over the rounds
     for (int round = 0; round < kMaxRounds && !shares.empty(); round++) {
-      for (const auto& [key, share] : shares) sent += share.indices.size();
+      asked += shares.size();
       std::map<std::string, Share> next;
       // A master's ordinary share and an ASK share for it go in turns: one sync per store.
       std::map<std::string, Share> asks;
@@ -256,8 +261,8 @@ StoreResult<SyncReply> ClusterStore::sync(const std::vector<KeyDelta>& deltas) {
         } else {
           ++it;
         }
-      run_round(deltas, shares, out, next);
-      if (!asks.empty()) run_round(deltas, asks, out, next);
+      answered += run_round(deltas, shares, out, next);
+      if (!asks.empty()) answered += run_round(deltas, asks, out, next);
       if (map_stale_) (void)refresh_slots();
       shares = std::move(next);
     }
@@ -266,8 +271,7 @@ StoreResult<SyncReply> ClusterStore::sync(const std::vector<KeyDelta>& deltas) {
       out.retry.insert(out.retry.end(), share.indices.begin(), share.indices.end());
     }
     // Every master failed: as one server down, so the caller's failure policy applies.
-    if (out.retry.size() - failed_before >= sent && sent > 0 && out.over.empty() &&
-        out.server_time_ms == 0) {
+    if (asked > 0 && answered == 0) {
       connected_ = false;
       return StoreError{ErrorKind::kUnreachable, 0,
                         what + ": no master answered: " + out.retry_reason};

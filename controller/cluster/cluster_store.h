@@ -59,6 +59,8 @@ class ClusterStore final : public Store {
   };
   // Deltas bound for one master in one round, by their index in the request.
   struct Share {
+    std::string host;
+    int port = 0;
     std::vector<size_t> indices;
     bool ask = false;
   };
@@ -68,9 +70,9 @@ class ClusterStore final : public Store {
   StoreStatus ensure_slots();
   // One round: every share sent, then every reply read. Deltas sent elsewhere come back in
   // `next` (MOVED: to the master named, the map read again after; ASK: to the master named,
-  // behind ASKING).
-  void run_round(const std::vector<KeyDelta>& deltas, std::map<std::string, Share>& shares,
-                 SyncReply& out, std::map<std::string, Share>& next);
+  // behind ASKING). Returns how many masters answered.
+  size_t run_round(const std::vector<KeyDelta>& deltas, std::map<std::string, Share>& shares,
+                   SyncReply& out, std::map<std::string, Share>& next);
   void route(const std::vector<KeyDelta>& deltas, const std::vector<size_t>& indices,
              std::map<std::string, Share>& shares, SyncReply& out) const;
   // A call that only the master of `key`'s slot can answer, once more after a refresh when the
