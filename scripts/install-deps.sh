@@ -9,6 +9,7 @@ packages=(
   libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
   libcli11-dev libyaml-cpp-dev libhiredis-dev prometheus-cpp-dev libnftables-dev
   libnetfilter-conntrack-dev
+  libssl-dev openssl  # TLS to Redis; the TLS tests make their own CA with openssl
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   nlohmann-json3-dev
   redis-server prometheus

@@ -28,8 +28,11 @@ bool map_may_be_stale(ErrorKind k) {
 
 }  // namespace
 
-ClusterStore::ClusterStore(const RedisOptions& opts)
-    : opts_(opts), seeds_(opts.cluster_nodes), nodes_key_(opts.key_prefix + ":nodes") {
+ClusterStore::ClusterStore(const RedisOptions& opts, std::shared_ptr<const TlsContext> tls)
+    : opts_(opts),
+      tls_(std::move(tls)),
+      seeds_(opts.cluster_nodes),
+      nodes_key_(opts.key_prefix + ":nodes") {
   opts_.cluster_nodes.clear();
   opts_.sentinel = {};
   opts_.unix_socket.clear();
@@ -48,8 +51,14 @@ StoreResult<std::unique_ptr<ClusterStore>> ClusterStore::create(const RedisOptio
                           "redis options: a cluster node is host:port, not " + e.str()};
     }
     // The masters' stores are made of these options: check them as such.
-    if (auto s = RedisStore::create(opts); !s) return s.error();
-    return std::unique_ptr<ClusterStore>(new ClusterStore(opts));
+    std::shared_ptr<const TlsContext> tls;
+    if (opts.tls.enabled) {
+      auto made = TlsContext::create(opts.tls);
+      if (!made) return made.error().wrap("redis options");
+      tls = std::move(*made);
+    }
+    if (auto s = RedisStore::create(opts, tls); !s) return s.error();
+    return std::unique_ptr<ClusterStore>(new ClusterStore(opts, std::move(tls)));
   } catch (const std::exception& e) {
     return StoreError{ErrorKind::kResource, ENOMEM, std::string("cluster store: ") + e.what()};
   }
@@ -62,7 +71,7 @@ StoreResult<ClusterStore::Node*> ClusterStore::node(const std::string& host, int
   RedisOptions o = opts_;
   o.host = host;
   o.port = port;
-  auto store = RedisStore::create(o);
+  auto store = RedisStore::create(o, tls_);
   if (!store) return store.error();
   Node& n = nodes_[addr];
   n.store = std::move(*store);
@@ -88,7 +97,7 @@ StoreStatus ClusterStore::refresh_slots() {
   for (const auto& m : map_.masters) add(m.host, m.port);
   StoreError last{ErrorKind::kUnreachable, 0, "no cluster node to ask"};
   for (const Endpoint& ep : candidates) {
-    auto conn = RedisConn::connect(ep, opts_.connect_timeout);
+    auto conn = RedisConn::connect(ep, opts_.connect_timeout, tls_.get());
     if (!conn) {
       last = conn.error();
       continue;
@@ -327,11 +336,11 @@ std::string ClusterStore::server() const {
   if (!map_known_) {
     std::string s = "redis cluster, slots not known yet; seeds";
     for (const auto& e : seeds_) s += " " + addr_of(e.host, e.port);
-    return s;
+    return tls_ ? s + " over TLS" : s;
   }
   std::string s = "redis cluster of " + std::to_string(map_.masters.size()) + " masters:";
   for (const auto& m : map_.masters) s += " " + m.addr();
-  return s;
+  return tls_ ? s + " over TLS" : s;
 }
 
 std::vector<ServerHealth> ClusterStore::servers() const {

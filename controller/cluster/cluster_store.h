@@ -65,7 +65,7 @@ class ClusterStore final : public Store {
     bool ask = false;
   };
 
-  explicit ClusterStore(const RedisOptions& opts);
+  ClusterStore(const RedisOptions& opts, std::shared_ptr<const TlsContext> tls);
   StoreResult<Node*> node(const std::string& host, int port);
   StoreStatus ensure_slots();
   // One round: every share sent, then every reply read. Deltas sent elsewhere come back in
@@ -80,7 +80,8 @@ class ClusterStore final : public Store {
   template <typename Call>
   auto on_slot_owner(const std::string& key, Call call) -> decltype(call(std::declval<Store&>()));
 
-  RedisOptions opts_;  // for the masters' stores
+  RedisOptions opts_;                      // for the masters' stores
+  std::shared_ptr<const TlsContext> tls_;  // every node's, made once; null for plain connections
   std::vector<Endpoint> seeds_;
   std::string nodes_key_;
   std::vector<uint16_t> bucket_slot_;  // spread bucket -> slot

@@ -17,6 +17,8 @@ const char* to_string(ErrorKind kind) {
       return "no script";
     case ErrorKind::kAuth:
       return "auth";
+    case ErrorKind::kTls:
+      return "tls";
     case ErrorKind::kPermission:
       return "permission";
     case ErrorKind::kReadOnly:

@@ -21,6 +21,7 @@ enum class ErrorKind : uint8_t {
   kConnectionLost,  // the connection failed mid-call: the server hung up, a socket error
   kNoScript,        // NOSCRIPT: the server does not have the script
   kAuth,            // NOAUTH, WRONGPASS, or AUTH refused
+  kTls,             // the TLS handshake failed: a certificate refused (the server's or ours)
   kPermission,      // NOPERM: the ACL user may not run a command or touch a key
   kReadOnly,        // READONLY, or ROLE not master: the server is a replica (a failover)
   kRedirect,        // MOVED or ASK: a Redis Cluster node does not serve the key's slot

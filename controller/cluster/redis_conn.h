@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// One connection to Redis through hiredis, owned. Commands are queued, then exchanged in one
-// round trip in which every wait is bounded by a single deadline, so no call can stall past it
-// however the server or the network misbehaves (hiredis' own socket timeouts bound each
-// syscall, not the call).
+// One connection to Redis, owned: plain or TLS on a non-blocking socket, with hiredis for the
+// protocol only (its command formatter and reply reader). Commands are queued, then exchanged in
+// one round trip in which every wait is bounded by a single deadline, so no call can stall past
+// it however the server or the network misbehaves.
 #pragma once
 
 #include <chrono>
@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "cluster/error.h"
+#include "cluster/tls.h"
+#include "common/fd.h"
 
-struct redisContext;
+struct redisReader;
 struct redisReply;
 
 namespace rl::cluster {
@@ -23,6 +25,10 @@ struct ReplyDeleter {
   void operator()(redisReply* r) const;
 };
 using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+
+struct ReaderDeleter {
+  void operator()(redisReader* r) const;
+};
 
 struct Endpoint {
   std::string host;
@@ -45,20 +51,22 @@ class RedisConn {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Bounded by `timeout` except for name resolution: give an address, not a host name.
-  static StoreResult<RedisConn> connect(const Endpoint& ep, std::chrono::milliseconds timeout);
+  // Bounded by `timeout`, TLS handshake included, except for name resolution: give an address,
+  // not a host name. With `tls`, the session is TLS and the server's certificate verified.
+  static StoreResult<RedisConn> connect(const Endpoint& ep, std::chrono::milliseconds timeout,
+                                        const TlsContext* tls = nullptr);
 
-  RedisConn(RedisConn&& o) noexcept;
-  RedisConn& operator=(RedisConn&& o) noexcept;
+  RedisConn(RedisConn&& o) noexcept = default;
+  RedisConn& operator=(RedisConn&& o) noexcept = default;
   RedisConn(const RedisConn&) = delete;
   RedisConn& operator=(const RedisConn&) = delete;
-  ~RedisConn();
+  ~RedisConn() = default;
 
   // Queues one command; nothing is sent before send() or exchange().
   StoreStatus append(const std::vector<std::string_view>& argv);
   size_t queued() const { return queued_; }
   // Bytes queued and not sent yet.
-  size_t unsent() const;
+  size_t unsent() const { return out_.size() - out_sent_; }
   // Sends what is queued without waiting for replies, so that the server starts on the first
   // commands while later ones are still being built. Failure leaves the connection unusable.
   std::optional<StoreError> send(Clock::time_point deadline);
@@ -68,11 +76,26 @@ class RedisConn {
   const std::string& name() const { return name_; }
 
  private:
-  RedisConn(redisContext* c, std::string name) : c_(c), name_(std::move(name)) {}
-  std::optional<StoreError> wait(short events, Clock::time_point deadline, const char* what);
-  StoreError io_error(const char* what, int saved_errno) const;
+  // What one non-blocking read or write did: moved bytes, must wait for the socket to be
+  // readable or writable (TLS may need either for both), or failed.
+  struct Io {
+    size_t bytes = 0;
+    short wait_for = 0;
+    std::optional<StoreError> failure;
+  };
 
-  redisContext* c_ = nullptr;
+  RedisConn(UniqueFd fd, Ssl ssl, std::string name);
+  std::optional<StoreError> handshake(Clock::time_point deadline);
+  std::optional<StoreError> wait(short events, Clock::time_point deadline, const char* what);
+  Io write_some();
+  Io read_some(char* buf, size_t len);
+  Io tls_io(int ret, int saved_errno, const char* what);
+
+  UniqueFd fd_;
+  Ssl ssl_;  // null for a plain connection
+  std::unique_ptr<redisReader, ReaderDeleter> reader_;
+  std::string out_;  // formatted commands; those before out_sent_ are sent
+  size_t out_sent_ = 0;
   std::string name_;
   size_t queued_ = 0;
 };

@@ -102,6 +102,12 @@ StoreStatus validate(const RedisOptions& o) {
   if (o.key_prefix.find_first_of("{}") != std::string::npos)
     return invalid("key_prefix contains '{' or '}', which would move the hash tag");
   if (o.spread < 1 || o.spread > 8192) return invalid("spread " + std::to_string(o.spread));
+  if (o.tls.enabled && o.cluster_nodes.empty() && o.sentinel.sentinels.empty() &&
+      !o.unix_socket.empty())
+    return invalid("TLS is for TCP: unix_socket '" + o.unix_socket + "' cannot use it");
+  if (!o.tls.enabled && (!o.tls.ca_file.empty() || !o.tls.cert_file.empty() ||
+                         !o.tls.key_file.empty() || !o.tls.server_name.empty()))
+    return invalid("TLS files or a server name are set but TLS is off");
   return StoreStatus::Ok();
 }
 
@@ -113,16 +119,23 @@ uint64_t backoff_seed(const void* self) {
 
 }  // namespace
 
-RedisStore::RedisStore(const RedisOptions& opts)
+RedisStore::RedisStore(const RedisOptions& opts, std::shared_ptr<const TlsContext> tls)
     : opts_(opts),
+      tls_(std::move(tls)),
       endpoint_{opts.host, opts.port, opts.unix_socket},
       nodes_key_(opts.key_prefix + ":nodes"),
       backoff_(kBackoffInitial, kBackoffCap, backoff_seed(this)) {}
 
-StoreResult<std::unique_ptr<RedisStore>> RedisStore::create(const RedisOptions& opts) {
+StoreResult<std::unique_ptr<RedisStore>> RedisStore::create(const RedisOptions& opts,
+                                                            std::shared_ptr<const TlsContext> tls) {
   try {
     if (StoreStatus s = validate(opts); !s) return s.error();
-    return std::unique_ptr<RedisStore>(new RedisStore(opts));
+    if (opts.tls.enabled && !tls) {
+      auto made = TlsContext::create(opts.tls);
+      if (!made) return made.error().wrap("redis options");
+      tls = std::move(*made);
+    }
+    return std::unique_ptr<RedisStore>(new RedisStore(opts, std::move(tls)));
   } catch (const std::exception& e) {
     return out_of_memory("redis store", e);
   }
@@ -147,7 +160,7 @@ milliseconds RedisStore::backoff_remaining() const {
 
 StoreStatus RedisStore::find_master() {
   const size_t n = opts_.sentinel.sentinels.size();
-  auto master = resolve_master(opts_.sentinel, next_sentinel_, opts_.connect_timeout);
+  auto master = resolve_master(opts_.sentinel, tls_.get(), next_sentinel_, opts_.connect_timeout);
   if (!master) {
     next_sentinel_ = (next_sentinel_ + 1) % n;
     return master.error();
@@ -164,8 +177,9 @@ StoreStatus RedisStore::find_master() {
 }
 
 std::string RedisStore::server() const {
-  if (opts_.sentinel.sentinels.empty()) return endpoint_.str();
-  return master_known_ ? endpoint_.str() + " (master '" + opts_.sentinel.master_name + "')"
+  const char* tls = tls_ ? " over TLS" : "";
+  if (opts_.sentinel.sentinels.empty()) return endpoint_.str() + tls;
+  return master_known_ ? endpoint_.str() + " (master '" + opts_.sentinel.master_name + "')" + tls
                        : "master '" + opts_.sentinel.master_name + "' not found yet";
 }
 
@@ -202,7 +216,7 @@ StoreStatus RedisStore::open_connection(Clock::time_point now) {
   stats_.connect_attempts++;
   if (!opts_.sentinel.sentinels.empty())
     if (StoreStatus s = find_master(); !s) return broken(s.error());
-  auto conn = RedisConn::connect(endpoint_, opts_.connect_timeout);
+  auto conn = RedisConn::connect(endpoint_, opts_.connect_timeout, tls_.get());
   if (!conn) return broken(conn.error());
   conn_.emplace(std::move(*conn));
   handshake_.clear();
@@ -294,7 +308,8 @@ void RedisStore::recheck_master(Clock::time_point now) {
   if (opts_.sentinel.sentinels.empty() || now < next_recheck_) return;
   next_recheck_ = now + kSentinelRecheck;
   next_sentinel_ = (next_sentinel_ + 1) % opts_.sentinel.sentinels.size();
-  auto master = resolve_master(opts_.sentinel, next_sentinel_, opts_.connect_timeout, 1);
+  auto master =
+      resolve_master(opts_.sentinel, tls_.get(), next_sentinel_, opts_.connect_timeout, 1);
   if (!master || (master->host == endpoint_.host && master->port == endpoint_.port)) return;
   conn_.reset();  // no backoff: the next connection asks the sentinels again
   handshake_.clear();

@@ -18,6 +18,7 @@
 #include "cluster/redis_conn.h"
 #include "cluster/sentinel.h"
 #include "cluster/store.h"
+#include "cluster/tls.h"
 #include "common/result.h"
 
 namespace rl::cluster {
@@ -45,6 +46,8 @@ struct RedisOptions {
   // How many hashes a rule's keys are spread over (slots.h): 1 on one server, kClusterSpread on
   // a Redis Cluster, the same on every node of a fleet.
   uint32_t spread = 1;
+  // TLS for every connection: the server, the sentinels, the cluster's nodes (tls.h).
+  TlsOptions tls;
   // This store is one master of a Redis Cluster: MOVED and ASK replies come back as
   // SyncReply::redirected, CLUSTERDOWN and TRYAGAIN as SyncReply::retry.
   bool cluster_node = false;
@@ -67,8 +70,10 @@ class RedisStore final : public Store {
   // Validates the options and connects; fails if Redis cannot be reached or refuses us.
   static StoreResult<std::unique_ptr<RedisStore>> connect(const RedisOptions& opts);
   // Validates the options only; the first call connects. For a daemon that must start while
-  // Redis is down.
-  static StoreResult<std::unique_ptr<RedisStore>> create(const RedisOptions& opts);
+  // Redis is down. `tls` is a context made already (a cluster's masters share one); without
+  // it, one is made from opts.tls when that is enabled.
+  static StoreResult<std::unique_ptr<RedisStore>> create(
+      const RedisOptions& opts, std::shared_ptr<const TlsContext> tls = nullptr);
 
   RedisStore(const RedisStore&) = delete;
   RedisStore& operator=(const RedisStore&) = delete;
@@ -110,7 +115,7 @@ class RedisStore final : public Store {
   };
   class Stream;
 
-  explicit RedisStore(const RedisOptions& opts);
+  RedisStore(const RedisOptions& opts, std::shared_ptr<const TlsContext> tls);
   void send_ready(Round& round, const SyncBatch& batch, size_t call);
   StoreResult<SyncReply> finish_sync(Round& round, const SyncBatch& batch);
   // A cluster node's error reply to a sync call that another call can settle: true when the
@@ -143,6 +148,7 @@ class RedisStore final : public Store {
   static constexpr std::chrono::seconds kSentinelRecheck{1};
 
   RedisOptions opts_;
+  std::shared_ptr<const TlsContext> tls_;  // null for plain connections
   Endpoint endpoint_;
   std::string nodes_key_;
   std::optional<RedisConn> conn_;

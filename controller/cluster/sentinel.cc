@@ -12,10 +12,10 @@ namespace {
 std::string text(const redisReply& r) { return std::string(r.str, r.len); }
 
 // One sentinel's answer: the master's endpoint, or why not.
-StoreResult<Endpoint> ask(const SentinelOptions& o, const Endpoint& sentinel,
+StoreResult<Endpoint> ask(const SentinelOptions& o, const TlsContext* tls, const Endpoint& sentinel,
                           std::chrono::milliseconds timeout) {
   const std::string who = "sentinel " + sentinel.host + ":" + std::to_string(sentinel.port);
-  auto conn = RedisConn::connect(sentinel, timeout);
+  auto conn = RedisConn::connect(sentinel, timeout, tls);
   if (!conn) return conn.error().wrap(who);
   const bool auth = !o.password.empty();
   if (auth) {
@@ -51,12 +51,12 @@ StoreResult<Endpoint> ask(const SentinelOptions& o, const Endpoint& sentinel,
 
 }  // namespace
 
-StoreResult<Endpoint> resolve_master(const SentinelOptions& o, size_t first,
+StoreResult<Endpoint> resolve_master(const SentinelOptions& o, const TlsContext* tls, size_t first,
                                      std::chrono::milliseconds timeout, size_t tries) {
   if (o.sentinels.empty()) return StoreError{ErrorKind::kInvalid, EINVAL, "no sentinels"};
   StoreError last;
   for (size_t i = 0; i < o.sentinels.size() && i < tries; i++) {
-    auto master = ask(o, o.sentinels[(first + i) % o.sentinels.size()], timeout);
+    auto master = ask(o, tls, o.sentinels[(first + i) % o.sentinels.size()], timeout);
     if (master) return master;
     last = master.error();
   }

@@ -11,6 +11,7 @@
 
 #include "cluster/error.h"
 #include "cluster/redis_conn.h"
+#include "cluster/tls.h"
 
 namespace rl::cluster {
 
@@ -25,7 +26,8 @@ struct SentinelOptions {
 // not always asked first), for the master's address. Each sentinel gets at most `timeout`.
 // Fails with the last sentinel's error when none answers with an address.
 // `tries` bounds how many are asked (a periodic check asks one).
-StoreResult<Endpoint> resolve_master(const SentinelOptions& o, size_t first,
+// With `tls`, the sentinels are asked over TLS.
+StoreResult<Endpoint> resolve_master(const SentinelOptions& o, const TlsContext* tls, size_t first,
                                      std::chrono::milliseconds timeout, size_t tries = SIZE_MAX);
 
 }  // namespace rl::cluster

@@ -69,13 +69,21 @@ Result<std::unique_ptr<RedisCluster>> RedisCluster::start(const RedisClusterOpti
   if (!opts.netns.empty()) argv = {"ip", "netns", "exec", opts.netns};
   argv.insert(argv.end(), {cli(), "--cluster", "create"});
   for (size_t i = 0; i < n; i++) {
-    auto s = RedisServer::start({.cluster = true, .host = opts.host, .netns = opts.netns});
+    auto s = RedisServer::start({.cluster = true,
+                                 .host = opts.host,
+                                 .netns = opts.netns,
+                                 .tls_cert = opts.tls_cert,
+                                 .tls_key = opts.tls_key,
+                                 .tls_ca = opts.tls_ca});
     if (!s) return s.error();
     argv.push_back(c->address(**s));
     c->nodes_.push_back(std::move(*s));
   }
   if (opts.masters >= 3) {
     argv.insert(argv.end(), {"--cluster-replicas", std::to_string(opts.replicas), "--cluster-yes"});
+    if (!opts.tls_cert.empty())
+      argv.insert(argv.end(), {"--tls", "--cacert", opts.tls_ca, "--cert", opts.tls_cert, "--key",
+                               opts.tls_key});
     Output out = run(argv, 60s);
     if (!out.ok()) return Error{0, "redis-cli --cluster create: " + out.describe() + out.out};
   } else if (Status s = c->join_by_hand(); !s) {

@@ -20,7 +20,8 @@ struct RedisClusterOptions {
   size_t masters = 3;   // fewer than 3 (redis-cli's minimum) are joined by hand
   size_t replicas = 1;  // per master; none with fewer than 3 masters
   std::string host = "127.0.0.1";
-  std::string netns;  // as RedisServerOptions::netns
+  std::string netns;                      // as RedisServerOptions::netns
+  std::string tls_cert, tls_key, tls_ca;  // as RedisServerOptions: every node TLS only
 };
 
 // The line of docs/cluster.md that adds `permission` to rld's ACL user ("ACL SETUSER rld

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <thread>
 
+#include "common/sigpipe.h"
 #include "ports.h"
 
 namespace rl::testing {
@@ -60,7 +61,8 @@ Result<std::unique_ptr<RedisServer>> RedisServer::start(const RedisServerOptions
   auto dir = TempDir::create("rl-redis-");
   if (!dir) return dir.error();
   s->dir_.emplace(std::move(*dir));
-  if (opts.unix_socket || !opts.netns.empty()) s->socket_ = s->dir() + "/redis.sock";
+  if (opts.unix_socket || !opts.netns.empty() || !opts.tls_cert.empty())
+    s->socket_ = s->dir() + "/redis.sock";
   // A free port can be taken between our probe and Redis' bind: try a few.
   Error last{0, "no attempt"};
   for (int attempt = 0; attempt < 5; attempt++) {
@@ -92,6 +94,11 @@ Status RedisServer::spawn() {
         << "sentinel failover-timeout " << kSentinelMaster << " 5000\n";
     if (!socket_.empty()) out << "unixsocket " << socket_ << "\nunixsocketperm 700\n";
     if (!opts_.netns.empty()) out << "protected-mode no\n";
+    if (!opts_.tls_cert.empty())
+      out << "port 0\ntls-port " << port_ << "\ntls-cert-file " << opts_.tls_cert
+          << "\ntls-key-file " << opts_.tls_key << "\ntls-ca-cert-file " << opts_.tls_ca
+          << "\ntls-auth-clients " << (opts_.tls_auth_clients ? "yes" : "no")
+          << "\ntls-replication yes\n";
     out.close();
     auto p = Process::spawn(in_netns({binary(), conf, "--sentinel"}));
     if (!p) return p.error();
@@ -113,6 +120,14 @@ Status RedisServer::spawn() {
   if (opts_.cluster)
     argv.insert(argv.end(), {"--cluster-enabled", "yes", "--cluster-config-file",
                              dir() + "/nodes.conf", "--cluster-node-timeout", "1000"});
+  if (!opts_.tls_cert.empty()) {
+    // Later options win: the plain port given above is closed.
+    argv.insert(argv.end(), {"--port", "0", "--tls-port", std::to_string(port_), "--tls-cert-file",
+                             opts_.tls_cert, "--tls-key-file", opts_.tls_key, "--tls-ca-cert-file",
+                             opts_.tls_ca, "--tls-auth-clients",
+                             opts_.tls_auth_clients ? "yes" : "no", "--tls-replication", "yes"});
+    if (opts_.cluster) argv.insert(argv.end(), {"--tls-cluster", "yes"});
+  }
   auto p = Process::spawn(in_netns(argv));
   if (!p) return p.error();
   process_.emplace(std::move(*p));
@@ -174,6 +189,9 @@ void RedisServer::close_admin() {
 }
 
 Result<RedisValue> RedisServer::command(const std::vector<std::string>& argv) {
+  // A promotion or CLIENT KILL closes this connection; the next write to it must fail, not kill
+  // the test.
+  SigpipeBlock guard;
   auto call = [&](const std::vector<std::string>& a) -> Result<RedisValue> {
     std::vector<const char*> ptrs;
     std::vector<size_t> lens;

@@ -38,6 +38,11 @@ struct RedisServerOptions {
   // Runs inside this network namespace (ip netns exec); the test's own connection then goes
   // through a Unix socket, which the test reaches from any namespace.
   std::string netns;
+  // With a certificate, port() is TLS only (tls-port, no plain port): these PEM files, its
+  // replication and a cluster's bus over TLS too, and the test's own connection through a Unix
+  // socket. A sentinel watches its master over TLS.
+  std::string tls_cert, tls_key, tls_ca;
+  bool tls_auth_clients = false;  // a client must show a certificate the CA signed
 };
 
 inline constexpr char kSentinelMaster[] = "rl-master";

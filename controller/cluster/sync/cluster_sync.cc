@@ -79,10 +79,10 @@ void ClusterSync::count_error(const std::string& kind) {
 
 void ClusterSync::store_failed(const StoreError& e, Call call) {
   const char* what = call == Call::kHeartbeat ? "heartbeat" : "sync";
-  // A refused user or permission is the operator's to mend whichever call met it; other
-  // heartbeat failures are counted apart, as they delay peers but lose no deltas.
+  // A refused user, permission or certificate is the operator's to mend whichever call met it;
+  // other heartbeat failures are counted apart, as they delay peers but lose no deltas.
   const char* kind = "unavailable";
-  if (e.kind == ErrorKind::kAuth || e.kind == ErrorKind::kPermission)
+  if (e.kind == ErrorKind::kAuth || e.kind == ErrorKind::kPermission || e.kind == ErrorKind::kTls)
     kind = to_string(e.kind);
   else if (call == Call::kHeartbeat)
     kind = "heartbeat";
