@@ -21,18 +21,18 @@ std::vector<cluster::SyncRule> cluster_rules(const std::vector<RuleView>& rules)
 
 // Where the cluster's Redis is, as the start log and cluster status name it.
 std::string Daemon::redis_text() const {
+  std::string s;
   if (!cfg_.redis_cluster_nodes.empty()) {
-    std::string s = "redis cluster via";
+    s = "redis cluster via";
     for (const auto& a : cfg_.redis_cluster_nodes) s += " " + a;
-    return s;
-  }
-  if (!cfg_.redis_sentinels.empty()) {
-    std::string s = "sentinel master " + cfg_.redis_master_name + " via";
+  } else if (!cfg_.redis_sentinels.empty()) {
+    s = "sentinel master " + cfg_.redis_master_name + " via";
     for (const auto& a : cfg_.redis_sentinels) s += " " + a;
-    return s;
+  } else {
+    s = cfg_.redis_socket.empty() ? cfg_.redis_host + ":" + std::to_string(cfg_.redis_port)
+                                  : cfg_.redis_socket;
   }
-  return cfg_.redis_socket.empty() ? cfg_.redis_host + ":" + std::to_string(cfg_.redis_port)
-                                   : cfg_.redis_socket;
+  return cfg_.redis_tls ? s + " over TLS" : s;
 }
 
 Status Daemon::start_cluster() {

@@ -55,6 +55,12 @@ struct Config {
   std::vector<std::string> redis_cluster_nodes;
   std::string redis_password;
   int redis_db = 0;
+  // TLS to every Redis connection (servers, sentinels, cluster nodes), the server verified.
+  bool redis_tls = false;
+  std::string redis_tls_ca_file;  // "" for the system's CAs
+  std::string redis_tls_cert_file;
+  std::string redis_tls_key_file;
+  std::string redis_tls_server_name;  // "" for the address connected to
   uint32_t redis_connect_timeout_ms = 200;
   uint32_t redis_command_timeout_ms = 1000;  // must cover the largest sync inside Redis
   std::string redis_key_prefix = "rl";

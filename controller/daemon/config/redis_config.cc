@@ -37,6 +37,11 @@ Result<std::unique_ptr<cluster::Store>> make_redis_store(const Config& cfg) {
   ro.connect_timeout = std::chrono::milliseconds(cfg.redis_connect_timeout_ms);
   ro.command_timeout = std::chrono::milliseconds(cfg.redis_command_timeout_ms);
   ro.key_prefix = cfg.redis_key_prefix;
+  ro.tls.enabled = cfg.redis_tls;
+  ro.tls.ca_file = cfg.redis_tls_ca_file;
+  ro.tls.cert_file = cfg.redis_tls_cert_file;
+  ro.tls.key_file = cfg.redis_tls_key_file;
+  ro.tls.server_name = cfg.redis_tls_server_name;
   auto sentinels = endpoints(cfg.redis_sentinels, "redis_sentinels");
   if (!sentinels) return sentinels.error();
   ro.sentinel.sentinels = std::move(*sentinels);

@@ -258,6 +258,24 @@ TEST(CheckConfig, ChecksTheRedisSettings) {
   ASSERT_FALSE(both.ok());
   EXPECT_NE(both.errors[0].find("both sentinels and cluster nodes"), std::string::npos)
       << both.errors[0];
+
+  // TLS files are read when the store is made: a missing one is the configuration's error.
+  cfg.redis_sentinels.clear();
+  cfg.redis_tls = true;
+  auto tls = check_config(cfg);
+  EXPECT_TRUE(tls.ok()) << (tls.errors.empty() ? "" : tls.errors[0]);
+  EXPECT_NE(tls.summary.find("seeds 10.0.0.5:6379 over TLS\n"), std::string::npos) << tls.summary;
+  cfg.redis_tls_ca_file = cfg.policy_dir + "/no-such-ca.pem";
+  auto no_ca = check_config(cfg);
+  ASSERT_FALSE(no_ca.ok());
+  EXPECT_NE(no_ca.errors[0].find("TLS: CA file '" + cfg.redis_tls_ca_file + "'"), std::string::npos)
+      << no_ca.errors[0];
+  cfg.redis_tls = false;
+  auto off = check_config(cfg);
+  ASSERT_FALSE(off.ok());
+  EXPECT_NE(off.errors[0].find("TLS files or a server name are set but TLS is off"),
+            std::string::npos)
+      << off.errors[0];
   fs::remove_all(cfg.policy_dir);
 }
 
