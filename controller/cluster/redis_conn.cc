@@ -122,8 +122,12 @@ std::optional<StoreError> RedisConn::handshake(Clock::time_point deadline) {
       if (auto e = wait(events, deadline, "TLS handshake")) return e;
       continue;
     }
-    return StoreError{ErrorKind::kTls, 0,
-                      name_ + ": TLS handshake: " + tls_failure(ssl_.get(), r, saved)};
+    // A server that hung up mid-handshake is an outage like any other, not a TLS refusal.
+    const ErrorKind kind =
+        code == SSL_ERROR_SYSCALL && SSL_get_verify_result(ssl_.get()) == X509_V_OK
+            ? ErrorKind::kConnectionLost
+            : ErrorKind::kTls;
+    return StoreError{kind, 0, name_ + ": TLS handshake: " + tls_failure(ssl_.get(), r, saved)};
   }
 }
 

@@ -28,9 +28,9 @@ Status make_leaf(const std::string& dir, const std::string& base, const std::str
                  const std::string& cn, const std::string& ext) {
   const std::string ext_file = base + ".ext";
   if (Status s = write_text(ext_file, ext); !s) return s;
-  if (Status s = openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                          "-nodes", "-keyout", base + ".key", "-out", base + ".csr", "-subj",
-                          "/CN=" + cn});
+  if (Status s =
+          openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                   "-keyout", base + ".key", "-out", base + ".csr", "-subj", "/CN=" + cn});
       !s)
     return s;
   return openssl({"x509", "-req", "-in", base + ".csr", "-CA", ca + ".crt", "-CAkey", ca + ".key",
@@ -53,8 +53,7 @@ Result<TestPki> TestPki::create() {
                            "extendedKeyUsage=serverAuth,clientAuth\n");
       !s)
     return s.error();
-  if (Status s = make_leaf(d, d + "/client", d + "/ca", "rld", "extendedKeyUsage=clientAuth\n");
-      !s)
+  if (Status s = make_leaf(d, d + "/client", d + "/ca", "rld", "extendedKeyUsage=clientAuth\n"); !s)
     return s.error();
   pki.ca = d + "/ca.crt";
   pki.other_ca = d + "/other-ca.crt";

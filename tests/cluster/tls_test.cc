@@ -91,9 +91,9 @@ TEST_F(TlsTest, SyncsOverTlsWithTheServerVerified) {
   std::vector<cluster::KeyDelta> many;
   many.reserve(20'000);
   for (int i = 0; i < 20'000; i++)
-    many.push_back(key_delta("api", "198.19." + std::to_string(i / 256) + "." +
-                                        std::to_string(i % 256),
-                             1, 100, kWindowMs));
+    many.push_back(key_delta("api",
+                             "198.19." + std::to_string(i / 256) + "." + std::to_string(i % 256), 1,
+                             100, kWindowMs));
   auto big = (*store)->sync(many);
   ASSERT_TRUE(big) << big.error().str();
   EXPECT_EQ(counted(*server_, "198.18.0.7"), 5u);
@@ -271,7 +271,8 @@ TEST_F(TlsTest, SyncsToARedisClusterOverTls) {
   std::vector<cluster::KeyDelta> deltas;
   deltas.reserve(600);
   for (int i = 0; i < 600; i++)
-    deltas.push_back(key_delta("api", "198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256),
+    deltas.push_back(key_delta("api",
+                               "198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256),
                                1, 100, kWindowMs));
   auto reply = (*store)->sync(deltas);
   ASSERT_TRUE(reply) << reply.error().str();
