@@ -56,7 +56,7 @@ installed_kib=$(dpkg-deb -f "$deb" Installed-Size)
 echo "installed size: $installed_kib KiB"
 [ "$installed_kib" -le "$max_installed_kib" ] || fail "Installed-Size $installed_kib KiB is over $max_installed_kib"
 depends=$(dpkg-deb -f "$deb" Depends)
-for lib in libbpf1 libsystemd0 libyaml-cpp0.7 libhiredis0.14 libprometheus-cpp-pull1.0 libc6; do
+for lib in libbpf1 libsystemd0 libyaml-cpp0.7 libhiredis0.14 libssl3 libprometheus-cpp-pull1.0 libc6; do
   [[ "$depends" == *"$lib"* ]] || fail "Depends lacks $lib: $depends"
 done
 mkdir "$work/control"
