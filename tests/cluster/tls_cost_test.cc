@@ -98,9 +98,8 @@ TEST(TlsCost, BusyNodeSyncPlainAgainstTls) {
   // Alternated, so that both see the same machine; each one's lowest is its least disturbed.
   std::map<std::string, Figures> lowest;
   for (int round = 1; round <= 5; round++) {
-    for (auto [name, store, server] :
-         {std::tuple{"plain", plain_store->get(), plain_server->get()},
-          std::tuple{"TLS", tls_store->get(), tls_server->get()}}) {
+    for (auto [name, store, server] : {std::tuple{"plain", plain_store->get(), plain_server->get()},
+                                       std::tuple{"TLS", tls_store->get(), tls_server->get()}}) {
       Figures f = run_syncs(*store, *server);
       std::printf(
           "tls cost: round %d, %-5s: wall median %lld ms, 90th percentile %lld ms, Redis CPU %.1f "
