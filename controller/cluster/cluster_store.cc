@@ -51,14 +51,10 @@ StoreResult<std::unique_ptr<ClusterStore>> ClusterStore::create(const RedisOptio
                           "redis options: a cluster node is host:port, not " + e.str()};
     }
     // The masters' stores are made of these options: check them as such.
-    std::shared_ptr<const TlsContext> tls;
-    if (opts.tls.enabled) {
-      auto made = TlsContext::create(opts.tls);
-      if (!made) return made.error().wrap("redis options");
-      tls = std::move(*made);
-    }
-    if (auto s = RedisStore::create(opts, tls); !s) return s.error();
-    return std::unique_ptr<ClusterStore>(new ClusterStore(opts, std::move(tls)));
+    auto tls = TlsContext::create_if_enabled(opts.tls);
+    if (!tls) return tls.error();
+    if (auto s = RedisStore::create(opts, *tls); !s) return s.error();
+    return std::unique_ptr<ClusterStore>(new ClusterStore(opts, std::move(*tls)));
   } catch (const std::exception& e) {
     return StoreError{ErrorKind::kResource, ENOMEM, std::string("cluster store: ") + e.what()};
   }

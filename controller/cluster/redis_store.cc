@@ -130,9 +130,9 @@ StoreResult<std::unique_ptr<RedisStore>> RedisStore::create(const RedisOptions& 
                                                             std::shared_ptr<const TlsContext> tls) {
   try {
     if (StoreStatus s = validate(opts); !s) return s.error();
-    if (opts.tls.enabled && !tls) {
-      auto made = TlsContext::create(opts.tls);
-      if (!made) return made.error().wrap("redis options");
+    if (!tls) {
+      auto made = TlsContext::create_if_enabled(opts.tls);
+      if (!made) return made.error();
       tls = std::move(*made);
     }
     return std::unique_ptr<RedisStore>(new RedisStore(opts, std::move(tls)));

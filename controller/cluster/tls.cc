@@ -68,6 +68,13 @@ StoreResult<std::shared_ptr<const TlsContext>> TlsContext::create(const TlsOptio
   return out;
 }
 
+StoreResult<std::shared_ptr<const TlsContext>> TlsContext::create_if_enabled(const TlsOptions& o) {
+  if (!o.enabled) return std::shared_ptr<const TlsContext>();
+  auto made = create(o);
+  if (!made) return made.error().wrap("redis options");
+  return made;
+}
+
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
 
 StoreResult<Ssl> TlsContext::session(int fd, const std::string& host) const {

@@ -33,6 +33,8 @@ using Ssl = std::unique_ptr<ssl_st, SslDeleter>;
 class TlsContext {
  public:
   static StoreResult<std::shared_ptr<const TlsContext>> create(const TlsOptions& o);
+  // create() when o.enabled, else null: what a store keeps for plain connections.
+  static StoreResult<std::shared_ptr<const TlsContext>> create_if_enabled(const TlsOptions& o);
 
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
