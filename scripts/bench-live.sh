@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Receive CPU per packet on live traffic: rl against the floor of any limiter and against
 # netfilter's limiters, every contender under the same floods in the same run. Not a test: it
-# prints figures (markdown tables) on stdout, progress on stderr.
+# prints figures (markdown tables) on stdout, progress on stderr. As root:
 #
-#   sudo scripts/bench-live.sh [--rounds N] [--seconds S] [--smoke] [--no-build] [--raw FILE]
-#                              [--contenders LIST] [--floods LIST] [--modes fast,paced]
-#                              [--paced-rate PPS] [--paced-burst N] [--batch N]
-#                              [--new-sources RATE]
+#   scripts/bench-live.sh [--rounds N] [--seconds S] [--smoke] [--no-build] [--raw FILE]
+#                         [--contenders LIST] [--floods LIST] [--modes fast,paced]
+#                         [--paced-rate PPS] [--paced-burst N] [--batch N]
+#                         [--new-sources RATE]
 #
 # Two modes, both by default, each printed in its own tables:
 #   fast   the flood as fast as the generator goes: it offers more than any contender takes, the

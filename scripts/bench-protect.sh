@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Protection: what a legitimate client still gets from nginx while a flood of spoofed sources
 # hits the server, with each contender in front. Not a test: it prints figures (markdown tables)
-# on stdout, progress on stderr.
+# on stdout, progress on stderr. As root:
 #
-#   sudo scripts/bench-protect.sh [--rounds N] [--seconds S] [--rates LIST] [--contenders LIST]
-#                                 [--connections N] [--flood NAME] [--new-sources RATE] [--sink]
-#                                 [--smoke] [--no-build] [--raw FILE]
+#   scripts/bench-protect.sh [--rounds N] [--seconds S] [--rates LIST] [--contenders LIST]
+#                            [--connections N] [--flood NAME] [--new-sources RATE] [--sink]
+#                            [--smoke] [--no-build] [--raw FILE]
 #
 # The lab (the same as bench-live.sh's, with a second link):
 #   flood link   the client namespace's rlflood sends the flood on one veth pair, as live XDP

@@ -4,7 +4,7 @@
 # start rld on a lab interface with the shipped policies, send a short flood from spoofed
 # sources, and show it being limited in `rlctl stats`, `rlctl top` and on the metrics endpoint.
 #
-#   sudo scripts/demo.sh
+#   scripts/demo.sh
 #
 # Everything runs in two network namespaces made for the demo (rl-demo-cli, rl-demo-srv) joined
 # by a veth pair; nothing is sent outside them, and everything is removed at the end.

@@ -3,9 +3,9 @@
 # Where the data path's time goes, by source line: runs one bench_xdp path for a while under
 # perf (CPU clock samples, every CPU) and charges the samples that fell in the XDP programs to
 # the source lines the JIT placed there (bench/jit_lines.h, scripts/profile-lines.py). perf
-# cannot annotate BPF programs itself without libopcodes. Not a test: it prints shares.
+# cannot annotate BPF programs itself without libopcodes. Not a test: it prints shares. As root:
 #
-#   sudo scripts/profile-xdp.sh [--path TEXT] [--seconds S] [--top N] [--build DIR]
+#   scripts/profile-xdp.sh [--path TEXT] [--seconds S] [--top N] [--build DIR]
 #
 # --path picks bench_xdp's path by a part of its name (default "token bucket, dropped (IPv4)").
 # The shares are of the samples in the programs; BPF_PROG_TEST_RUN's loop runs the program on a
