@@ -33,7 +33,9 @@ rlctl status
 mac=$(ip netns exec $lab-srv cat /sys/class/net/rls0/address)
 send() { ip netns exec $lab-cli "$build/tools/rlsend/rlsend" --iface rlc0 --dst-mac "$mac" --quiet "$@"; }
 echo
-echo "== flood: 4,000 TCP SYNs to port 80 from 40 spoofed sources (web.yaml: 3/s, burst 5 per source)"
+# All 40 sources are in one /24: web.yaml's per-24 limit refuses the flood, and the per-source
+# limit, which gets back what each refused SYN took from it, refuses none of it.
+echo "== flood: 4,000 TCP SYNs to port 80 from 40 spoofed sources of one /24 (refused by web.yaml's per-24 cap: 30/s, burst 50)"
 send --src 198.18.100.0/24 --sources 40 --dst 192.0.2.2 --proto tcp --syn --dport 80 --count 4000 --rate 4000
 echo "== flood: 3,000 DNS queries from one IPv6 /64 (dns.yaml: 200/s, burst 400 per /64)"
 send --src 2001:db8:77::/64 --sources 300 --dst 3fff:0:ff::2 --proto udp --dport 53 --count 3000 --rate 3000
