@@ -49,25 +49,26 @@ std::string connection_rule_problem(const policy::Rule& rule) {
   return "";
 }
 
-}  // namespace
+// The error of a rule that cannot be compiled, naming the rule and where it is written.
+Error rule_error(const policy::Rule& rule, const std::string& what) {
+  std::string at = rule.where.file.empty() ? "" : rule.where.str() + ": ";
+  return Error{EINVAL, at + "rule '" + rule.name + "': " + what};
+}
 
-uint32_t cluster_share_mask(uint64_t amount, const CompileOptions& options);
-
-Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& options) {
+// Why the rule's limit cannot be compiled at all, or "".
+std::string limit_problem(const policy::Rule& rule) {
   const auto& lim = rule.limit;
-  const auto& rate = lim.rate;
-  auto fail = [&](const std::string& what) {
-    std::string at = rule.where.file.empty() ? "" : rule.where.str() + ": ";
-    return Error{EINVAL, at + "rule '" + rule.name + "': " + what};
-  };
-  std::string why = lim.algorithm == Algorithm::kConnections  ? connection_rule_problem(rule)
-                    : rate.amount == 0 || rate.period_ns == 0 ? "rate must be positive"
-                                                              : "";
-  if (!why.empty()) return fail(why);
+  if (lim.algorithm == Algorithm::kConnections) return connection_rule_problem(rule);
+  if (lim.rate.amount == 0 || lim.rate.period_ns == 0) return "rate must be positive";
+  return "";
+}
 
+// What every limit has whatever its algorithm: the key and its prefixes, the cost unit, the
+// action, the flags for reports and SYN cookies, and the block.
+rl_rule key_action_and_flags(const policy::Rule& rule) {
   rl_rule r{};
   r.key_kind = key_kind(rule.key);
-  r.cost_unit = rate.unit == Unit::kBytes ? RL_COST_BYTES : RL_COST_PACKETS;
+  r.cost_unit = rule.limit.rate.unit == Unit::kBytes ? RL_COST_BYTES : RL_COST_PACKETS;
   r.action = rule.action == policy::Action::kMonitor ? RL_ACTION_MONITOR : RL_ACTION_DROP;
   r.v4_prefix = rule.v4_prefix;
   r.v6_prefix = rule.v6_prefix;
@@ -82,72 +83,106 @@ Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& op
   r.flags = rule.report ? RL_RULE_F_REPORT : 0;
   if (rule.syn_cookies) r.flags |= RL_RULE_F_SYN_COOKIES;
   r.block_ns = rule.block_ns;
+  return r;
+}
 
-  switch (lim.algorithm) {
-    case Algorithm::kTokenBucket: {
-      r.algo = RL_ALGO_TOKEN_BUCKET;
-      unsigned __int128 fp =
-          (static_cast<unsigned __int128>(rate.period_ns) << RL_FP_SHIFT) / rate.amount;
-      if (fp == 0) return fail("rate is faster than one unit per 1/65536 ns");
-      // A packet's cost is units * interval_fp: with byte costs (frame lengths below 2^16) the
-      // interval must stay below 2^48, with packet costs below 2^63.
-      bool bytes = rate.unit == Unit::kBytes;
-      if (fp >= (bytes ? (1ULL << 48) : (1ULL << 63)))
-        return fail(bytes ? "byte rate is too slow (less than one byte per 4 s)"
-                          : "rate is too slow (less than one packet per 39 hours)");
-      uint64_t burst = lim.burst ? lim.burst : rate.amount;
-      unsigned __int128 burst_ns = (static_cast<unsigned __int128>(burst) * fp) >> RL_FP_SHIFT;
-      if (burst_ns >= (1ULL << 62)) return fail("burst is too large for the rate");
-      r.interval_fp = static_cast<uint64_t>(fp);
-      r.burst_ns = static_cast<uint64_t>(burst_ns);
-      // A bucket smaller than a few ticks of the coarse clock would lose the credit of a late
-      // tick against its cap (see bpf/lib/clock.h).
-      if (r.burst_ns < 8 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;
-      break;
-    }
+// A token bucket's interval per unit (fixed point) and its burst as a time.
+Status token_bucket(const policy::Rule& rule, const CompileOptions& options, rl_rule& r) {
+  const auto& lim = rule.limit;
+  const auto& rate = lim.rate;
+  r.algo = RL_ALGO_TOKEN_BUCKET;
+  unsigned __int128 fp =
+      (static_cast<unsigned __int128>(rate.period_ns) << RL_FP_SHIFT) / rate.amount;
+  if (fp == 0) return rule_error(rule, "rate is faster than one unit per 1/65536 ns");
+  // A packet's cost is units * interval_fp: with byte costs (frame lengths below 2^16) the
+  // interval must stay below 2^48, with packet costs below 2^63.
+  bool bytes = rate.unit == Unit::kBytes;
+  if (fp >= (bytes ? (1ULL << 48) : (1ULL << 63)))
+    return rule_error(rule, bytes ? "byte rate is too slow (less than one byte per 4 s)"
+                                  : "rate is too slow (less than one packet per 39 hours)");
+  uint64_t burst = lim.burst ? lim.burst : rate.amount;
+  unsigned __int128 burst_ns = (static_cast<unsigned __int128>(burst) * fp) >> RL_FP_SHIFT;
+  if (burst_ns >= (1ULL << 62)) return rule_error(rule, "burst is too large for the rate");
+  r.interval_fp = static_cast<uint64_t>(fp);
+  r.burst_ns = static_cast<uint64_t>(burst_ns);
+  // A bucket smaller than a few ticks of the coarse clock would lose the credit of a late
+  // tick against its cap (see bpf/lib/clock.h).
+  if (r.burst_ns < 8 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;
+  return {};
+}
+
+// A fixed or sliding window's limit per window (bytes counted in units of 2^cost_shift) and
+// its length.
+Status window(const policy::Rule& rule, const CompileOptions& options, rl_rule& r) {
+  const auto& rate = rule.limit.rate;
+  bool sliding = rule.limit.algorithm == Algorithm::kSlidingWindow;
+  r.algo = sliding ? RL_ALGO_SLIDING_WINDOW : RL_ALGO_FIXED_WINDOW;
+  uint64_t max = sliding ? kSlidingMax : kFixedMax;
+  uint64_t limit = rate.amount;
+  uint8_t shift = 0;
+  if (rate.unit == Unit::kBytes) {
+    // Count bytes in units of 2^shift (costs round up, the limit rounds down: never lenient).
+    while ((limit >> shift) > max) shift++;
+  } else if (limit > max) {
+    return rule_error(rule,
+                      "at most " + std::to_string(max) + " packets per window with this algorithm");
+  }
+  r.cost_shift = shift;
+  r.limit = limit >> shift;
+  r.window_ns = rate.period_ns;
+  // The sliding weight shifts (window - elapsed) left by RL_FP_SHIFT bits in 64.
+  if (r.window_ns > (1ULL << (63 - RL_FP_SHIFT)))
+    return rule_error(rule, "window longer than 39 hours");
+  // A tick of lateness moves a window edge by at most 1% of the window.
+  if (r.window_ns < 100 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;
+  return {};
+}
+
+// A sliding log's entries per key, its window and the tick its ages count in.
+Status sliding_log(const policy::Rule& rule, const CompileOptions& options, rl_rule& r) {
+  const auto& rate = rule.limit.rate;
+  // The policy checks keep the log to packets and RL_SL_MAX_ENTRIES entries.
+  if (rate.unit != Unit::kPackets || rate.amount == 0 || rate.amount > RL_SL_MAX_ENTRIES)
+    return rule_error(rule, "sliding_log keeps 1 to " + std::to_string(RL_SL_MAX_ENTRIES) +
+                                " packet entries per key");
+  r.algo = RL_ALGO_SLIDING_LOG;
+  r.limit = rate.amount;
+  r.window_ns = rate.period_ns;
+  // The finest tick whose window fits the log's age fields (abi/rl_limiter_state.h).
+  uint8_t shift = 0;
+  while (rl_sl_ticks(r.window_ns, shift) > rl_sl_max_ticks(r.limit)) shift++;
+  r.cost_shift = shift;
+  // A tick of lateness moves an entry's expiry by at most 1% of the window.
+  if (r.window_ns < 100 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;
+  return {};
+}
+
+// The algorithm's own parameters.
+Status algorithm_parameters(const policy::Rule& rule, const CompileOptions& options, rl_rule& r) {
+  switch (rule.limit.algorithm) {
+    case Algorithm::kTokenBucket:
+      return token_bucket(rule, options, r);
     case Algorithm::kFixedWindow:
-    case Algorithm::kSlidingWindow: {
-      bool sliding = lim.algorithm == Algorithm::kSlidingWindow;
-      r.algo = sliding ? RL_ALGO_SLIDING_WINDOW : RL_ALGO_FIXED_WINDOW;
-      uint64_t max = sliding ? kSlidingMax : kFixedMax;
-      uint64_t limit = rate.amount;
-      uint8_t shift = 0;
-      if (rate.unit == Unit::kBytes) {
-        // Count bytes in units of 2^shift (costs round up, the limit rounds down: never lenient).
-        while ((limit >> shift) > max) shift++;
-      } else if (limit > max) {
-        return fail("at most " + std::to_string(max) + " packets per window with this algorithm");
-      }
-      r.cost_shift = shift;
-      r.limit = limit >> shift;
-      r.window_ns = rate.period_ns;
-      // The sliding weight shifts (window - elapsed) left by RL_FP_SHIFT bits in 64.
-      if (r.window_ns > (1ULL << (63 - RL_FP_SHIFT))) return fail("window longer than 39 hours");
-      // A tick of lateness moves a window edge by at most 1% of the window.
-      if (r.window_ns < 100 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;
-      break;
-    }
+    case Algorithm::kSlidingWindow:
+      return window(rule, options, r);
     case Algorithm::kConnections:
       r.algo = RL_ALGO_CONNECTIONS;
-      r.limit = lim.connections;
-      break;
-    case Algorithm::kSlidingLog: {
-      // The policy checks keep the log to packets and RL_SL_MAX_ENTRIES entries.
-      if (rate.unit != Unit::kPackets || rate.amount == 0 || rate.amount > RL_SL_MAX_ENTRIES)
-        return fail("sliding_log keeps 1 to " + std::to_string(RL_SL_MAX_ENTRIES) +
-                    " packet entries per key");
-      r.algo = RL_ALGO_SLIDING_LOG;
-      r.limit = rate.amount;
-      r.window_ns = rate.period_ns;
-      // The finest tick whose window fits the log's age fields (abi/rl_limiter_state.h).
-      uint8_t shift = 0;
-      while (rl_sl_ticks(r.window_ns, shift) > rl_sl_max_ticks(r.limit)) shift++;
-      r.cost_shift = shift;
-      // A tick of lateness moves an entry's expiry by at most 1% of the window.
-      if (r.window_ns < 100 * options.coarse_clock_ns) r.flags |= RL_RULE_F_PRECISE_CLOCK;
-      break;
-    }
+      r.limit = rule.limit.connections;
+      return {};
+    case Algorithm::kSlidingLog:
+      return sliding_log(rule, options, r);
   }
+  return {};
+}
+
+}  // namespace
+
+uint32_t cluster_share_mask(uint64_t amount, const CompileOptions& options);
+
+Result<rl_rule> compile_limit(const policy::Rule& rule, const CompileOptions& options) {
+  if (std::string why = limit_problem(rule); !why.empty()) return rule_error(rule, why);
+  rl_rule r = key_action_and_flags(rule);
+  if (Status s = algorithm_parameters(rule, options, r); !s) return s.error();
   if (rule.cluster) {
     r.flags |= RL_RULE_F_CLUSTER;
     r.cluster_share_mask = cluster_share_mask(rule.cluster->rate.amount, options);
