@@ -62,7 +62,12 @@ Daemon::~Daemon() {
 
 Result<std::unique_ptr<Daemon>> Daemon::start(const Config& cfg) {
   std::unique_ptr<Daemon> d(new Daemon(cfg));
-  if (auto s = d->init(); !s) return s.error();
+  if (auto s = d->init(); !s) {
+    // The directories this start made go again, still under its lock, unless something was
+    // pinned in them: a failed first start leaves the pin root as it found it.
+    remove_made_dirs(d->made_pin_dirs_);
+    return s.error();
+  }
   return d;
 }
 
@@ -98,15 +103,18 @@ Status Daemon::block_signals() {
 }
 
 Status Daemon::claim_pin_root() {
-  if (auto s = prepare_pin_root(cfg_.pin_root); !s) return s;
+  auto made = prepare_pin_root(cfg_.pin_root);
+  if (!made) return made.error();
   if (auto scope = pin_scope(cfg_.pin_root); scope && scope->private_pins()) {
     pin_warning_ = scope->warning(cfg_.pin_root);
     log::warn(pin_warning_, {{"pin_root", cfg_.pin_root}});
   }
   // Before anything is loaded, pinned or bound: a second rld must leave the first one alone.
   auto lock = lock_pin_root(cfg_.pin_root);
+  // Another rld's: the directories are its now, even those this start made.
   if (!lock) return lock.error();
   pin_lock_ = std::move(*lock);
+  made_pin_dirs_ = std::move(*made);
   return {};
 }
 

@@ -31,6 +31,7 @@
 #include "daemon/synproxy/synproxy.h"
 #include "daemon/traffic/traffic.h"
 #include "datapath/bpf_datapath.h"
+#include "datapath/pins.h"
 #include "datapath/xdp_link.h"
 #include "metrics/snapshot.h"
 
@@ -125,6 +126,7 @@ class Daemon {
   std::map<std::string, Attachment> interfaces_ GUARDED_BY(mu_);
   std::string pin_warning_;  // the pins will not outlive rld (a private bpffs), and why
   UniqueFd pin_lock_;        // held for rld's life: one rld per pin root
+  MadeDirs made_pin_dirs_;   // the pin root's directories this start made (a failed one removes)
   UniqueFd epoll_, signals_, inotify_, listen_;
   std::unique_ptr<ControlServer> control_;
   std::string notify_status_;             // the last STATUS= sent (loop thread)

@@ -61,13 +61,17 @@ Result<bool> is_mount_point(const std::string& path) {
 
 // A bpffs mount hides whatever the directory held, so rld mounts one only where bpffs belongs
 // and only if that place is bare: /sys/fs/bpf with nothing mounted on it.
-Status prepare_pin_root(const std::string& root) {
+Result<MadeDirs> prepare_pin_root(const std::string& root) {
   std::error_code ec;
   fs::path path = fs::path(root).lexically_normal();
   if (!path.is_absolute()) return Error{EINVAL, "pin root '" + root + "' must be absolute"};
+  MadeDirs made;  // the missing directories, deepest first until reversed below
   fs::path existing = path;
-  while (!fs::exists(existing, ec) && existing.has_relative_path())
+  while (!fs::exists(existing, ec) && existing.has_relative_path()) {
+    made.push_back(existing.string());
     existing = existing.parent_path();
+  }
+  std::reverse(made.begin(), made.end());
   if (!is_bpffs(existing)) {
     auto mounted = is_mount_point(kConventionalMount);
     bool conventional = existing == kConventionalMount && mounted && !*mounted;
@@ -79,12 +83,21 @@ Status prepare_pin_root(const std::string& root) {
     if (::mount("bpf", kConventionalMount, "bpf", 0, "mode=0700") != 0)
       return errno_error(std::string("mount bpffs on ") + kConventionalMount);
   }
+  for (const char* sub : {"maps", "links"})
+    if (!fs::exists(path / sub, ec)) made.push_back((path / sub).string());
   for (const char* sub : {"maps", "links"}) {
     fs::create_directories(path / sub, ec);
-    if (ec) return Error{ec.value(), "create " + (path / sub).string()};
+    if (ec) {
+      remove_made_dirs(made);
+      return Error{ec.value(), "create " + (path / sub).string()};
+    }
   }
   ::chmod(root.c_str(), 0700);
-  return {};
+  return made;
+}
+
+void remove_made_dirs(const MadeDirs& dirs) {
+  std::for_each(dirs.rbegin(), dirs.rend(), [](const std::string& d) { ::rmdir(d.c_str()); });
 }
 
 std::string pinned_map_path(const std::string& root, const std::string& map) {

@@ -13,10 +13,19 @@
 
 namespace rl {
 
+// Directories prepare_pin_root made, parents first.
+using MadeDirs = std::vector<std::string>;
+
 // Checks that root is (or will be created) on a bpf filesystem, and creates root/maps and
 // root/links. The one mount it makes: bpffs on /sys/fs/bpf when root lies under it and nothing
 // is mounted there. Any other place off bpffs is an error; rld never mounts over a directory.
-Status prepare_pin_root(const std::string& root);
+// Returns the directories it made (root and its missing parents, maps, links): none when they
+// were all there. On an error it leaves none of them behind.
+Result<MadeDirs> prepare_pin_root(const std::string& root);
+
+// Removes those of `dirs` that are empty, children first: what a start that failed made and
+// left unused. A directory that holds anything (a pin, another directory) stays.
+void remove_made_dirs(const MadeDirs& dirs);
 
 std::string pinned_map_path(const std::string& root, const std::string& map);
 std::string pinned_link_path(const std::string& root, const std::string& ifname);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // rld's start-up hazards: a second rld on the same pin root, a pin root off bpffs, a pinned
 // link whose interface was deleted and created again, and a policy that does not load (a first
-// start fails; a start that adopts a pinned rule set runs degraded), with /readyz telling which.
+// start fails and leaves no pin directories; a start that adopts a pinned rule set runs
+// degraded), with /readyz telling which.
 #include <sys/statfs.h>
 
 #include <linux/magic.h>
@@ -141,6 +142,26 @@ TEST_F(RldTest, AFirstStartWithAnInvalidPolicyFailsAndNamesTheMistake) {
   EXPECT_FALSE(st["adopted"].get<bool>());
   EXPECT_TRUE(st["ready"].get<bool>()) << st.dump();
   EXPECT_EQ(received({.src = "198.18.15.1", .count = 20, .rate = 2000}), 3u);
+}
+
+// A first start that fails once the pin root is made (here on its policy) takes away the
+// directories it made: the pin root itself when it was not there, its maps/ and links/ when it
+// was. A root made beforehand, by an operator or a volume, stays as it was.
+TEST_F(RldTest, AFailedFirstStartLeavesNoPinDirectoriesBehind) {
+  namespace fs = std::filesystem;
+  write_policy("b.yaml", kTypo);
+  ASSERT_FALSE(fs::exists(pin_root_));
+  auto out = run(rld_argv(), 30s);
+  EXPECT_EQ(out.code, kExitNotConfigured) << out.describe();
+  EXPECT_FALSE(fs::exists(pin_root_)) << "the pin root rld made is left behind";
+
+  ASSERT_TRUE(fs::create_directory(pin_root_));
+  out = run(rld_argv(), 30s);
+  EXPECT_EQ(out.code, kExitNotConfigured) << out.describe();
+  ASSERT_TRUE(fs::is_directory(pin_root_)) << "the pin root rld found is removed";
+  std::string left;
+  for (const auto& e : fs::recursive_directory_iterator(pin_root_)) left += e.path().string() + " ";
+  EXPECT_EQ(left, "") << "what the failed start made is left behind";
 }
 
 // A directory without policy files (as installed) is an explicit empty rule set: rld starts,
