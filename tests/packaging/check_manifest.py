@@ -12,6 +12,9 @@
    each policy valid (rlctl policy validate), and netfilter_sysctl_dir a read-write mount of
    the node's /proc/sys/net/netfilter (syn_cookies rules; the container's /proc/sys is
    read-only).
+3. What docs/operations.md asks of an endpoint others can reach: the metrics endpoint on the
+   node's address (not every address of the node), its threads not real-time
+   (metrics_realtime_priority 0).
 
 With --cleanup, deploy/kubernetes/rld-cleanup.yaml instead: the same schema check, and that it
 runs rld --cleanup as the tests do, on every node, in the node's network namespace and bpffs,
@@ -144,6 +147,46 @@ def check_sysctl_dir(pod, container, sysctl_dir):
         error(f"{sysctl_dir} must be the node's {NODE_SYSCTL_DIR} (hostPath, type Directory)")
 
 
+def flag_or_setting(args, config, setting, default):
+    """A setting of rld.yaml as rld sees it: its flag in the arguments wins (--metrics-listen for
+    metrics_listen)."""
+    flag = "--" + setting.replace("_", "-")
+    if flag in args[:-1]:
+        return str(args[args.index(flag) + 1])
+    return str(config.get(setting, default))
+
+
+# Where the metrics endpoint may listen in the pod: the node's own address, from the downward
+# API, as a $(VAR) of the container's environment (hostNetwork: the pod's address is the node's).
+NODE_ADDRESS_FIELDS = ("status.hostIP", "status.podIP")
+EVERY_ADDRESS = ("", "0.0.0.0", "::", "[::]", "*")
+
+
+def check_metrics_exposure(container, config, args):
+    """docs/operations.md, "The event loop under a flood": an endpoint others can reach takes
+    CPU ahead of packet work at real-time priority, so firewall it or set 0. A hostNetwork pod
+    listens in the node's namespace, where the manifest cannot firewall it (a NetworkPolicy
+    does not cover hostNetwork pods under most network plugins): the endpoint listens on the
+    node's address, not every address, and its threads run at normal priority."""
+    listen = flag_or_setting(args, config, "metrics_listen", "127.0.0.1:9464")
+    host = listen.rpartition(":")[0]
+    if host in EVERY_ADDRESS:
+        error(f"metrics_listen {listen} listens on every address of the node: listen on the "
+              f"node's address ($(NODE_IP) from {NODE_ADDRESS_FIELDS[0]})")
+    m = re.fullmatch(r"\$\((\w+)\)", host)
+    if m:
+        env = {e["name"]: e for e in container.get("env", [])}
+        field = env.get(m.group(1), {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+        if field not in NODE_ADDRESS_FIELDS:
+            error(f"metrics_listen {listen}: {m.group(1)} must be the node's address "
+                  f"(fieldRef {NODE_ADDRESS_FIELDS[0]}), not {field}")
+    if host not in ("127.0.0.1", "localhost"):
+        priority = flag_or_setting(args, config, "metrics_realtime_priority", "1")
+        if priority != "0":
+            error(f"metrics_realtime_priority is {priority} on an endpoint others can reach "
+                  f"({listen}): set 0 (docs/operations.md, The event loop under a flood)")
+
+
 def main_cleanup(manifest, unit, containerfile):
     """deploy/kubernetes/rld-cleanup.yaml: rld --cleanup once on every node."""
     objects = load_objects(manifest)
@@ -247,7 +290,8 @@ def main():
     if socket_dir not in mounts:
         error(f"{socket_dir} (control socket) needs a writable volume: the root is read-only")
 
-    listen = config.get("metrics_listen", "127.0.0.1:9464")
+    check_metrics_exposure(c, config, args)
+    listen = flag_or_setting(args, config, "metrics_listen", "127.0.0.1:9464")
     host, _, port = listen.rpartition(":")
     if host in ("127.0.0.1", "localhost"):
         error("metrics_listen is loopback: Prometheus and the probes cannot reach it")
