@@ -12,6 +12,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitUnreachable = 3;  // rlctl: rld's control socket did not answer
+// rlctl status: rld answered and is not ready (the reasons /readyz gives with its 503).
+inline constexpr int kExitNotReady = 4;
 // rld: the configuration file or the policy is what failed the start (LSB's "program is not
 // configured"). The unit does not restart on it: a retry would read the same files.
 inline constexpr int kExitNotConfigured = 6;

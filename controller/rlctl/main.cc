@@ -28,9 +28,10 @@ int main(int argc, char** argv) {
   // Subcommands take the global options too: `rlctl stats -o json`.
   app.fallthrough();
   app.footer(
-      "Exit status: 0 ok (policy validate: valid); 1 failure (rld refused the request, an "
-      "invalid policy, no such rule or interface); 2 usage error (unknown command or option, "
-      "bad value); 3 rld's control socket did not answer.");
+      "Exit status: 0 ok (policy validate: valid; status: rld is ready); 1 failure (rld "
+      "refused the request, an invalid policy, no such rule or interface); 2 usage error "
+      "(unknown command or option, bad value); 3 rld's control socket did not answer; 4 status: "
+      "rld answered and is not ready (its NOT READY lines say why; the same with -o json).");
   rlctl::Globals g;
   rlctl::Context ctx{app, g, std::string("rlctl ") + RL_VERSION};
   app.set_version_flag("--version", ctx.version);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/cli_exit.h"
 #include "lab.h"
 #include "ports.h"
 #include "process.h"
@@ -92,14 +93,18 @@ class RldTest : public ::testing::Test {
 
   std::string socket_path() const { return (dir_ / "rld.sock").string(); }
 
-  // rlctl -o json ...; fails the test unless it exits 0.
+  // rlctl -o json ...; fails the test unless it exits 0, or, for rlctl status, the exit status
+  // that says what the answer does (kExitNotReady while "ready" is false).
   Json ctl(std::vector<std::string> args) {
     std::vector<std::string> argv = {RL_RLCTL_PATH, "-s", socket_path(), "-o", "json"};
     argv.insert(argv.end(), args.begin(), args.end());
     auto out = run(argv, 30s);
-    EXPECT_TRUE(out.ok()) << out.describe() << out.out;
     Json j = Json::parse(out.out, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << out.out;
+    bool not_ready =
+        !args.empty() && args.front() == "status" && j.is_object() && !j.value("ready", true);
+    EXPECT_EQ(out.code, not_ready ? kExitNotReady : kExitOk) << out.describe() << out.out;
+    EXPECT_FALSE(out.timed_out) << out.describe();
     return j;
   }
 

@@ -2,7 +2,7 @@
 // rld's start-up hazards: a second rld on the same pin root, a pin root off bpffs, a pinned
 // link whose interface was deleted and created again, and a policy that does not load (a first
 // start fails and leaves no pin directories; a start that adopts a pinned rule set runs
-// degraded), with /readyz telling which.
+// degraded), with /readyz and rlctl status telling which.
 #include <sys/statfs.h>
 
 #include <linux/magic.h>
@@ -209,7 +209,8 @@ TEST_F(RldTest, ReadyzFollowsWhetherTheConfiguredPolicyIsEnforced) {
 }
 
 // A restart that adopts the pinned rule set while the policy does not load keeps enforcing that
-// rule set, and says it is degraded: in rlctl status, the log and /readyz. A valid policy ends it.
+// rule set, and says it is degraded: in rlctl status (exit status 4, the rules named as the pins'
+// rather than the policy directory's), the log and /readyz. A valid policy ends it.
 TEST_F(RldTest, AnAdoptedRuleSetWithAnInvalidPolicyRunsDegraded) {
   write_policy("a.yaml", kPolicy);
   start_rld();
@@ -226,7 +227,13 @@ TEST_F(RldTest, AnAdoptedRuleSetWithAnInvalidPolicyRunsDegraded) {
   EXPECT_FALSE(st["ready"].get<bool>());
   EXPECT_EQ(st["rules"].get<uint64_t>(), 1u);
   auto text = run({RL_RLCTL_PATH, "-s", socket_path(), "status"});
+  EXPECT_EQ(text.code, kExitNotReady) << text.describe();
   EXPECT_NE(text.out.find("NOT READY: degraded:"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1 rules adopted from the pins in " + pin_root_ + " (the policy in " +
+                          (dir_ / "policies").string() + " did not load)"),
+            std::string::npos)
+      << "the rules come from the pins, not the policy directory:\n"
+      << text.out;
   auto [code, body] = http("/readyz");
   EXPECT_EQ(code, 503) << body;
   EXPECT_NE(body.find("degraded: the policy in " + (dir_ / "policies").string() + " did not load"),
@@ -244,6 +251,10 @@ TEST_F(RldTest, AnAdoptedRuleSetWithAnInvalidPolicyRunsDegraded) {
   EXPECT_FALSE(st["degraded"].get<bool>()) << st.dump();
   EXPECT_TRUE(st["ready"].get<bool>()) << st.dump();
   EXPECT_EQ(http("/readyz").first, 200);
+  text = run({RL_RLCTL_PATH, "-s", socket_path(), "status"});
+  EXPECT_EQ(text.code, kExitOk) << text.describe();
+  EXPECT_NE(text.out.find("1 rules from " + (dir_ / "policies").string() + "\n"), std::string::npos)
+      << text.out;
 }
 
 }  // namespace

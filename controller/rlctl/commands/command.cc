@@ -12,7 +12,9 @@ namespace rlctl {
 
 const std::vector<Command>& command_table() {
   static const std::vector<Command> kCommands = {
-      {"status", "interfaces, XDP mode, policy generation, last reload, key table, uptime",
+      {"status",
+       "interfaces, XDP mode, policy generation, last reload, key table, uptime; exits 4 while "
+       "rld is not ready",
        bind_status},
       {"attach", "attach the limiter to an interface", bind_attach},
       {"detach", "detach the limiter from an interface", bind_detach},

@@ -24,6 +24,8 @@ std::string num(const std::optional<T>& v) {
 }
 
 void render_status(const proto::StatusResponse& d, std::ostream& out);
+// rlctl status's exit status: kExitOk while rld is ready, kExitNotReady (4) while it is not.
+int status_exit_code(const proto::StatusResponse& d);
 void render_attach(const std::string& interface, const proto::AttachResponse& d, std::ostream& out);
 void render_detach(const std::string& interface, std::ostream& out);
 void render_policy_list(const proto::PolicyListResponse& d, std::ostream& out);

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "common/cli_exit.h"
 #include "rlctl/commands/render.h"
 
 namespace rlctl {
@@ -57,6 +58,38 @@ TEST(Render, Status) {
             "last reload: FAILED (rlctl)\n"
             "  a.yaml:1:1: error: x\n"
             "keys: 0 tracked of 0 (0.0%), 0 blocked; table in use 0\n");
+  // Degraded: the rules in force are the ones adopted from the pins, not the policy directory's.
+  s.interfaces = {{"eth0", "native"}};
+  s.pins_outlive_rld = true;
+  s.degraded = true;
+  s.pin_root = "/sys/fs/bpf/rl";
+  s.not_ready = {"degraded: the policy in /etc/rl/policies did not load"};
+  s.last_reload = {false, "startup", std::nullopt, {"a.yaml:1:1: error: x"}};
+  EXPECT_EQ(text([&](auto& o) { render_status(s, o); }),
+            "rld 1.2.3, up 60 s (adopted a running data path)\n"
+            "interface eth0: native\n"
+            "NOT READY: degraded: the policy in /etc/rl/policies did not load\n"
+            "policy: generation 4, 2 rules adopted from the pins in /sys/fs/bpf/rl (the policy "
+            "in /etc/rl/policies did not load)\n"
+            "last reload: FAILED (startup)\n"
+            "  a.yaml:1:1: error: x\n"
+            "keys: 0 tracked of 0 (0.0%), 0 blocked; table in use 0\n");
+}
+
+// rlctl status exits 4 (kExitNotReady) whenever rld gives a reason it is not ready, and 0 when
+// it gives none (also from an rld older than the readiness fields).
+TEST(Render, StatusExitCode) {
+  proto::StatusResponse s;
+  s.ready = true;
+  EXPECT_EQ(status_exit_code(s), rl::kExitOk);
+  s.ready = false;
+  EXPECT_EQ(status_exit_code(s), rl::kExitOk) << "no reasons: an rld without readiness fields";
+  s.not_ready = {"eth0: not attached"};
+  EXPECT_EQ(status_exit_code(s), rl::kExitNotReady);
+  EXPECT_EQ(rl::kExitNotReady, 4);
+  s.not_ready = {"degraded: the policy in /etc/rl/policies did not load"};
+  s.degraded = true;
+  EXPECT_EQ(status_exit_code(s), rl::kExitNotReady);
 }
 
 TEST(Render, AttachDetachUnblockAndLists) {
