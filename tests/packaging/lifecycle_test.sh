@@ -7,7 +7,9 @@
 # file:line:column), the fixed start, real packets limited, a real TCP client through a SYN-cookie
 # rule, reload, restart (state adopted), runtime allow/deny entries, an upgrade to a package whose
 # data path layout differs (entries kept and enforced), the downgrade, apt remove with a broken
-# rld.yaml (nothing of rl left in the kernel, nftables or sysctls) and apt purge.
+# rld.yaml (nothing of rl left in the kernel, nftables or sysctls; the unit still enabled) and
+# apt purge (no link or deb-systemd-helper state of the unit left: an install after it is not
+# enabled).
 #
 #   lifecycle_test.sh BUILD_DIR NEXT_BUILD_DIR VERSION NEXT_VERSION
 # NEXT_BUILD_DIR holds the same source built with another data path layout and NEXT_VERSION
@@ -282,9 +284,27 @@ loose_after=$(in_c cat /proc/sys/net/netfilter/nf_conntrack_tcp_loose 2>/dev/nul
 [ "$loose_before" = absent ] || [ "$loose_after" = "$loose_before" ] || fail "nf_conntrack_tcp_loose is $loose_after, was $loose_before"
 http_ok || fail "the client cannot fetch once rl is removed"
 in_c test -f /etc/rl/rld.yaml || fail "apt remove removed the configuration"
+# A remove keeps the unit enabled, as it keeps the configuration; deb-systemd-helper, run as
+# dpkg runs it, knows the link the operator's `systemctl enable` made.
+wants=/etc/systemd/system/multi-user.target.wants/rld.service
+in_c test -L "$wants" || fail "apt remove dropped the enabled unit's link $wants"
+dsh() { in_c env DPKG_MAINTSCRIPT_PACKAGE=rl deb-systemd-helper "$@"; }
+dsh debian-installed rld.service || fail "deb-systemd-helper has no state for rld.service after apt remove"
 
-step "apt purge"
+step "apt purge: nothing of the unit's enablement left"
 in_c apt-get purge -y rl >"$work/apt.log" 2>&1 || { tail -20 "$work/apt.log"; fail "apt purge"; }
 in_c test -e /etc/rl/rld.yaml && fail "apt purge left /etc/rl/rld.yaml"
 [ "$(in_c dpkg-query -W -f='${Status}' rl 2>/dev/null || true)" != "install ok installed" ] || fail "rl is still installed"
+left=$(in_c find /etc/systemd/system -name 'rld.service*')
+[ -z "$left" ] || fail "apt purge left $left"
+left=$(in_c find /var/lib/systemd/deb-systemd-helper-enabled /var/lib/systemd/deb-systemd-helper-masked \
+         -name 'rld.service*' 2>/dev/null || true)
+[ -z "$left" ] || fail "apt purge left deb-systemd-helper's state: $left"
+if dsh debian-installed rld.service; then fail "deb-systemd-helper still knows rld.service"; fi
+
+step "apt install after the purge: installed, not enabled, not started"
+in_c apt-get install -y "/root/$(basename "$deb")" >"$work/apt.log" 2>&1 || { tail -20 "$work/apt.log"; fail "apt install after purge"; }
+[ "$(in_c systemctl is-enabled rld || true)" = disabled ] || fail "rld is $(in_c systemctl is-enabled rld) after a purge and an install"
+[ "$(in_c systemctl is-active rld || true)" = inactive ] || fail "an install after a purge started rld"
+in_c apt-get purge -y rl >"$work/apt.log" 2>&1 || { tail -20 "$work/apt.log"; fail "apt purge"; }
 echo "PASS"
