@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The Debian package as a fresh machine gets it. cpack builds it; its control data and file list
 # are checked, and what Debian asks of a package: the copyright file (DEP-5), the changelog,
-# stripped programs with their debug information in rl-dbgsym by build ID, man pages that
-# format without a warning, and lintian without an error or warning that the package does not
-# override with its reason. Then it is installed with apt into a clean Debian 12 root
+# documentation over 4 KB compressed and no relative link in it to a file the package does not
+# install, stripped programs with their debug information in rl-dbgsym by build ID, man pages
+# that format without a warning, and lintian without an error or warning that the package does
+# not override with its reason. Then it is installed with apt into a clean Debian 12 root
 # (debootstrap, minbase) by running the container image definition's own steps, which proves its
 # Depends are complete.
 # In that root: rld --version, rlctl --version, rlctl policy validate on the shipped examples;
@@ -73,9 +74,9 @@ echo "== files"
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' >"$work/files"
 for f in /usr/sbin/rld /usr/bin/rlctl /usr/lib/systemd/system/rld.service \
          /usr/share/man/man8/rld.8.gz /usr/share/man/man8/rlctl.8.gz /usr/share/man/man5/rl-policy.5.gz \
-         /usr/share/bash-completion/completions/rlctl /usr/share/doc/rl/README.md \
-         /usr/share/doc/rl/docs/operations.md /usr/share/doc/rl/docs/prometheus/alerts.yml \
-         /usr/share/doc/rl/deploy/kubernetes/rld-daemonset.yaml /etc/rl/policies/; do
+         /usr/share/bash-completion/completions/rlctl /usr/share/doc/rl/README.md.gz \
+         /usr/share/doc/rl/docs/operations.md.gz /usr/share/doc/rl/docs/prometheus/alerts.yml.gz \
+         /usr/share/doc/rl/deploy/kubernetes/rld-daemonset.yaml.gz /etc/rl/policies/; do
   grep -qx "$f" "$work/files" || fail "$f is not in the package"
 done
 if grep -E '^/usr/local|/tests?/|bench_xdp|rlsend|udp_sink' "$work/files"; then fail "files that do not belong"; fi
@@ -126,6 +127,43 @@ PY
 zcat "$doc/changelog.Debian.gz" >"$work/changelog"
 [ "$(dpkg-parsechangelog -l "$work/changelog" -S Version)" = "$deb_version" ] \
   || fail "changelog.Debian.gz is not for $deb_version"
+
+echo "== documentation: compressed over 4 KB, no link to a file the package does not ship"
+# Debian Policy 12.3: gzip -9n what is larger than 4 KB in /usr/share/doc, except copyright.
+big=$(find "$doc" -type f -size +4096c ! -name '*.gz' ! -name copyright)
+[ -z "$big" ] || fail "documentation over 4 KB not compressed: ${big//$pkg/}"
+for gz in $(find "$doc" -name '*.gz'); do
+  gzip -t "$gz" || fail "${gz#"$pkg"} is not gzip"
+done
+# Every relative link of a Markdown document, [text](target) outside fenced code, resolved
+# against the document's directory as installed, names something the package installs.
+python3 - "$doc" <<'PY' || fail "links to files the package does not ship"
+import gzip, os, re, sys
+root = sys.argv[1]
+link = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)\)")
+bad = links = 0
+for d, _, names in os.walk(root):
+    for n in names:
+        if not n.endswith((".md", ".md.gz")):
+            continue
+        path = os.path.join(d, n)
+        text = (gzip.open if n.endswith(".gz") else open)(path, "rt", encoding="utf-8").read()
+        fenced = False
+        for i, line in enumerate(text.splitlines(), 1):
+            if re.match(r"^\s*(```|~~~)", line):
+                fenced = not fenced
+                continue
+            for m in [] if fenced else link.finditer(line):
+                target = m.group(1).split("#")[0]
+                if not target or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", target) or target.startswith("/"):
+                    continue
+                links += 1
+                if not os.path.exists(os.path.normpath(os.path.join(d, target))):
+                    bad += 1
+                    print(f"{os.path.relpath(path, root)}:{i}: {m.group(0)}: not installed", file=sys.stderr)
+print(f"documentation: {links} relative links, {bad} to files not installed")
+sys.exit(1 if bad else 0)
+PY
 
 echo "== stripped programs, debug information in rl-dbgsym"
 dbg="$work/dbgsym"
