@@ -138,28 +138,30 @@ policy::Policy length_ranges() {
 }
 
 // Frames from 198.18.0.1 to 192.0.2.1, or 2001:db8::1 to 3fff::1.
-Builder v4() { return ipv4_frame("198.18.0.1", "192.0.2.1"); }
-Builder v6() { return ipv6_frame("2001:db8::1", "3fff::1"); }
+Builder frame4() { return ipv4_frame("198.18.0.1", "192.0.2.1"); }
+Builder frame6() { return ipv6_frame("2001:db8::1", "3fff::1"); }
 std::vector<uint8_t> tcp(uint16_t dport, uint8_t flags) {
-  return v4().tcp(40000, dport, flags).build();
+  return frame4().tcp(40000, dport, flags).build();
 }
-std::vector<uint8_t> udp(uint16_t dport) { return v4().udp(40000, dport).build(); }
+std::vector<uint8_t> udp(uint16_t dport) { return frame4().udp(40000, dport).build(); }
 std::vector<uint8_t> udp_from(uint16_t sport, uint16_t dport) {
-  return v4().udp(sport, dport).build();
+  return frame4().udp(sport, dport).build();
 }
 std::vector<uint8_t> tcp_from(uint16_t sport, uint16_t dport) {
-  return v4().tcp(sport, dport, kAck).build();
+  return frame4().tcp(sport, dport, kAck).build();
 }
-std::vector<uint8_t> udp_ttl(uint8_t ttl) { return v4().ttl(ttl).udp(40000, 33434).build(); }
-std::vector<uint8_t> icmp4(uint8_t type, uint8_t code) { return v4().icmp(type, code).build(); }
-std::vector<uint8_t> icmp6(uint8_t type, uint8_t code) { return v6().icmp(type, code).build(); }
+std::vector<uint8_t> udp_ttl(uint8_t ttl) { return frame4().ttl(ttl).udp(40000, 33434).build(); }
+std::vector<uint8_t> icmp4(uint8_t type, uint8_t code) { return frame4().icmp(type, code).build(); }
+std::vector<uint8_t> icmp6(uint8_t type, uint8_t code) { return frame6().icmp(type, code).build(); }
 std::vector<uint8_t> ack(size_t payload) {
-  return v4().tcp(40000, 443, kAck).payload(payload).build();
+  return frame4().tcp(40000, 443, kAck).payload(payload).build();
 }
-std::vector<uint8_t> big_udp(size_t payload) { return v4().udp(40000, 9).payload(payload).build(); }
+std::vector<uint8_t> big_udp(size_t payload) {
+  return frame4().udp(40000, 9).payload(payload).build();
+}
 // IPv6 counts the payload length and the 40-byte header; extension headers count as payload.
 std::vector<uint8_t> big_udp6(size_t payload, bool ext) {
-  Builder b = v6();
+  Builder b = frame6();
   if (ext) b.ipv6_ext(60, 0);  // 8 bytes of destination options
   return b.udp(1, 9).payload(payload).build();
 }
@@ -183,9 +185,9 @@ const MatchCase kConditions[] = {
     {"TcpTo53IsNotUdp", conditions, [] { return tcp(53, kAck); }, -1},
     {"UdpTo9000", conditions, [] { return udp(9000); }, 2},
     {"TcpTo9000", conditions, [] { return tcp(9000, kAck); }, 2},
-    {"IcmpTimestamp", conditions, [] { return v4().icmp(13).build(); }, 3},
-    {"IcmpEchoReply", conditions, [] { return v4().icmp(0).build(); }, -1},
-    {"Gre", conditions, [] { return v4().l4_protocol(47).payload(20).build(); }, 4},
+    {"IcmpTimestamp", conditions, [] { return frame4().icmp(13).build(); }, 3},
+    {"IcmpEchoReply", conditions, [] { return frame4().icmp(0).build(); }, -1},
+    {"Gre", conditions, [] { return frame4().l4_protocol(47).payload(20).build(); }, 4},
 };
 
 const MatchCase kSourcePorts[] = {
@@ -200,11 +202,11 @@ const MatchCase kSourcePorts[] = {
     {"TcpFrom65535To80", source_ports, [] { return tcp_from(65535, 80); }, 1},
     {"TcpFrom1023To80", source_ports, [] { return tcp_from(1023, 80); }, -1},
     {"UdpFrom2000To80NoProtocolTcpOrUdp", source_ports, [] { return udp_from(2000, 80); }, 1},
-    {"Ipv6UdpFromNtp", source_ports, [] { return v6().udp(123, 9).build(); }, 0},
+    {"Ipv6UdpFromNtp", source_ports, [] { return frame6().udp(123, 9).build(); }, 0},
     // Packets without ports never match a source-port condition.
-    {"IcmpHasNoPorts", source_ports, [] { return v4().icmp(8).build(); }, -1},
+    {"IcmpHasNoPorts", source_ports, [] { return frame4().icmp(8).build(); }, -1},
     {"LaterFragmentHasNoPorts", source_ports,
-     [] { return v4().fragment(10, false).udp(53, 9).build(); }, -1},
+     [] { return frame4().fragment(10, false).udp(53, 9).build(); }, -1},
 };
 
 const MatchCase kTcpFlags[] = {
@@ -218,14 +220,14 @@ const MatchCase kTcpFlags[] = {
     {"Syn", tcp_flags, [] { return tcp(443, kSyn); }, -1},
     {"SynTo80RulesWithoutFlagsTakeAnyFlags", tcp_flags, [] { return tcp(80, kSyn); }, 2},
     {"AckTo80TheFirstMatchingRuleDecides", tcp_flags, [] { return tcp(80, kAck); }, 0},
-    {"Ipv6Rst", tcp_flags, [] { return v6().tcp(1, 2, kRst).build(); }, 1},
+    {"Ipv6Rst", tcp_flags, [] { return frame6().tcp(1, 2, kRst).build(); }, 1},
     // Packets without flags never match a flags condition, but still the rules without one.
     {"UdpTo80", tcp_flags, [] { return udp(80); }, 2},
     {"LaterFragmentHasNoFlags", tcp_flags,
-     [] { return v4().fragment(10, false).tcp(1, 2, kRst).build(); }, -1},
+     [] { return frame4().fragment(10, false).tcp(1, 2, kRst).build(); }, -1},
     {"TcpHeaderCutShortHasNoFlagsNoPorts", tcp_flags,
      [] {
-       auto cut = v4().tcp(1, 80, kRst).build();
+       auto cut = frame4().tcp(1, 80, kRst).build();
        cut.resize(cut.size() - 8);
        return cut;
      },
@@ -240,17 +242,17 @@ const MatchCase kTtl[] = {
     {"Ttl128", ttl_ranges, [] { return udp_ttl(128); }, 1},
     {"Ttl127", ttl_ranges, [] { return udp_ttl(127); }, 2},
     {"Ttl255", ttl_ranges, [] { return udp_ttl(255); }, 1},
-    {"TcpTtl128ProtocolUdpOnly", ttl_ranges, [] { return v4().ttl(128).tcp(1, 2, kAck).build(); },
-     2},
+    {"TcpTtl128ProtocolUdpOnly", ttl_ranges,
+     [] { return frame4().ttl(128).tcp(1, 2, kAck).build(); }, 2},
     // The IPv6 hop limit is the same field.
-    {"Ipv6HopLimit1", ttl_ranges, [] { return v6().ttl(1).udp(1, 2).build(); }, 0},
-    {"Ipv6HopLimit64", ttl_ranges, [] { return v6().ttl(64).udp(1, 2).build(); }, 2},
+    {"Ipv6HopLimit1", ttl_ranges, [] { return frame6().ttl(1).udp(1, 2).build(); }, 0},
+    {"Ipv6HopLimit64", ttl_ranges, [] { return frame6().ttl(64).udp(1, 2).build(); }, 2},
     // The TTL is in the IP header: fragments and packets whose transport is cut short have it.
     {"LaterFragmentHasItsTtl", ttl_ranges,
-     [] { return v4().ttl(1).fragment(10, false).udp(1, 2).build(); }, 0},
+     [] { return frame4().ttl(1).fragment(10, false).udp(1, 2).build(); }, 0},
     {"UdpHeaderCutShortHasItsTtl", ttl_ranges,
      [] {
-       auto cut = v4().ttl(2).udp(1, 2).build();
+       auto cut = frame4().ttl(2).udp(1, 2).build();
        cut.resize(14 + 20 + 4);
        return cut;
      },
@@ -305,32 +307,32 @@ const MatchCase kLength[] = {
      1},
     // Fragments have a length too.
     {"LaterFragmentHasItsLength", length_ranges,
-     [] { return v4().fragment(10, false).udp(1, 9).payload(1400).build(); }, 1},
+     [] { return frame4().fragment(10, false).udp(1, 9).payload(1400).build(); }, 1},
 };
 
-const MatchCase kFragments[] = {
+const MatchCase kFragmentMatches[] = {
     {"FirstFragmentFromDns", fragments,
-     [] { return v4().fragment(0, true).udp(53, 9).payload(100).build(); }, 0},
+     [] { return frame4().fragment(0, true).udp(53, 9).payload(100).build(); }, 0},
     {"FirstFragmentFromAnotherPort", fragments,
-     [] { return v4().fragment(0, true).udp(54, 9).payload(100).build(); }, 2},
+     [] { return frame4().fragment(0, true).udp(54, 9).payload(100).build(); }, 2},
     {"LaterFragmentOfUdp", fragments,
-     [] { return v4().fragment(185, false).udp(53, 9).payload(100).build(); }, 1},
+     [] { return frame4().fragment(185, false).udp(53, 9).payload(100).build(); }, 1},
     {"MiddleFragmentOfUdp", fragments,
-     [] { return v4().fragment(185, true).udp(53, 9).payload(100).build(); }, 1},
+     [] { return frame4().fragment(185, true).udp(53, 9).payload(100).build(); }, 1},
     {"LaterFragmentOfTcp", fragments,
-     [] { return v4().fragment(185, false).tcp(1, 80, kSyn).payload(100).build(); }, 2},
-    {"WholeDnsReplyIsNoFragment", fragments, [] { return v4().udp(53, 9).build(); }, 4},
+     [] { return frame4().fragment(185, false).tcp(1, 80, kSyn).payload(100).build(); }, 2},
+    {"WholeDnsReplyIsNoFragment", fragments, [] { return frame4().udp(53, 9).build(); }, 4},
     {"WholeSyn", fragments, [] { return tcp(80, kSyn); }, 3},
     {"WholeAckIsNotASyn", fragments, [] { return tcp(80, kAck); }, 4},
     {"SynInAFirstFragment", fragments,
-     [] { return v4().fragment(0, true).tcp(1, 80, kSyn).payload(100).build(); }, 2},
+     [] { return frame4().fragment(0, true).tcp(1, 80, kSyn).payload(100).build(); }, 2},
     {"Ipv6FirstFragmentFromDns", fragments,
-     [] { return v6().fragment(0, true).udp(53, 9).payload(100).build(); }, 0},
+     [] { return frame6().fragment(0, true).udp(53, 9).payload(100).build(); }, 0},
     {"Ipv6LaterFragmentOfUdp", fragments,
-     [] { return v6().fragment(185, false).udp(53, 9).payload(100).build(); }, 1},
+     [] { return frame6().fragment(185, false).udp(53, 9).payload(100).build(); }, 1},
     // Offset 0 and no more to come: the whole datagram, behind a fragment header.
     {"Ipv6AtomicFragmentIsNoFragment", fragments,
-     [] { return v6().fragment(0, false).udp(53, 9).build(); }, 4},
+     [] { return frame6().fragment(0, false).udp(53, 9).build(); }, 4},
 };
 
 class MatchCaseTest : public MatchTest, public ::testing::WithParamInterface<MatchCase> {};
@@ -341,15 +343,20 @@ TEST_P(MatchCaseTest, PicksTheRule) {
   EXPECT_EQ(send(c.frame()).rule_pos, c.rule_pos);
 }
 
-std::string case_name(const ::testing::TestParamInfo<MatchCase>& info) { return info.param.name; }
+std::string match_case_name(const ::testing::TestParamInfo<MatchCase>& info) {
+  return info.param.name;
+}
 
-INSTANTIATE_TEST_SUITE_P(Conditions, MatchCaseTest, ::testing::ValuesIn(kConditions), case_name);
-INSTANTIATE_TEST_SUITE_P(SourcePorts, MatchCaseTest, ::testing::ValuesIn(kSourcePorts), case_name);
-INSTANTIATE_TEST_SUITE_P(TcpFlags, MatchCaseTest, ::testing::ValuesIn(kTcpFlags), case_name);
-INSTANTIATE_TEST_SUITE_P(Ttl, MatchCaseTest, ::testing::ValuesIn(kTtl), case_name);
-INSTANTIATE_TEST_SUITE_P(Icmp, MatchCaseTest, ::testing::ValuesIn(kIcmp), case_name);
-INSTANTIATE_TEST_SUITE_P(Length, MatchCaseTest, ::testing::ValuesIn(kLength), case_name);
-INSTANTIATE_TEST_SUITE_P(Fragment, MatchCaseTest, ::testing::ValuesIn(kFragments), case_name);
+INSTANTIATE_TEST_SUITE_P(Conditions, MatchCaseTest, ::testing::ValuesIn(kConditions),
+                         match_case_name);
+INSTANTIATE_TEST_SUITE_P(SourcePorts, MatchCaseTest, ::testing::ValuesIn(kSourcePorts),
+                         match_case_name);
+INSTANTIATE_TEST_SUITE_P(TcpFlags, MatchCaseTest, ::testing::ValuesIn(kTcpFlags), match_case_name);
+INSTANTIATE_TEST_SUITE_P(Ttl, MatchCaseTest, ::testing::ValuesIn(kTtl), match_case_name);
+INSTANTIATE_TEST_SUITE_P(Icmp, MatchCaseTest, ::testing::ValuesIn(kIcmp), match_case_name);
+INSTANTIATE_TEST_SUITE_P(Length, MatchCaseTest, ::testing::ValuesIn(kLength), match_case_name);
+INSTANTIATE_TEST_SUITE_P(Fragment, MatchCaseTest, ::testing::ValuesIn(kFragmentMatches),
+                         match_case_name);
 
 // What each policy compiles to: the lookups its fields need.
 TEST_F(MatchTest, SourcePortRulesUseTheLookup) {

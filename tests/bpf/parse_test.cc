@@ -272,14 +272,18 @@ TEST_P(ParseCaseTest, Decides) {
   EXPECT_EQ(global(RL_GC_NON_IP), c.non_ip);
 }
 
-std::string case_name(const ::testing::TestParamInfo<ParseCase>& info) { return info.param.name; }
+std::string parse_case_name(const ::testing::TestParamInfo<ParseCase>& info) {
+  return info.param.name;
+}
 
-INSTANTIATE_TEST_SUITE_P(Transports, ParseCaseTest, ::testing::ValuesIn(kTransports), case_name);
-INSTANTIATE_TEST_SUITE_P(Vlans, ParseCaseTest, ::testing::ValuesIn(kVlans), case_name);
+INSTANTIATE_TEST_SUITE_P(Transports, ParseCaseTest, ::testing::ValuesIn(kTransports),
+                         parse_case_name);
+INSTANTIATE_TEST_SUITE_P(Vlans, ParseCaseTest, ::testing::ValuesIn(kVlans), parse_case_name);
 INSTANTIATE_TEST_SUITE_P(ExtensionHeaders, ParseCaseTest, ::testing::ValuesIn(kExtensionHeaders),
-                         case_name);
-INSTANTIATE_TEST_SUITE_P(Fragments, ParseCaseTest, ::testing::ValuesIn(kFragments), case_name);
-INSTANTIATE_TEST_SUITE_P(Nonsense, ParseCaseTest, ::testing::ValuesIn(kNonsense), case_name);
+                         parse_case_name);
+INSTANTIATE_TEST_SUITE_P(Fragments, ParseCaseTest, ::testing::ValuesIn(kFragments),
+                         parse_case_name);
+INSTANTIATE_TEST_SUITE_P(Nonsense, ParseCaseTest, ::testing::ValuesIn(kNonsense), parse_case_name);
 
 // The same frames one after another on one program: the counters add up.
 TEST_F(ParseTest, CountersAddUpOverFrames) {

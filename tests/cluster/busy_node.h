@@ -13,6 +13,9 @@
 
 namespace rl::testing {
 
+// How many keys a busy node syncs in one pass.
+inline constexpr int kBusyKeys = 100'000;
+
 // Key i: a source address and port, as a per-source-and-port rule keys it.
 inline std::string busy_key(int i) {
   return "198.18." + std::to_string(i / 256 % 256) + "." + std::to_string(i % 256) + ":" +

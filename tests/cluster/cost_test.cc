@@ -20,7 +20,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr int kKeys = 100'000;
 constexpr uint64_t kWindowMs = 1000;
 
 // The fixed-window counter as envoy ratelimit keeps it in Redis: one key per (key, window), the
@@ -100,8 +99,8 @@ TEST_F(CostTest, SyncScriptAgainstIncrbyExpire) {
   ASSERT_TRUE(envoy.ok());
 
   std::vector<cluster::KeyDelta> deltas;
-  deltas.reserve(kKeys);
-  for (int i = 0; i < kKeys; i++)
+  deltas.reserve(kBusyKeys);
+  for (int i = 0; i < kBusyKeys; i++)
     deltas.push_back(key_delta("rule", busy_key(i), busy_delta(i), busy_limit(i), kWindowMs));
 
   // Memory per key, each way's keys new in one window.
@@ -117,7 +116,7 @@ TEST_F(CostTest, SyncScriptAgainstIncrbyExpire) {
     ASSERT_TRUE(after);
     std::printf("cost: %-32s Redis memory per key and window %llu bytes\n",
                 script ? "rl sync script" : "INCRBY + EXPIRE, pipelined",
-                static_cast<unsigned long long>((*after - *before) / kKeys));
+                static_cast<unsigned long long>((*after - *before) / kBusyKeys));
   }
 
   Figures rl, incr;
@@ -144,11 +143,11 @@ TEST_F(CostTest, SyncScriptAgainstIncrbyExpire) {
       auto cpu_after = server_->cpu_seconds();
       ASSERT_TRUE(cpu_after) << cpu_after.error().str();
       if (round > 0)  // the first round starts both layouts from nothing
-        f.ns_per_key.push_back((*cpu_after - *cpu_before) * 1e9 / (10.0 * kKeys));
+        f.ns_per_key.push_back((*cpu_after - *cpu_before) * 1e9 / (10.0 * kBusyKeys));
     }
   }
   std::printf("cost: %d keys a sync, 1 s windows, a sync every 100 ms, 5 batches of 10 syncs\n",
-              kKeys);
+              kBusyKeys);
   print("rl sync script", rl);
   print("INCRBY + EXPIRE, pipelined", incr);
 }

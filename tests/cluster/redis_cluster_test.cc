@@ -20,8 +20,6 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using cluster::kClusterSpread;
 
-constexpr uint64_t kWindowMs = 3'600'000;
-
 class RedisClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -48,7 +46,7 @@ class RedisClusterTest : public ::testing::Test {
   static std::string hash_of(const std::string& rule, const std::string& key) {
     const auto& tags = cluster::spread_tags(kClusterSpread);
     return cluster::spread_hash("rl", tags[cluster::spread_bucket(key, kClusterSpread)], rule,
-                                kWindowMs);
+                                kHourWindowMs);
   }
 
   // The count the slot's master holds for a key. A promotion closes the new master's
@@ -90,7 +88,7 @@ TEST_F(RedisClusterTest, SpreadsARulesKeysOverTheMasters) {
   for (int i = 0; i < 6000; i++)
     deltas.push_back(key_delta("api",
                                "198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256),
-                               i % 1000 == 0 ? 50 : 1, 10, kWindowMs));
+                               i % 1000 == 0 ? 50 : 1, 10, kHourWindowMs));
   auto reply = s->sync(deltas);
   ASSERT_TRUE(reply) << reply.error().str();
   EXPECT_TRUE(reply->retry.empty()) << reply->retry_reason;
@@ -134,7 +132,7 @@ TEST_F(RedisClusterTest, SpreadsARulesKeysOverTheMasters) {
 
   // The counts are where a reader of the key scheme finds them, and add up across syncs.
   EXPECT_EQ(counted("api", "198.18.0.1"), 1u);
-  ASSERT_TRUE(s->sync({key_delta("api", "198.18.0.1", 4, 10, kWindowMs)}));
+  ASSERT_TRUE(s->sync({key_delta("api", "198.18.0.1", 4, 10, kHourWindowMs)}));
   EXPECT_EQ(counted("api", "198.18.0.1"), 5u);
 
   // Heartbeats on the master of the nodes key; another store sees them.
@@ -164,7 +162,7 @@ TEST_F(RedisClusterTest, FollowsASlotMigration) {
   auto from_id = cluster_->id(*from), to_id = cluster_->id(*to);
   ASSERT_TRUE(from_id && to_id);
   auto sync = [&](uint64_t d) {
-    auto r = s->sync({key_delta("api", key, d, 1000, kWindowMs)});
+    auto r = s->sync({key_delta("api", key, d, 1000, kHourWindowMs)});
     ASSERT_TRUE(r) << r.error().str();
     EXPECT_TRUE(r->retry.empty()) << r->retry_reason;
     EXPECT_TRUE(r->rejected.empty()) << r->rejected_reason;
@@ -212,8 +210,8 @@ TEST_F(RedisClusterTest, SurvivesAMastersDeath) {
   cluster::PendingDeltas pending;
   uint64_t sent = 0;
   auto tick = [&] {
-    pending.add(key_delta("api", a, 1, 1'000'000, kWindowMs));
-    pending.add(key_delta("api", b, 1, 1'000'000, kWindowMs));
+    pending.add(key_delta("api", a, 1, 1'000'000, kHourWindowMs));
+    pending.add(key_delta("api", b, 1, 1'000'000, kHourWindowMs));
     sent++;
     auto batch = pending.take();
     auto r = s->sync(batch);
@@ -277,7 +275,7 @@ TEST_F(RedisClusterTest, AnAclUserWithTheDocumentedPermissions) {
   for (int i = 0; i < 300; i++)
     deltas.push_back(
         key_delta("api", "198.18.1." + std::to_string(i % 256) + ":" + std::to_string(i / 256), 1,
-                  10, kWindowMs));
+                  10, kHourWindowMs));
   auto r = (*s)->sync(deltas);
   ASSERT_TRUE(r) << r.error().str();
   EXPECT_TRUE(r->retry.empty()) << r->retry_reason;
@@ -289,10 +287,10 @@ TEST_F(RedisClusterTest, AnAclUserWithTheDocumentedPermissions) {
   const std::string key = key_in(1);
   const uint16_t slot = cluster::key_slot(hash_of("api", key));
   RedisServer* to = cluster_->master_of((slot + 8192) % 16384);
-  ASSERT_TRUE((*s)->sync({key_delta("api", key, 1, 10, kWindowMs)}));
+  ASSERT_TRUE((*s)->sync({key_delta("api", key, 1, 10, kHourWindowMs)}));
   Status moved = cluster_->migrate_slot(slot, *to);
   ASSERT_TRUE(moved) << moved.error().str();
-  auto after = (*s)->sync({key_delta("api", key, 1, 10, kWindowMs)});
+  auto after = (*s)->sync({key_delta("api", key, 1, 10, kHourWindowMs)});
   ASSERT_TRUE(after) << after.error().str();
   EXPECT_TRUE(after->retry.empty()) << after->retry_reason;
   EXPECT_GE((*s)->stats().moved, 1u);
@@ -318,7 +316,7 @@ TEST_F(RedisClusterTest, RefusesWhatIsNotACluster) {
   o.cluster_nodes = {{"127.0.0.1", (*standalone)->port(), ""}};
   auto s = cluster::ClusterStore::create(o);
   ASSERT_TRUE(s);
-  auto r = (*s)->sync({key_delta("api", "198.18.0.1", 1, 10, kWindowMs)});
+  auto r = (*s)->sync({key_delta("api", "198.18.0.1", 1, 10, kHourWindowMs)});
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("cluster support disabled"), std::string::npos)
       << r.error().str();
@@ -331,7 +329,7 @@ TEST_F(RedisClusterTest, RefusesWhatIsNotACluster) {
   std::vector<cluster::KeyDelta> many;
   many.reserve(50);
   for (int i = 0; i < 50; i++)
-    many.push_back(key_delta("r" + std::to_string(i), "198.18.0.1", 1, 10, kWindowMs));
+    many.push_back(key_delta("r" + std::to_string(i), "198.18.0.1", 1, 10, kHourWindowMs));
   auto refused = (*p)->sync(many);
   ASSERT_TRUE(refused) << refused.error().str();
   EXPECT_FALSE(refused->rejected.empty());

@@ -16,6 +16,9 @@
 
 namespace rl::testing {
 
+// A window longer than any test: its keys never roll over while the test reads them.
+inline constexpr uint64_t kHourWindowMs = 3'600'000;
+
 inline cluster::KeyDelta key_delta(const std::string& rule, const std::string& key, uint64_t delta,
                                    uint64_t limit, uint64_t window_ms) {
   return cluster::KeyDelta{rule, key, delta, limit, window_ms};

@@ -24,7 +24,7 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-struct Figures {
+struct TlsFigures {
   int64_t wall_median_ms = 0, wall_p90_ms = 0;
   double redis_cpu_ms = 0;  // the server's CPU per sync, TLS work included (INFO cpu)
   double node_cpu_ms = 0;   // this thread's CPU per sync: formatting, TLS, reading replies
@@ -38,7 +38,7 @@ double thread_cpu_ms() {
 
 // 31 syncs of the busy node's keys, paced every 100 ms; the first (both windows from nothing)
 // is not counted.
-Figures run_syncs(cluster::RedisStore& store, RedisServer& server) {
+TlsFigures run_syncs(cluster::RedisStore& store, RedisServer& server) {
   std::vector<cluster::KeyDelta> deltas;
   deltas.reserve(100'000);
   for (int i = 0; i < 100'000; i++)
@@ -96,11 +96,11 @@ TEST(TlsCost, BusyNodeSyncPlainAgainstTls) {
   ASSERT_TRUE(tls_store) << tls_store.error().str();
 
   // Alternated, so that both see the same machine; each one's lowest is its least disturbed.
-  std::map<std::string, Figures> lowest;
+  std::map<std::string, TlsFigures> lowest;
   for (int round = 1; round <= 5; round++) {
     for (auto [name, store, server] : {std::tuple{"plain", plain_store->get(), plain_server->get()},
                                        std::tuple{"TLS", tls_store->get(), tls_server->get()}}) {
-      Figures f = run_syncs(*store, *server);
+      TlsFigures f = run_syncs(*store, *server);
       std::printf(
           "tls cost: round %d, %-5s: wall median %lld ms, 90th percentile %lld ms, Redis CPU %.1f "
           "ms, node CPU %.1f ms per sync\n",

@@ -19,8 +19,6 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using cluster::ErrorKind;
 
-constexpr uint64_t kWindowMs = 3'600'000;
-
 template <typename Done>
 bool wait_for(std::chrono::seconds limit, Done done) {
   for (auto end = Clock::now() + limit; Clock::now() < end; std::this_thread::sleep_for(100ms))
@@ -30,7 +28,8 @@ bool wait_for(std::chrono::seconds limit, Done done) {
 
 // The count a server holds for a key of rule "api" in a single-hash (non-cluster) store.
 uint64_t counted(RedisServer& s, const std::string& key) {
-  const std::vector<std::string> hget = {"HGET", cluster::rule_hash("rl", "api", kWindowMs), key};
+  const std::vector<std::string> hget = {"HGET", cluster::rule_hash("rl", "api", kHourWindowMs),
+                                         key};
   auto r = s.command(hget);
   if (!r) r = s.command(hget);  // a promotion closes the new master's connections
   if (!r || r->type != RedisValue::Type::kString) return 0;
@@ -85,7 +84,7 @@ TEST_F(TlsTest, SyncsOverTlsWithTheServerVerified) {
   ASSERT_NO_FATAL_FAILURE(start_server());
   auto store = cluster::RedisStore::connect(options());
   ASSERT_TRUE(store) << store.error().str();
-  ASSERT_TRUE((*store)->sync({key_delta("api", "198.18.0.7", 5, 100, kWindowMs)}));
+  ASSERT_TRUE((*store)->sync({key_delta("api", "198.18.0.7", 5, 100, kHourWindowMs)}));
   ASSERT_TRUE((*store)->heartbeat("node-a"));
   // A sync bigger than one TLS record and one socket buffer, to cover partial writes.
   std::vector<cluster::KeyDelta> many;
@@ -93,7 +92,7 @@ TEST_F(TlsTest, SyncsOverTlsWithTheServerVerified) {
   for (int i = 0; i < 20'000; i++)
     many.push_back(key_delta("api",
                              "198.19." + std::to_string(i / 256) + "." + std::to_string(i % 256), 1,
-                             100, kWindowMs));
+                             100, kHourWindowMs));
   auto big = (*store)->sync(many);
   ASSERT_TRUE(big) << big.error().str();
   EXPECT_EQ(counted(*server_, "198.18.0.7"), 5u);
@@ -121,7 +120,7 @@ TEST_F(TlsTest, ChecksTheServerName) {
   o.tls.server_name = "redis.test";
   auto store = cluster::RedisStore::connect(o);
   ASSERT_TRUE(store) << store.error().str();
-  ASSERT_TRUE((*store)->sync({key_delta("api", "198.18.0.8", 1, 100, kWindowMs)}));
+  ASSERT_TRUE((*store)->sync({key_delta("api", "198.18.0.8", 1, 100, kHourWindowMs)}));
 
   o.tls.server_name = "cache.test";
   auto e = refusal(o);
@@ -151,7 +150,7 @@ TEST_F(TlsTest, ShowsAClientCertificateWhenTheServerAsks) {
   o.tls.key_file = pki_->client_key;
   auto store = cluster::RedisStore::connect(o);
   ASSERT_TRUE(store) << store.error().str();
-  ASSERT_TRUE((*store)->sync({key_delta("api", "198.18.0.9", 2, 100, kWindowMs)}));
+  ASSERT_TRUE((*store)->sync({key_delta("api", "198.18.0.9", 2, 100, kHourWindowMs)}));
   EXPECT_EQ(counted(*server_, "198.18.0.9"), 2u);
 }
 
@@ -233,7 +232,7 @@ TEST_F(TlsTest, FollowsAFailoverThroughSentinelsOverTls) {
   auto store = cluster::RedisStore::connect(o);
   ASSERT_TRUE(store) << store.error().str();
   EXPECT_EQ((*store)->endpoint().port, (*master)->port());
-  ASSERT_TRUE((*store)->sync({key_delta("api", "198.18.0.7", 5, 100, kWindowMs)}));
+  ASSERT_TRUE((*store)->sync({key_delta("api", "198.18.0.7", 5, 100, kHourWindowMs)}));
   ASSERT_TRUE(wait_for(5s, [&] { return counted(**replica, "198.18.0.7") == 5; }))
       << "the replica has the count before the master dies";
 
@@ -244,7 +243,7 @@ TEST_F(TlsTest, FollowsAFailoverThroughSentinelsOverTls) {
   for (auto end = Clock::now() + 30s;
        Clock::now() < end && !((*store)->connected() && (*store)->endpoint().port == promoted);
        std::this_thread::sleep_for(100ms)) {
-    pending.add(key_delta("api", "198.18.0.7", 1, 1'000'000, kWindowMs));
+    pending.add(key_delta("api", "198.18.0.7", 1, 1'000'000, kHourWindowMs));
     after++;
     auto batch = pending.take();
     if (!(*store)->sync(batch)) pending.add(batch);
@@ -273,7 +272,7 @@ TEST_F(TlsTest, SyncsToARedisClusterOverTls) {
   for (int i = 0; i < 600; i++)
     deltas.push_back(key_delta("api",
                                "198.18." + std::to_string(i / 256) + "." + std::to_string(i % 256),
-                               1, 100, kWindowMs));
+                               1, 100, kHourWindowMs));
   auto reply = (*store)->sync(deltas);
   ASSERT_TRUE(reply) << reply.error().str();
   EXPECT_TRUE(reply->retry.empty());

@@ -11,10 +11,10 @@
 namespace rl::testing {
 namespace {
 
-const std::string kPolicy = udp9_policy("100/s", 10);
+const std::string kCliPolicy = udp9_policy("100/s", 10);
 
 TEST_F(RldTest, RlctlTakesGlobalOptionsAfterTheSubcommandAndKeepsItsExitCodes) {
-  write_policy("p.yaml", kPolicy);
+  write_policy("p.yaml", kCliPolicy);
   start_rld();
   // The example of `rlctl --help`: the options after the subcommand.
   auto stats = run({RL_RLCTL_PATH, "stats", "-o", "json", "--socket", socket_path()});
@@ -49,7 +49,7 @@ TEST_F(RldTest, RlctlTakesGlobalOptionsAfterTheSubcommandAndKeepsItsExitCodes) {
 // A runtime entry's --ttl is whole seconds, a fraction rounded up; one under a second is refused
 // and adds nothing, rather than going out as 0, which means an entry that never expires.
 TEST_F(RldTest, RlctlTtlIsWholeSecondsAndNeverBecomesForever) {
-  write_policy("p.yaml", kPolicy);
+  write_policy("p.yaml", kCliPolicy);
   start_rld();
   for (const char* ttl : {"500ms", "0s"}) {
     auto r = run({RL_RLCTL_PATH, "deny", "add", "198.18.6.7", "--ttl", ttl, "-s", socket_path()});
@@ -66,7 +66,7 @@ TEST_F(RldTest, RlctlTtlIsWholeSecondsAndNeverBecomesForever) {
 }
 
 TEST_F(RldTest, CheckConfigTouchesNoKernelState) {
-  write_policy("p.yaml", kPolicy);
+  write_policy("p.yaml", kCliPolicy);
   std::string pins = "/sys/fs/bpf/rl-check-" + lab_->tag();
   std::vector<std::string> argv = {"nsenter",      "--net=/run/netns/" + lab_->server_ns(),
                                    RL_RLD_PATH,    "--check-config",
@@ -84,7 +84,7 @@ TEST_F(RldTest, CheckConfigTouchesNoKernelState) {
   EXPECT_EQ(mode.find("xdp"), std::string::npos) << mode;
 
   // Across files, as rld loads them: the same rule name twice is an error with its place.
-  write_policy("q.yml", kPolicy);
+  write_policy("q.yml", kCliPolicy);
   auto dup = run(argv);
   EXPECT_EQ(dup.code, 1) << dup.describe();
   EXPECT_NE(dup.err.find("q.yml:2:"), std::string::npos) << dup.err;
@@ -106,7 +106,7 @@ TEST_F(RldTest, CheckConfigTouchesNoKernelState) {
 // another `ip netns exec` (another private bpffs) does not claim success while rl stays
 // attached.
 TEST_F(RldTest, APrivateBpffsUnderIpNetnsExecIsReported) {
-  write_policy("p.yaml", kPolicy);
+  write_policy("p.yaml", kCliPolicy);
   std::vector<std::string> argv = rld_argv();
   ASSERT_EQ(argv[0], "nsenter");
   argv.erase(argv.begin(), argv.begin() + 2);

@@ -19,10 +19,10 @@
 namespace rl::testing {
 namespace {
 
-const std::string kPolicy = udp9_policy("1/min", 3);
+const std::string kStartupPolicy = udp9_policy("1/min", 3);
 
 TEST_F(RldTest, ASecondRldOnThePinRootIsRefused) {
-  write_policy("a.yaml", kPolicy);
+  write_policy("a.yaml", kStartupPolicy);
   start_rld();
   uint64_t gen = ctl({"status"})["generation"];
 
@@ -42,7 +42,7 @@ TEST_F(RldTest, ASecondRldOnThePinRootIsRefused) {
 }
 
 TEST_F(RldTest, APinRootOffBpffsIsRefusedAndNothingIsMounted) {
-  write_policy("a.yaml", kPolicy);
+  write_policy("a.yaml", kStartupPolicy);
   auto plain = dir_ / "plain";
   std::filesystem::create_directories(plain / "keep");
   std::ofstream(plain / "keep" / "file") << "still here\n";
@@ -70,7 +70,7 @@ TEST_F(RldTest, APinRootOffBpffsIsRefusedAndNothingIsMounted) {
 // its pin) and created again under the same name. A restarted rld drops the dead link, says so,
 // and attaches afresh.
 TEST_F(RldTest, ARecreatedInterfaceGetsAFreshLink) {
-  write_policy("a.yaml", kPolicy);
+  write_policy("a.yaml", kStartupPolicy);
   start_rld();
   EXPECT_EQ(received({.src = "198.18.13.1", .count = 20, .rate = 2000}), 3u);
   auto stopped = rld_->stop(SIGTERM, 5s);
@@ -94,7 +94,7 @@ TEST_F(RldTest, ARecreatedInterfaceGetsAFreshLink) {
 // ABI number, or a half-written pin root): libbpf cannot reuse it, so rld replaces the pinned
 // data path as it does across ABIs, rather than refusing to start.
 TEST_F(RldTest, APinnedMapOfAnotherShapeIsReplaced) {
-  write_policy("a.yaml", kPolicy);
+  write_policy("a.yaml", kStartupPolicy);
   start_rld();
   ASSERT_TRUE(rld_->stop(SIGTERM, 5s).ok());
   std::string pin = pin_root_ + "/maps/rl_offenders";
@@ -121,7 +121,7 @@ constexpr char kTypo[] =
 // It says where the mistake is, attaches nothing and leaves no pinned maps a next start would
 // adopt as if they were a policy.
 TEST_F(RldTest, AFirstStartWithAnInvalidPolicyFailsAndNamesTheMistake) {
-  write_policy("a.yaml", kPolicy);
+  write_policy("a.yaml", kStartupPolicy);
   write_policy("b.yaml", kTypo);
   auto out = run(rld_argv(), 30s);
   EXPECT_FALSE(out.timed_out) << out.describe();
@@ -181,7 +181,7 @@ TEST_F(RldTest, AnEmptyPolicyDirectoryStartsReadyWithNoRules) {
 // /readyz: 200 with what is enforced; 503 with the reason while the last load failed (the policy
 // before it is enforced); 200 again once a valid policy is in force. /healthz stays 200.
 TEST_F(RldTest, ReadyzFollowsWhetherTheConfiguredPolicyIsEnforced) {
-  write_policy("a.yaml", kPolicy);
+  write_policy("a.yaml", kStartupPolicy);
   start_rld();
   auto [code, body] = http("/readyz");
   EXPECT_EQ(code, 200) << body;
@@ -212,7 +212,7 @@ TEST_F(RldTest, ReadyzFollowsWhetherTheConfiguredPolicyIsEnforced) {
 // rule set, and says it is degraded: in rlctl status (exit status 4, the rules named as the pins'
 // rather than the policy directory's), the log and /readyz. A valid policy ends it.
 TEST_F(RldTest, AnAdoptedRuleSetWithAnInvalidPolicyRunsDegraded) {
-  write_policy("a.yaml", kPolicy);
+  write_policy("a.yaml", kStartupPolicy);
   start_rld();
   EXPECT_EQ(received({.src = "198.18.16.1", .count = 20, .rate = 2000}), 3u);
   rld_->signal(SIGKILL);

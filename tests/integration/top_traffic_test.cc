@@ -10,13 +10,13 @@
 namespace rl::testing {
 namespace {
 
-const std::string kPolicy = policy_text({udp_rule_text("udp9", 9, "1000000/s", 1000000),
-                                         udp_rule_text("udp7", 7, "1000000/s", 1000000)});
+const std::string kTopPolicy = policy_text({udp_rule_text("udp9", 9, "1000000/s", 1000000),
+                                            udp_rule_text("udp7", 7, "1000000/s", 1000000)});
 
 class TopTraffic : public RldTest {};
 
 TEST_F(TopTraffic, RanksThreeSourcesByRateWithinTheStatedError) {
-  write_policy("p.yaml", kPolicy);
+  write_policy("p.yaml", kTopPolicy);
   rld_extra_args_ = {"--traffic-sample-shift", "4"};
   start_rld();
 

@@ -11,7 +11,7 @@
 namespace rl::testing {
 namespace {
 
-const std::string kPolicy = udp9_policy("1/min", 10);
+const std::string kXdpModePolicy = udp9_policy("1/min", 10);
 
 // A macvlan in the server namespace on the server end of pair(0), with an address of its own:
 // frames the client sends to its MAC reach it through the veth, whose receive handler hands
@@ -89,7 +89,7 @@ class XdpModeTest : public RldTest {
 
   // rld on pair(0)'s server end in `mode`; *link: what the kernel then reports of the link.
   void start_on_veth(const std::string& mode, std::string* link) {
-    write_policy("p.yaml", kPolicy);
+    write_policy("p.yaml", kXdpModePolicy);
     ASSERT_NO_FATAL_FAILURE(start_on(lab_->pair().server.ifname, mode));
     *link = link_details(lab_->pair().server.ifname);
   }
@@ -120,7 +120,7 @@ TEST_F(XdpModeTest, AutoPicksNativeOnAVeth) {
 }
 
 TEST_F(XdpModeTest, NativeOnADeviceWithoutNativeXdpIsRefusedAndAutoFallsBack) {
-  write_policy("p.yaml", kPolicy);
+  write_policy("p.yaml", kXdpModePolicy);
   Pair mv = add_macvlan();
   ASSERT_FALSE(mv.server.mac.empty());
 

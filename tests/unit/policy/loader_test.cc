@@ -2,21 +2,17 @@
 #include "policy/loader.h"
 
 #include "policy/describe.h"
+#include "policy_test_util.h"
 
 #include <gtest/gtest.h>
 
 namespace rl::policy {
 namespace {
 
-constexpr uint64_t kSec = 1'000'000'000;
+using test_util::all_errors;
+using test_util::kSec;
 
 Prefix P(const char* text) { return *Prefix::parse(text); }
-
-std::string all_errors(const LoadResult& r) {
-  std::string out;
-  for (const auto& e : r.errors) out += e.str() + "\n";
-  return out;
-}
 
 const Rule* find_rule(const Policy& p, const std::string& name) {
   for (const auto& r : p.rules)

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "policy/loader.h"
+#include "policy_test_util.h"
 #include "scratch_dir.h"
 
 namespace rl::policy {
@@ -14,11 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string all_errors(const LoadResult& r) {
-  std::string out;
-  for (const auto& e : r.errors) out += e.str() + "\n";
-  return out;
-}
+using test_util::all_errors;
 
 class PolicyDir : public rl::testing::ScratchDirTest {
  protected:

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "policy/rate.h"
 
+#include "policy_test_util.h"
+
 #include <gtest/gtest.h>
 
 namespace rl::policy {
 namespace {
 
-constexpr uint64_t kMs = 1'000'000;
-constexpr uint64_t kSec = 1'000'000'000;
-constexpr uint64_t kMin = 60 * kSec;
-constexpr uint64_t kHour = 60 * kMin;
-constexpr uint64_t kDay = 24 * kHour;
+using test_util::kDay;
+using test_util::kHour;
+using test_util::kMin;
+using test_util::kMs;
+using test_util::kSec;
 
 struct RateCase {
   const char* text = nullptr;
