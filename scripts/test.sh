@@ -1,27 +1,40 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Build rl and run every check and test CI runs, in stages; a failure names its stage.
-#   checks        clang-format over the tracked sources, clang-tidy over controller/ and tools/
+#   checks        clang-format over the tracked sources, clang-tidy over controller/, tools/,
+#                 bench/ and tests/ (tests/.clang-tidy's lighter set there)
 #   unprivileged  the build, C++ warnings as errors, and the tests that need no root (label unit)
 #   sanitizers    a clang build with ASan, UBSan and -Wthread-safety, running the same tests
 #   fuzz          the libFuzzer targets on the policy loader and the packet parser, 60 s each
-#   root          BPF on the real verifier, integration, cluster, metrics and packaging tests
+#   root          BPF on the real verifier, integration, cluster, metrics and packaging tests,
+#                 two at a time; those marked RUN_SERIAL (exactness, floods, rates, costs) alone
 # The root stage loads XDP programs into the running kernel: it needs root, and its tests fail
 # rather than skip without it. On a fresh machine this also installs the dependencies from
-# Debian packages. docs/development.md has what each stage costs.
+# Debian packages. At the end it prints each stage's time and the total, and warns when the
+# total passes the budget. docs/development.md has what each stage costs.
 #
-#   sudo scripts/test.sh                  # install deps, every stage
+#   scripts/test.sh                       # as root: install deps, every stage
 #   scripts/test.sh checks unprivileged   # the named stages only
+#   scripts/test.sh quick [AREA...]       # rebuild, then the unit tests and the AREAs' tests
 #   RL_SKIP_DEPS=1 scripts/test.sh        # skip the package step
+#
+# quick is the inner loop: an incremental build of the same tree, the `unit` tests, and the
+# tests labelled with each AREA (policy, compiler, control, datapath, cluster, rld, rlctl,
+# metrics, lab, packaging, bench); those needing root run when it is root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 all=(checks unprivileged sanitizers fuzz root)
 stages=("$@")
+areas=()
+if [ "${1:-}" = quick ]; then
+  stages=(quick)
+  areas=("${@:2}")
+fi
 [ "${#stages[@]}" -gt 0 ] || stages=("${all[@]}")
 for s in "${stages[@]}"; do
-  case " ${all[*]} " in *" $s "*) ;; *)
-    echo "scripts/test.sh: unknown stage '$s' (stages: ${all[*]})" >&2
+  case " ${all[*]} quick " in *" $s "*) ;; *)
+    echo "scripts/test.sh: unknown stage '$s' (stages: ${all[*]}, or quick [AREA...])" >&2
     exit 2
     ;;
   esac
@@ -30,15 +43,28 @@ if [[ " ${stages[*]} " == *" root "* ]] && [ "$(id -u)" -ne 0 ]; then
   echo "scripts/test.sh: the BPF and integration tests load XDP programs: run as root" >&2
   exit 1
 fi
-[ "${RL_SKIP_DEPS:-0}" = 1 ] || bash scripts/install-deps.sh
+[ "${RL_SKIP_DEPS:-0}" = 1 ] || [ "${stages[*]}" = quick ] || bash scripts/install-deps.sh
 
 build=${RL_BUILD_DIR:-build}
 san_build=${RL_SANITIZE_BUILD_DIR:-build-sanitize}
 jobs=$(nproc)
+# The suite's budget on two CPUs (docs/development.md): past it, the run says so.
+budget=${RL_TEST_BUDGET_SECONDS:-2700}
 
-configure() {
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRL_WERROR=ON >/dev/null
+# Ninja, line tables for debug information, lld, and unity builds: the build's levers
+# (docs/development.md, "What each stage costs"). A tree made with another generator is
+# configured anew.
+cmake_configure() {
+  local dir=$1
+  shift
+  if [ -f "$dir/CMakeCache.txt" ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$dir/CMakeCache.txt"; then
+    rm -rf "$dir/CMakeCache.txt" "$dir/CMakeFiles"
+  fi
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRL_WERROR=ON \
+    -DRL_DEBUG_INFO=lines -DCMAKE_UNITY_BUILD=ON "$@" >/dev/null
 }
+
+configure() { cmake_configure "$build"; }
 
 stage_checks() {
   bash scripts/check-format.sh
@@ -56,8 +82,8 @@ stage_unprivileged() {
 }
 
 stage_sanitizers() {
-  CC=clang CXX=clang++ cmake -S . -B "$san_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DRL_SANITIZE=ON -DRL_FUZZ=ON -DRL_WERROR=ON -DRL_BUILD_BENCH=OFF >/dev/null
+  CC=clang CXX=clang++ cmake_configure "$san_build" -DRL_SANITIZE=ON -DRL_FUZZ=ON \
+    -DRL_BUILD_BENCH=OFF
   cmake --build "$san_build" -j"$jobs" --target unit_tests fuzzers
   ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$san_build" -L unit -j"$jobs" --output-on-failure --timeout 600
@@ -74,8 +100,36 @@ stage_fuzz() {
 stage_root() {
   configure
   cmake --build "$build" -j"$jobs"
-  # Serial: the exactness tests want both CPUs to themselves.
-  ctest --test-dir "$build" -LE unit --output-on-failure --timeout 600
+  # Two at a time; ctest runs each RUN_SERIAL test alone.
+  ctest --test-dir "$build" -LE unit -j"$jobs" --output-on-failure --timeout 600
+}
+
+stage_quick() {
+  configure
+  cmake --build "$build" -j"$jobs"
+  local want=unit
+  if [ "${#areas[@]}" -gt 0 ]; then
+    local IFS='|'
+    want="^(${areas[*]})\$"
+  fi
+  local args=(-L "$want")
+  [ "${#areas[@]}" -gt 0 ] || args=(-L unit)
+  # Without root, only the area's unit tests: the rest load programs into the kernel.
+  [ "$(id -u)" -eq 0 ] || args+=(-L unit)
+  ctest --test-dir "$build" -j"$jobs" --output-on-failure --timeout 600 "${args[@]}"
+}
+
+times=()
+total_start=$SECONDS
+report() {
+  echo "==== stage times"
+  printf '  %s\n' "${times[@]}"
+  local total=$((SECONDS - total_start))
+  printf '  %-13s %5d s (%d min %02d s)\n' total "$total" $((total / 60)) $((total % 60))
+  if [ "$total" -gt "$budget" ]; then
+    echo "==== WARNING: the run took $total s, over its budget of $budget s" \
+      "(docs/development.md, \"What each stage costs\")" >&2
+  fi
 }
 
 for s in "${stages[@]}"; do
@@ -86,9 +140,12 @@ for s in "${stages[@]}"; do
   (set -e; "stage_$s")
   rc=$?
   set -e
+  times+=("$(printf '%-13s %5d s' "$s" $((SECONDS - start)))")
   if [ "$rc" -ne 0 ]; then
     echo "==== stage $s FAILED after $((SECONDS - start)) s" >&2
+    report
     exit 1
   fi
   echo "==== stage $s passed in $((SECONDS - start)) s"
 done
+report
