@@ -15,6 +15,10 @@ if [ ! -f "$build/compile_commands.json" ]; then
   echo "check-tidy: no $build/compile_commands.json: configure the build first" >&2
   exit 1
 fi
+# One compile command per source file, also for a unity build's batches.
+db="$build/tidy"
+python3 scripts/tidy-compile-db.py "$build" "$db"
+
 if [ "$#" -gt 0 ]; then
   files=("$@")
 else
@@ -23,10 +27,10 @@ else
   mapfile -t files < <(git ls-files -- 'controller/*.cc' 'tools/*.cc' 'tests/*.cc' 'bench/*.cc' |
     grep -x -F -f <(python3 -c 'import json, os, sys
 for e in json.load(open(sys.argv[1])):
-    print(os.path.relpath(os.path.join(e["directory"], e["file"])))' "$build/compile_commands.json"))
+    print(os.path.relpath(os.path.join(e["directory"], e["file"])))' "$db/compile_commands.json"))
 fi
 
 # One clang-tidy per file; a file's findings are printed together, and any finding fails.
 # --quiet: no "N warnings suppressed" lines for what the header filter keeps out.
 printf '%s\n' "${files[@]}" |
-  xargs -P "${RL_TIDY_JOBS:-2}" -n 1 clang-tidy --quiet -p "$build" 2> >(grep -v '^[0-9]* warnings\? generated' >&2)
+  xargs -P "${RL_TIDY_JOBS:-2}" -n 1 clang-tidy --quiet -p "$db" 2> >(grep -v '^[0-9]* warnings\? generated' >&2)
