@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "bench_rounds.h"
 #include "busy_node.h"
 #include "redis_test.h"
 
@@ -121,7 +122,8 @@ TEST_F(CostTest, SyncScriptAgainstIncrbyExpire) {
 
   Figures rl, incr;
   auto next = Clock::now();
-  for (int round = 0; round < 6; round++) {
+  const int rounds = bench_rounds(6);
+  for (int round = 0; round < rounds; round++) {
     for (bool script : {true, false}) {
       auto cpu_before = server_->cpu_seconds();
       ASSERT_TRUE(cpu_before) << cpu_before.error().str();
@@ -146,8 +148,8 @@ TEST_F(CostTest, SyncScriptAgainstIncrbyExpire) {
         f.ns_per_key.push_back((*cpu_after - *cpu_before) * 1e9 / (10.0 * kBusyKeys));
     }
   }
-  std::printf("cost: %d keys a sync, 1 s windows, a sync every 100 ms, 5 batches of 10 syncs\n",
-              kBusyKeys);
+  std::printf("cost: %d keys a sync, 1 s windows, a sync every 100 ms, %d batches of 10 syncs\n",
+              kBusyKeys, rounds - 1);
   print("rl sync script", rl);
   print("INCRBY + EXPIRE, pipelined", incr);
 }
