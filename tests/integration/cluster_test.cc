@@ -138,9 +138,13 @@ TEST_F(ClusterLab, ClosedRulesFallBackToTheirShareWhenRedisIsDown) {
   std::string policy = kFleetPolicy;
   policy.replace(policy.find("on_redis_failure: open"), 22, "on_redis_failure: closed");
   for (size_t i = 0; i < kNodes; i++) start_node(i, policy);
-  // Let every node see the others in Redis before it goes away.
-  std::this_thread::sleep_for(2500ms);
-  EXPECT_EQ(ctl(0, {"cluster", "status"})["peers"].size(), kNodes);
+  // Every node sees the others in Redis before it goes away.
+  for (size_t i = 0; i < kNodes; i++)
+    EXPECT_TRUE(wait_for(10s,
+                         [&] {
+                           return ctl(i, {"cluster", "status"})["peers"].size() == kNodes;
+                         }))
+        << "node " << i << ": " << ctl(i, {"cluster", "status"}).dump();
   redis_->kill();
   constexpr double kSeconds = 4;
   auto got = flood("198.18.53.1", 300, kSeconds);
