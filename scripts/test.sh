@@ -7,7 +7,11 @@
 #   sanitizers    a clang build with ASan, UBSan and -Wthread-safety, running the same tests
 #   fuzz          the libFuzzer targets on the policy loader and the packet parser, 60 s each
 #   root          BPF on the real verifier, integration, cluster, metrics and packaging tests,
-#                 two at a time; those marked RUN_SERIAL (exactness, floods, rates, costs) alone
+#                 two at a time; then those labelled serial (exactness, floods, rates, costs),
+#                 each alone
+# When one run has both checks and root, clang-tidy runs at the lowest priority beside the root
+# stage's tests that run two at a time (most of their time is spent waiting on rld, Redis and
+# packets), and is done before the serial ones start; RL_TIDY_BESIDE_ROOT=0 keeps it in checks.
 # The root stage loads XDP programs into the running kernel: it needs root, and its tests fail
 # rather than skip without it. On a fresh machine this also installs the dependencies from
 # Debian packages. At the end it prints each stage's time and the total, and warns when the
@@ -66,13 +70,23 @@ cmake_configure() {
 
 configure() { cmake_configure "$build"; }
 
+tidy_beside_root=0
+if [[ " ${stages[*]} " == *" checks "* && " ${stages[*]} " == *" root "* ]] &&
+  [ "${RL_TIDY_BESIDE_ROOT:-1}" = 1 ]; then
+  tidy_beside_root=1
+fi
+
 stage_checks() {
   bash scripts/check-format.sh
   # clang-tidy reads the compile commands and the headers the build generates.
   configure
   mapfile -t generated < <(cmake --build "$build" --target help | grep -o '[a-z_]*_skel_gen')
   cmake --build "$build" -j"$jobs" --target "${generated[@]}" >/dev/null
-  bash scripts/check-tidy.sh "$build"
+  if [ "$tidy_beside_root" = 1 ]; then
+    echo "clang-tidy runs beside the root stage's parallel tests"
+  else
+    bash scripts/check-tidy.sh "$build"
+  fi
 }
 
 stage_unprivileged() {
@@ -100,8 +114,27 @@ stage_fuzz() {
 stage_root() {
   configure
   cmake --build "$build" -j"$jobs"
-  # Two at a time; ctest runs each RUN_SERIAL test alone.
-  ctest --test-dir "$build" -LE unit -j"$jobs" --output-on-failure --timeout 600
+  local tidy_pid="" tidy_log="$build/check-tidy.log"
+  if [ "$tidy_beside_root" = 1 ]; then
+    # A process group of its own, so that a failed stage stops every clang-tidy it started.
+    setsid nice -n 19 bash scripts/check-tidy.sh "$build" >"$tidy_log" 2>&1 &
+    tidy_pid=$!
+    trap '[ -z "$tidy_pid" ] || kill -- "-$tidy_pid" 2>/dev/null' EXIT
+  fi
+  ctest --test-dir "$build" -LE '^(unit|serial)$' -j"$jobs" --output-on-failure --timeout 600
+  if [ -n "$tidy_pid" ]; then
+    local rc=0 waited=$SECONDS
+    wait "$tidy_pid" || rc=$?
+    tidy_pid=""
+    cat "$tidy_log"
+    echo "clang-tidy (checks) done $((SECONDS - waited)) s after the parallel tests"
+    if [ "$rc" -ne 0 ]; then
+      echo "==== clang-tidy (stage checks) FAILED" >&2
+      return 1
+    fi
+  fi
+  # Each alone: nothing else runs beside a serial test.
+  ctest --test-dir "$build" -L '^serial$' -LE '^unit$' --output-on-failure --timeout 600
 }
 
 stage_quick() {
