@@ -121,7 +121,10 @@ stage_root() {
     tidy_pid=$!
     trap '[ -z "$tidy_pid" ] || kill -- "-$tidy_pid" 2>/dev/null' EXIT
   fi
-  ctest --test-dir "$build" -LE '^(unit|serial)$' -j"$jobs" --output-on-failure --timeout 600
+  # A failure in one part still runs the others, so that a red run names every failure.
+  local failed=0
+  ctest --test-dir "$build" -LE '^(unit|serial)$' -j"$jobs" --output-on-failure --timeout 600 ||
+    failed=1
   if [ -n "$tidy_pid" ]; then
     local rc=0 waited=$SECONDS
     wait "$tidy_pid" || rc=$?
@@ -130,11 +133,13 @@ stage_root() {
     echo "clang-tidy (checks) done $((SECONDS - waited)) s after the parallel tests"
     if [ "$rc" -ne 0 ]; then
       echo "==== clang-tidy (stage checks) FAILED" >&2
-      return 1
+      failed=1
     fi
   fi
   # Each alone: nothing else runs beside a serial test.
-  ctest --test-dir "$build" -L '^serial$' -LE '^unit$' --output-on-failure --timeout 600
+  ctest --test-dir "$build" -L '^serial$' -LE '^unit$' --output-on-failure --timeout 600 ||
+    failed=1
+  return "$failed"
 }
 
 stage_quick() {
