@@ -19,12 +19,12 @@
 #
 #   scripts/test.sh                       # as root: install deps, every stage
 #   scripts/test.sh checks unprivileged   # the named stages only
-#   scripts/test.sh quick [AREA...]       # rebuild, then the unit tests and the AREAs' tests
+#   scripts/test.sh quick [AREA...]       # rebuild, then the AREAs' tests (no AREA: unit)
 #   RL_SKIP_DEPS=1 scripts/test.sh        # skip the package step
 #
-# quick is the inner loop: an incremental build of the same tree, the `unit` tests, and the
-# tests labelled with each AREA (policy, compiler, control, datapath, cluster, rld, rlctl,
-# metrics, lab, packaging, bench); those needing root run when it is root.
+# quick is the inner loop: an incremental build of the same tree, then the tests labelled with
+# each AREA (policy, compiler, control, datapath, cluster, rld, rlctl, metrics, lab, packaging,
+# bench), or the `unit` tests when none is named; those needing root only when it is root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -119,7 +119,7 @@ stage_root() {
     # A process group of its own, so that a failed stage stops every clang-tidy it started.
     setsid nice -n 19 bash scripts/check-tidy.sh "$build" >"$tidy_log" 2>&1 &
     tidy_pid=$!
-    trap '[ -z "$tidy_pid" ] || kill -- "-$tidy_pid" 2>/dev/null' EXIT
+    trap '[ -z "${tidy_pid:-}" ] || kill -- "-$tidy_pid" 2>/dev/null' EXIT
   fi
   # A failure in one part still runs the others, so that a red run names every failure.
   local failed=0
