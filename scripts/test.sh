@@ -145,15 +145,12 @@ stage_root() {
 stage_quick() {
   configure
   cmake --build "$build" -j"$jobs"
-  local want=unit
+  local args=(-L unit)
   if [ "${#areas[@]}" -gt 0 ]; then
-    local IFS='|'
-    want="^(${areas[*]})\$"
+    args=(-L "^($(IFS='|' && echo "${areas[*]}"))\$")
+    # Without root, only the areas' unit tests: the rest load programs into the kernel.
+    [ "$(id -u)" -eq 0 ] || args+=(-L unit)
   fi
-  local args=(-L "$want")
-  [ "${#areas[@]}" -gt 0 ] || args=(-L unit)
-  # Without root, only the area's unit tests: the rest load programs into the kernel.
-  [ "$(id -u)" -eq 0 ] || args+=(-L unit)
   ctest --test-dir "$build" -j"$jobs" --output-on-failure --timeout 600 "${args[@]}"
 }
 
