@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 mode=(--dry-run -Werror)
 [ "${1:-}" = --fix ] && mode=(-i)
 
-mapfile -t bpf < <(git ls-files -- '*.bpf.c' 'bpf/*.c' 'bpf/*.h' | sort -u)
+mapfile -t bpf < <(git ls-files -- '*.bpf.c' '*.bpf.h' 'bpf/*.c' 'bpf/*.h' | sort -u)
 mapfile -t cxx < <(git ls-files -- '*.c' '*.cc' '*.h' | grep -v -x -F -f <(printf '%s\n' "${bpf[@]}"))
 
 status=0

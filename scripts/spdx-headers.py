@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Every source file names its licence on an SPDX-License-Identifier line near its top: the XDP
-programs and the headers they share with the controller (bpf/, abi/, bench/bpf/, *.bpf.c)
-GPL-2.0-only OR BSD-2-Clause, everything else GPL-2.0-only (LICENSE). Files that cannot carry the line (test
+programs and the headers they share with the controller (bpf/, abi/, bench/bpf/, *.bpf.c,
+*.bpf.h) GPL-2.0-only OR BSD-2-Clause, everything else GPL-2.0-only (LICENSE). Files that cannot carry the line (test
 inputs, example policies, documents, data) are listed in .reuse/dep5 instead.
 
   scripts/spdx-headers.py          # check: name each file without the right line, exit 1
@@ -25,7 +25,8 @@ SPDX = re.compile(r"SPDX-License-Identifier:\s*(.*?)\s*(\*/)?\s*$")
 
 
 def licence(path):
-    return DUAL if path.startswith(("bpf/", "abi/", "bench/bpf/")) or path.endswith(".bpf.c") else GPL
+    bpf = path.startswith(("bpf/", "abi/", "bench/bpf/")) or path.endswith((".bpf.c", ".bpf.h"))
+    return DUAL if bpf else GPL
 
 
 def comment(path, expr):
@@ -34,7 +35,7 @@ def comment(path, expr):
     ext = name.rsplit(".", 1)[-1] if "." in name else ""
     if expr == DUAL:
         expr = "(" + expr + ")"  # as the kernel writes a compound expression
-    if path.startswith(("bpf/", "abi/", "bench/bpf/")) and ext == "h":
+    if (path.startswith(("bpf/", "abi/", "bench/bpf/")) or name.endswith(".bpf.h")) and ext == "h":
         return f"/* SPDX-License-Identifier: {expr} */"
     if ext in ("c", "cc", "h") or name.endswith(".cc.in"):
         return f"// SPDX-License-Identifier: {expr}"

@@ -36,37 +36,20 @@ uint8_t bits_for(uint32_t n) {
 
 bool walks_are_short(uint32_t n, uint8_t bits, uint32_t seed) {
   for (uint32_t k = 0; k < n; k++)
-    if (perm_index(k, n, bits, seed) >= n) return false;
+    if (flood_perm_index(k, n, bits, seed) >= n) return false;
   return true;
 }
 
 }  // namespace
 
-uint32_t perm_mix(uint32_t x, uint8_t bits, uint32_t seed) {
-  uint32_t mask = bits >= 32 ? 0xffffffffu : (1u << bits) - 1;
-  uint32_t shift = (bits + 1u) / 2;
-  x = (x * 0x9e3779b1u + seed) & mask;
-  x ^= x >> shift;
-  x = (x * 0x85ebca6bu) & mask;
-  x ^= x >> shift;
-  return x;
-}
-
-uint32_t perm_index(uint32_t k, uint32_t n, uint8_t bits, uint32_t seed) {
-  uint32_t x = k;
-  for (int i = 0; i < kPermMaxWalk; i++) {
-    x = perm_mix(x, bits, seed);
-    if (x < n) return x;
-  }
-  return n;
-}
-
 Result<FloodPlan> plan_flood(const Options& o, const lab::Mac& src_mac, int mtu) {
   FloodPlan p;
-  p.v6 = o.dst.family == 6;
-  p.tcp = o.proto == Proto::kTcpSyn;
-  p.sources = o.sources;
-  size_t headers = header_bytes(p.v6, p.tcp);
+  flood_frame_spec& s = p.spec;
+  s.is_v6 = o.dst.family == 6;
+  s.is_tcp = o.proto == Proto::kTcpSyn;
+  s.n_sources = o.sources;
+  s.perm_bits = 1;
+  size_t headers = header_bytes(p.v6(), p.tcp());
   size_t size = o.size ? o.size : std::max(kMinSize, headers);
   if (size < headers)
     return Error{0, "--size " + std::to_string(size) + " cannot hold the headers (" +
@@ -82,12 +65,12 @@ Result<FloodPlan> plan_flood(const Options& o, const lab::Mac& src_mac, int mtu)
   }
   packet::Builder b;
   b.mac(src_mac, o.dst_mac);
-  if (p.v6)
+  if (p.v6())
     b.ipv6_raw(src.bytes, o.dst.bytes);
   else
     b.ipv4_raw({src.bytes[0], src.bytes[1], src.bytes[2], src.bytes[3]},
                {o.dst.bytes[0], o.dst.bytes[1], o.dst.bytes[2], o.dst.bytes[3]});
-  if (p.tcp)
+  if (p.tcp())
     b.tcp(o.sport, o.dport, packet::kSyn);
   else
     b.udp(o.sport, o.dport);
@@ -97,23 +80,22 @@ Result<FloodPlan> plan_flood(const Options& o, const lab::Mac& src_mac, int mtu)
     return Error{0, "internal: built a " + std::to_string(p.frame.size()) + "-byte frame, wanted " +
                         std::to_string(size)};
 
-  // Offsets as in rlflood.bpf.c: the source's last 32 bits, the IPv4 header checksum, L4's.
-  size_t src_off = p.v6 ? kEth + 20 : kEth + 12;
-  size_t l4_off = kEth + (p.v6 ? 40 : 20);
-  p.base_low = (uint32_t{word_at(p.frame, src_off)} << 16) | word_at(p.frame, src_off + 2);
-  p.l4_csum_base = csum_base(p.frame, l4_off + (p.tcp ? 16 : 6), src_off, l4_off);
-  p.base_sport = word_at(p.frame, l4_off);
-  p.sports = o.sports;
-  if (!p.v6) p.ip_csum_base = csum_base(p.frame, kEth + 10, src_off);
+  // The offsets flood_frame_write() writes at: the source's last 32 bits, the checksums.
+  size_t src_off = flood_src_off(&s), l4_off = flood_l4_off(&s);
+  s.base_low = (uint32_t{word_at(p.frame, src_off)} << 16) | word_at(p.frame, src_off + 2);
+  s.l4_csum_base = csum_base(p.frame, flood_l4_csum_off(&s), src_off, l4_off);
+  s.base_sport = word_at(p.frame, l4_off);
+  s.n_sports = o.sports;
+  if (!p.v6()) s.ip_csum_base = csum_base(p.frame, kEth + 10, src_off);
 
   if (o.order == Order::kShuffled && o.sources > 1) {
-    p.shuffle = true;
-    p.perm_bits = bits_for(o.sources);
+    s.shuffle = 1;
+    s.perm_bits = bits_for(o.sources);
     // Almost every seed works; the check costs a few ns per source, once.
     constexpr int kSeeds = 100;
     int tried = 0;
-    for (p.perm_seed = 0x2545f491u; !walks_are_short(o.sources, p.perm_bits, p.perm_seed);
-         p.perm_seed += 0x9e3779b9u)
+    for (s.perm_seed = 0x2545f491u; !walks_are_short(o.sources, s.perm_bits, s.perm_seed);
+         s.perm_seed += 0x9e3779b9u)
       if (++tried == kSeeds)
         return Error{0, "no permutation seed found for " + std::to_string(o.sources) + " sources"};
   }

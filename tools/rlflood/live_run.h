@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "run_summary.h"
 
 namespace rl::rlflood {
 
@@ -35,15 +36,6 @@ struct RunPlan {
   const volatile __u64* stub_runs = nullptr;
   // The program's count of frames sent (the same as run_live's frames_done).
   const volatile __u64* frames_done = nullptr;
-};
-
-struct RunSummary {
-  uint64_t sent = 0;  // frames the program handed to XDP_TX
-  double seconds = 0;
-  int cpu = -1;  // where the kernel ran them (the caller pins it)
-  // Paced: bursts that started more than one burst's interval late, and the schedule skipped
-  // to stay within that lag rather than send the backlog at once, in frames (0 when it kept up).
-  uint64_t late_bursts = 0, skipped = 0;
 };
 
 // frames_done reads the program's own frame counter, which is exact even when a call is cut short.

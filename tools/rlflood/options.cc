@@ -23,7 +23,7 @@ const lab::SenderLimits kLimits{
 
 // rlflood's own options as typed (signed, like lab::SenderRaw).
 struct Raw {
-  std::string proto = "udp", order = "seq";
+  std::string proto = "udp", order = "seq", engine = "auto";
   int64_t size = 0, batch = 64, threads = 2, burst = 64, sports = 1;
 };
 
@@ -38,6 +38,15 @@ Status validate(const Raw& raw, Options& o) {
     o.order = Order::kShuffled;
   else
     return Error{0, "--order must be seq or random, not '" + raw.order + "'"};
+
+  if (raw.engine == "auto")
+    o.engine = Engine::kAuto;
+  else if (raw.engine == "live")
+    o.engine = Engine::kLive;
+  else if (raw.engine == "packet")
+    o.engine = Engine::kPacket;
+  else
+    return Error{0, "--engine must be auto, live or packet, not '" + raw.engine + "'"};
 
   if (raw.proto == "udp")
     o.proto = Proto::kUdp;
@@ -80,7 +89,9 @@ Result<Parsed> parse_options(int argc, char** argv) {
       "and transmits it with XDP_TX. Run it inside the sending lab namespace. Addresses must\n"
       "lie in 198.18.0.0/15 or 2001:db8::/32. Prints one JSON line at the end:\n"
       "{\"sent\":N,\"seconds\":X,\"pps\":R,...}. Exit: 0 all sent, 1 runtime error, 2 invalid or\n"
-      "refused arguments, 3 stopped by --max-seconds or a signal before --count.",
+      "refused arguments, 3 stopped by --max-seconds or a signal before --count.\n"
+      "Where the kernel refuses live frames, the same frames go out of an AF_PACKET transmit\n"
+      "ring instead (--engine), at a higher cost per frame to the sending CPU.",
       "rlflood"};
   lab::add_sender_options(app, kLimits, common, o);
   app.add_option("--order", raw.order,
@@ -93,13 +104,19 @@ Result<Parsed> parse_options(int argc, char** argv) {
   app.add_option("--sports", raw.sports,
                  "Distinct source ports: --sport .. --sport+N-1, frame k taking --sport + k mod "
                  "N (default 1)");
-  app.add_option("--batch", raw.batch, "Frames per kernel batch, 1..256 (default 64)");
+  app.add_option("--engine", raw.engine,
+                 "live: live frames only; packet: the AF_PACKET ring only; auto: live frames, "
+                 "or the ring where the kernel refuses them (default auto). The summary names "
+                 "the one used");
+  app.add_option("--batch", raw.batch,
+                 "Frames per kernel batch (live) or per send (packet, unpaced), 1..256 "
+                 "(default 64)");
   app.add_option("--burst", raw.burst,
                  "Paced: frames sent back to back at most, 1..4096 (default 64, a quarter of a "
                  "veth's ring)");
   app.add_option("--threads", raw.threads,
-                 "Unpaced: threads calling the kernel in turn, on the CPUs this process may use "
-                 "(default 2)");
+                 "Unpaced live frames: threads calling the kernel in turn, on the CPUs this "
+                 "process may use (default 2; the packet ring sends from one)");
 
   if (auto s = lab::parse_command_line(app, argc, argv, parsed.help); !s) return s.error();
   if (parsed.help) return parsed;

@@ -15,12 +15,15 @@ namespace rl::rlflood {
 
 enum class Proto { kUdp, kTcpSyn };
 enum class Order { kSequential, kShuffled };
+// auto: live frames where the kernel allows them, else the packet ring (ring_run.h).
+enum class Engine { kAuto, kLive, kPacket };
 
 struct Options : lab::SenderOptions {
   // Sources are src+1 .. src+N (src itself for a full-length prefix); size 0: 64 bytes, or the
   // headers if they need more; rate is paced in bursts of at most burst frames, each at its due
   // time, so that a receiving veth's ring (256 frames) can take every burst whole.
   Order order = Order::kSequential;
+  Engine engine = Engine::kAuto;
   Proto proto = Proto::kUdp;
   size_t size = 0;
   uint32_t batch = 64;  // frames per batch inside the kernel (its default, NAPI's weight)

@@ -3,29 +3,20 @@
  * a template frame per run and transmits what it returns XDP_TX for. Each run gives the frame the
  * next source address, its source port (one port unless --sports) and the matching checksums.
  *
+ * The rewrite itself is flood_frame.bpf.h's, shared with the packet ring sender.
+ *
  * The kernel only copies the template into a page the first time the page is used; a recycled
- * page still holds whatever an earlier run (or the receiver) left in it. So nothing here is
- * derived from the frame's current bytes: the source is written whole and every checksum is
- * computed from the template's, which userspace folds into the *_csum_base constants. */
+ * page still holds whatever an earlier run (or the receiver) left in it, which is why the rewrite
+ * never reads the frame. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+
+#include "flood_frame.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by userspace before load (frozen .rodata, so the verifier sees constants). */
-const volatile __u32 n_sources = 1;
-const volatile __u32 base_low = 0; /* the last 32 bits of source 0, host order */
-const volatile __u8 is_v6 = 0;
-const volatile __u8 is_tcp = 0;
-const volatile __u8 shuffle = 0;   /* 0: sources in order; 1: a permutation of [0, n) */
-const volatile __u8 perm_bits = 1; /* the permutation works on [0, 2^perm_bits) */
-const volatile __u32 perm_seed = 0;
-const volatile __u16 base_sport = 0; /* the template's source port */
-const volatile __u32 n_sports = 1;   /* frame n takes base_sport + n mod n_sports */
-/* ~(template checksum) + ~(template source words), one's complement, not yet folded; the
- * transport's also + ~(template source port). */
-const volatile __u32 ip_csum_base = 0;
-const volatile __u32 l4_csum_base = 0;
+const volatile struct flood_frame_spec spec = {.n_sources = 1, .n_sports = 1, .perm_bits = 1};
 
 /* Frames handed out so far; the n-th frame takes source index perm(n mod n_sources) and source
  * port base_sport + n mod n_sports. */
@@ -54,66 +45,13 @@ static long pace_wait(__u64 i, void *ctx)
  * the keeper's one thread writes it. */
 __u64 stub_runs = 0;
 
-#define PERM_MAX_WALK 64
-
-/* A bijection on perm_bits-bit numbers: multiplying by an odd number and xor-shifting right are
- * each invertible modulo 2^bits, so the composition never maps two inputs to one output. */
-static __always_inline __u32 mix(__u32 x)
-{
-	__u32 mask = perm_bits >= 32 ? 0xffffffffu : (1u << perm_bits) - 1;
-	__u32 shift = (perm_bits + 1) / 2;
-
-	x = (x * 0x9e3779b1u + perm_seed) & mask;
-	x ^= x >> shift;
-	x = (x * 0x85ebca6bu) & mask;
-	x ^= x >> shift;
-	return x;
-}
-
-/* Cycle-walking: following mix() from an index below n until it lands below n again gives a
- * permutation of [0, n). Userspace checks that no index walks further than PERM_MAX_WALK. */
-static __always_inline __u32 source_index(__u64 n)
-{
-	__u32 k = (__u32)(n % n_sources);
-	__u32 x = k;
-
-	if (!shuffle)
-		return k;
-	for (int i = 0; i < PERM_MAX_WALK; i++) {
-		x = mix(x);
-		if (x < n_sources)
-			return x;
-	}
-	return k; /* unreachable for the seeds userspace accepts */
-}
-
-static __always_inline __u16 fold(__u32 sum)
-{
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (__u16)sum;
-}
-
-static __always_inline void put16(__u8 *p, __u16 v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
-
 SEC("xdp")
 int rlflood(struct xdp_md *ctx)
 {
 	__u8 *data = (__u8 *)(long)ctx->data;
 	__u8 *end = (__u8 *)(long)ctx->data_end;
-	/* Ethernet 14; IPv4 source at 12 of 20, IPv6 source at 8 of 40 (its last 4 bytes at 20). */
-	__u32 src_off = is_v6 ? 14 + 20 : 14 + 12;
-	__u32 l4_off = is_v6 ? 14 + 40 : 14 + 20;
-	__u32 l4_csum_off = l4_off + (is_tcp ? 16 : 6);
-	__u8 *src = data + src_off;
-	__u8 *sport = data + l4_off;
-	__u8 *l4_csum = data + l4_csum_off;
 
-	if (src + 4 > end || sport + 2 > end || l4_csum + 2 > end) {
+	if (data + flood_frame_need(&spec) > end) {
 		stub_runs++;
 		return XDP_ABORTED;
 	}
@@ -149,27 +87,6 @@ int rlflood(struct xdp_md *ctx)
 		pace_left--;
 	}
 
-	__u64 n = __sync_fetch_and_add(&frames, 1);
-	__u32 s = base_low + source_index(n);
-	__u16 hi = s >> 16, lo = s & 0xffff;
-	__u16 port = base_sport + (n_sports > 1 ? (__u16)(n % n_sports) : 0);
-
-	put16(src, hi);
-	put16(src + 2, lo);
-	put16(sport, port);
-
-	__u16 csum = ~fold(l4_csum_base + hi + lo + port);
-	/* In UDP a zero checksum means "none"; the computed zero is sent as its other form. */
-	if (!is_tcp && csum == 0)
-		csum = 0xffff;
-	put16(l4_csum, csum);
-
-	if (!is_v6) {
-		__u8 *ip_csum = data + 14 + 10;
-
-		if (ip_csum + 2 > end)
-			return XDP_ABORTED;
-		put16(ip_csum, ~fold(ip_csum_base + hi + lo));
-	}
+	flood_frame_write(&spec, data, __sync_fetch_and_add(&frames, 1));
 	return XDP_TX;
 }

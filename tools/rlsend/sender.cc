@@ -11,16 +11,13 @@
 #include <cstdio>
 #include <cstring>
 
+#include "lab/clock.h"
+
 namespace rl::rlsend {
 namespace {
 
-using Nanos = int64_t;
-
-Nanos now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return Nanos{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
+using lab::Nanos;
+using lab::now_ns;
 
 // Sleeping is coarse (timer slack, wake-up latency of tens of microseconds), spinning is exact
 // but burns a core: sleep until shortly before the slot, then spin to it.
