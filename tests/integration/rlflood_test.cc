@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// rlflood end to end: frames the kernel makes in live-frames mode leave the client end of a veth
-// and reach the server namespace with the sources the flood promised and checksums the server's
-// kernel accepts; unpaced, the flood offers more than the receiving side takes; and rlflood
-// refuses what it must refuse.
+// rlflood end to end: frames the kernel makes in live-frames mode (or, where the kernel refuses
+// live frames, frames from the packet ring) leave the client end of a veth and reach the server
+// namespace with the sources the flood promised and checksums the server's kernel accepts;
+// unpaced, the flood offers more than the receiving side takes; the packet ring, asked for by
+// name, sends the same flood; and rlflood refuses what it must refuse.
 //
 // A veth only accepts XDP_TX frames when its peer has NAPI running, that is when the peer has an
 // XDP program or GRO on (drivers/net/veth.c, veth_xdp_xmit: rq->napi); without either every frame
@@ -34,6 +35,7 @@ struct Flood {
   uint64_t rate = 0;
   double max_seconds = 20;
   uint32_t sports = 1;
+  std::string engine = "auto";
 };
 
 std::vector<std::string> rlflood_argv(const Pair& p, const Flood& f) {
@@ -51,6 +53,7 @@ std::vector<std::string> rlflood_argv(const Pair& p, const Flood& f) {
           "--count",       std::to_string(f.count),
           "--rate",        std::to_string(f.rate),
           "--sports",      std::to_string(f.sports),
+          "--engine",      f.engine,
           "--max-seconds", std::to_string(f.max_seconds)};
 }
 
@@ -118,6 +121,9 @@ class RlfloodTest : public ::testing::Test {
     if (!sink.ok()) return {};
     auto sent = flood(f);
     EXPECT_EQ(sent.value("sent", 0ull), f.count);
+    if (f.engine != "auto") {
+      EXPECT_EQ(sent.value("engine", ""), f.engine);
+    }
     auto got = finish_sink(*sink, std::chrono::seconds(40));
     EXPECT_TRUE(got.ok()) << got.error().str();
     return got.ok() ? *got : SinkSummary{};
@@ -230,8 +236,56 @@ TEST_F(RlfloodTest, UnpacedFloodSendsEveryFrame) {
   uint64_t received = after->rx_packets - before->rx_packets;
   EXPECT_EQ(sent.value("sent", 0ull), 2'000'000u);
   EXPECT_GT(received, 0u);
-  std::printf("unpaced: the receiver took %llu of 2,000,000 frames in %.2f s\n",
-              static_cast<unsigned long long>(received), sent.value("seconds", 0.0));
+  std::printf("unpaced: the receiver took %llu of 2,000,000 frames in %.2f s (%s)\n",
+              static_cast<unsigned long long>(received), sent.value("seconds", 0.0),
+              sent.value("engine", "?").c_str());
+}
+
+// The packet ring by name, whichever engine auto picks on this kernel: the same sources, ports
+// and checksums, paced and unpaced, and a summary that names it.
+TEST_F(RlfloodTest, ThePacketRingSendsTheSameFlood) {
+  auto before = snmp(lab_, lab_.server_ns());
+  auto got = deliver({.src = "198.18.64.0/18",
+                      .sources = 1000,
+                      .order = "random",
+                      .count = 20000,
+                      .rate = kExactRate,
+                      .engine = "packet"});
+  EXPECT_EQ(got.received, 20000u);
+  expect_each_source(got, "198.18.6", 1000, 20);
+  got = deliver({.src = "2001:db8:9::7/128",
+                 .size = 100,
+                 .count = 5000,
+                 .rate = kExactRate,
+                 .sports = 1000,
+                 .engine = "packet"});
+  EXPECT_EQ(got.received, 5000u);
+  EXPECT_EQ(got.source_ports, 1000u);
+  auto syn = flood({.src = "198.18.1.0/24",
+                    .sources = 200,
+                    .proto = "tcp-syn",
+                    .dport = 80,
+                    .count = 5000,
+                    .rate = kExactRate,
+                    .engine = "packet"});
+  EXPECT_EQ(syn.value("sent", 0ull), 5000u);
+  auto unpaced =
+      flood({.src = "198.18.0.0/16", .sources = 1000, .count = 200000, .engine = "packet"});
+  EXPECT_EQ(unpaced.value("sent", 0ull), 200000u);
+  EXPECT_EQ(unpaced.value("engine", ""), "packet");
+  auto after = snmp(lab_, lab_.server_ns());
+  EXPECT_EQ(after["Tcp"]["InSegs"] - before["Tcp"]["InSegs"], 5000u);
+  EXPECT_EQ(after["Tcp"]["InCsumErrors"], before["Tcp"]["InCsumErrors"]);
+  EXPECT_EQ(after["Udp"]["InCsumErrors"], before["Udp"]["InCsumErrors"]);
+  EXPECT_EQ(after["6"]["Udp6InCsumErrors"], before["6"]["Udp6InCsumErrors"]);
+  EXPECT_EQ(after["Ip"]["InHdrErrors"], before["Ip"]["InHdrErrors"]);
+}
+
+TEST_F(RlfloodTest, RefusesAnUnknownEngine) {
+  auto out = lab_.run(lab_.client_ns(),
+                      rlflood_argv(lab_.pair(), {.src = "198.18.0.1", .engine = "pktgen"}));
+  EXPECT_EQ(out.code, 2) << out.describe();
+  EXPECT_NE(out.err.find("--engine"), std::string::npos) << out.err;
 }
 
 TEST_F(RlfloodTest, RefusesAddressesOutsideTheLabRanges) {

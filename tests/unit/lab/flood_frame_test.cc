@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// rlflood's frame rewrite (tools/rlflood/flood_frame.h), which the XDP program and the packet
+// rlflood's frame rewrite (tools/rlflood/flood_frame.bpf.h), which the XDP program and the packet
 // ring share: frame n carries the source and port the flood promised, and checksums that verify
 // from scratch, whatever the template's slot held before.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "flood_frame.h"
+#include "flood_frame.bpf.h"
 #include "flood_plan.h"
 #include "options.h"
 
@@ -17,8 +17,8 @@ namespace rl::rlflood {
 namespace {
 
 FloodPlan plan(std::vector<std::string> extra) {
-  std::vector<std::string> args{"rlflood", "--iface",  "veth0", "--dst-mac", "02:00:00:00:00:01",
-                                "--count", "100"};
+  std::vector<std::string> args{"rlflood",           "--iface", "veth0", "--dst-mac",
+                                "02:00:00:00:00:01", "--count", "100"};
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -81,8 +81,8 @@ TEST(FloodFrame, Ipv6AndTcpFramesVerifyFromScratch) {
     bool tcp = std::string(proto) == "tcp-syn";
     FloodPlan v6 = plan({"--src", "2001:db8:5::/48", "--sources", "70000", "--dst", "3fff::2",
                          "--proto", proto, "--size", "128"});
-    FloodPlan v4 = plan({"--src", "198.18.0.0/15", "--sources", "131071", "--dst", "192.0.2.2",
-                         "--proto", proto});
+    FloodPlan v4 = plan(
+        {"--src", "198.18.0.0/15", "--sources", "131071", "--dst", "192.0.2.2", "--proto", proto});
     for (uint64_t n = 0; n < 200000; n += 4999) {
       expect_valid(frame(v6, n, n * 7 + 3), true, tcp);
       expect_valid(frame(v4, n, n * 7 + 3), false, tcp);
@@ -95,8 +95,8 @@ TEST(FloodFrame, Ipv6AndTcpFramesVerifyFromScratch) {
 }
 
 TEST(FloodFrame, SourcePortsCycleAndKeepTheChecksumsRight) {
-  FloodPlan p = plan(
-      {"--src", "198.18.9.7/32", "--dst", "192.0.2.2", "--sport", "1024", "--sports", "500"});
+  FloodPlan p =
+      plan({"--src", "198.18.9.7/32", "--dst", "192.0.2.2", "--sport", "1024", "--sports", "500"});
   std::set<uint32_t> ports;
   for (uint64_t n = 0; n < 1000; n++) {
     auto f = frame(p, n, n + 250);
@@ -110,8 +110,8 @@ TEST(FloodFrame, SourcePortsCycleAndKeepTheChecksumsRight) {
 }
 
 TEST(FloodFrame, TheShuffledOrderIsAPermutationOfEachCycle) {
-  FloodPlan p = plan({"--src", "198.18.0.0/16", "--sources", "5000", "--order", "random", "--dst",
-                      "192.0.2.2"});
+  FloodPlan p = plan(
+      {"--src", "198.18.0.0/16", "--sources", "5000", "--order", "random", "--dst", "192.0.2.2"});
   ASSERT_TRUE(p.spec.shuffle);
   for (uint64_t cycle = 0; cycle < 2; cycle++) {
     std::set<uint32_t> seen;
