@@ -73,10 +73,13 @@ pin_napi() {
   renice -n -20 -p "$pid" >/dev/null
 }
 # Threaded NAPI with GRO on the flood's receiving end (see bench-live.sh: veth takes XDP_TX
-# frames only when that end runs NAPI).
+# frames only when that end runs NAPI). TSO off on the sending end: with it on, a veth hands
+# packet-ring frames (rlflood's engine where the kernel refuses live frames) to the receiver's
+# backlog on the sending CPU, past NAPI and any XDP program (ring_run.h).
 napi_setup() {
   $srv ethtool -K "$sif" gro on >/dev/null
   $srv sh -c "echo 1 > /sys/class/net/$sif/threaded"
+  $cli ethtool -K "$cif" tso off >/dev/null
 }
 # The machine, for a report's header. The kernel's return-thunk mitigations are named because
 # under them every return mispredicts, BPF functions' and helpers' included, which weighs on
@@ -94,8 +97,12 @@ bench_machine() {
 # The thread's time on the CPU and its time runnable but waiting for it, ns.
 sched_ns() { cut -d' ' -f1,2 "/proc/$1/schedstat"; }
 rx_packets() { $srv cat "/sys/class/net/$sif/statistics/rx_packets"; }
-# Frames the receiving ring refused, counted on the sending end (veth's peer_tq_xdp_xmit_err).
-ring_drops() { $cli ethtool -S "$cif" | awk '/xdp_xmit_err/ {s += $2} END {print s + 0}'; }
+# Frames the receiving ring refused, counted on the sending end: live frames in veth's
+# peer_tq_xdp_xmit_err, packet-ring frames in its tx_dropped (rlflood sends those again).
+ring_drops() {
+  { $cli ethtool -S "$cif" | awk '/xdp_xmit_err/ {s += $2} END {print s + 0}'
+    $cli cat "/sys/class/net/$cif/statistics/tx_dropped"; } | awk '{s += $1} END {print s + 0}'
+}
 
 # A command in the client namespace at nice -20 on the sender's CPU, in a session of its own, so
 # its nice value counts against other sessions' work on the CPU rather than only against this
@@ -110,7 +117,17 @@ flood() { # args for rlflood after the common ones; prints its JSON line
     code=$?
   # 3: stopped by --max-seconds before --count, which is how unpaced measurements end.
   [ "$code" = 0 ] || [ "$code" = 3 ] || fail "rlflood $* exited $code"
+  sed -n 's/.*"engine":"\([a-z]*\)".*/\1/p' <<<"$out" >"$work/engine"
   echo "$out"
+}
+# How rlflood sent, for a report's header: live frames, or the packet ring where the kernel
+# refused them (a sender that costs its CPU more per frame, so unpaced floods are slower).
+flood_engine() {
+  case $(cat "$work/engine" 2>/dev/null) in
+    live) echo "rlflood, live frames (XDP_TX)" ;;
+    packet) echo "rlflood, packet ring (the kernel refused live frames)" ;;
+    *) echo "rlflood (no flood sent)" ;;
+  esac
 }
 
 # --- floods ----------------------------------------------------------------------------------

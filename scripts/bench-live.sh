@@ -53,7 +53,8 @@
 # for udp6-1M-new.
 #
 # The lab: two namespaces joined by a veth pair. In the sending namespace rlflood makes the
-# frames in the kernel (BPF_PROG_TEST_RUN with live frames, XDP_TX out of the veth) on one CPU;
+# frames in the kernel (BPF_PROG_TEST_RUN with live frames, XDP_TX out of the veth) on one CPU,
+# or, where the kernel refuses live frames, writes them into a packet ring (the report says which);
 # the receiving veth runs threaded NAPI, its thread pinned to the other CPU, so everything the
 # receiver does for a frame (XDP, or the skb, netfilter and the stack) is that thread's CPU time.
 # Both run at nice -20 (rlflood in a session of its own), so that other work on a shared machine
@@ -228,6 +229,7 @@ for round in $(seq "$rounds"); do
 done
 
 echo "Machine: $(bench_machine); sender on CPU $send_cpu, receiving NAPI thread on CPU $recv_cpu"
+echo "Sender: $(flood_engine)"
 echo "Command: scripts/bench-live.sh --rounds $rounds --seconds $seconds$([ "$smoke" = 1 ] && echo ' --smoke')" \
   "--modes $(IFS=,; echo "${modes[*]}") --paced-rate $paced_rate --paced-burst $paced_burst --batch $batch$([ "$new_budget" = 0 ] || echo " --new-sources $new_budget")"
 echo

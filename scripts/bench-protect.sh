@@ -10,18 +10,19 @@
 #
 # The lab (the same as bench-live.sh's, with a second link):
 #   flood link   the client namespace's rlflood sends the flood on one veth pair, as live XDP
-#                frames (bench-live.sh says how). --flood names one of bench-live.sh's floods
-#                (bench-lab.sh lists them; default udp4-131k: 131,071 known IPv4 sources of
-#                198.18.0.0/15). Known sources are warmed first, so each already owes its
-#                token. udp6-1M-new sends from sources that never repeat: 2^24 of a /48 that
-#                no earlier measurement used, each once until 2^24 frames have gone (10 s at
-#                1.6 Mpps). UDP goes to port 9: a
-#                closed port, the stack's cheapest path (its ICMP errors are rate-limited),
-#                unless --sink puts a UDP service there (udp_sink, which reads every datagram,
-#                on the server's CPU), as a flood at a real service would meet it. SYN floods
-#                go to port 80, where nothing listens (the stack answers with resets).
-#                The receiving end runs threaded NAPI, pinned to the server's CPU, with GRO on;
-#                every contender filters this link.
+#                frames, or from a packet ring where the kernel refuses them (bench-live.sh
+#                says how; the report's "Sender" line says which). --flood names one of
+#                bench-live.sh's floods (bench-lab.sh lists them; default udp4-131k: 131,071
+#                known IPv4 sources of 198.18.0.0/15). Known sources are warmed first, so each
+#                already owes its token. udp6-1M-new sends from sources that never repeat: 2^24
+#                of a /48 that no earlier measurement used, each once until 2^24 frames have
+#                gone (10 s at 1.6 Mpps). UDP goes to port 9: a closed port, the stack's
+#                cheapest path (its ICMP errors are rate-limited), unless --sink puts a UDP
+#                service there (udp_sink, which reads every datagram, on the server's CPU), as
+#                a flood at a real service would meet it. SYN floods go to port 80, where
+#                nothing listens (the stack answers with resets). The receiving end runs
+#                threaded NAPI, pinned to the server's CPU, with GRO on; every contender
+#                filters this link.
 #   client link  wrk in the client namespace asks nginx in the server namespace for a small page
 #                over a veth pair of its own (198.51.100.0/30), which no contender filters and
 #                which never carries a flood frame. On a single veth the flood's XDP frames and
@@ -280,9 +281,10 @@ for round in $(seq "$rounds"); do
 done
 
 echo "Machine: $(bench_machine); rlflood on CPU $send_cpu; the flood's NAPI thread, nginx and wrk on CPU $recv_cpu"
+echo "Sender: $(flood_engine)"
 echo "Command: scripts/bench-protect.sh --rounds $rounds --seconds $seconds --rates $rates" \
   "--contenders $contenders_list --connections $conns --flood $flood_name$([ "$new_budget" = 0 ] || echo " --new-sources $new_budget")$([ "$sink" = 1 ] && echo ' --sink')"
-echo "Paths: the flood on its own veth (live XDP frames, filtered by each contender); the client on a veth of its own, unfiltered, into the same server namespace"
+echo "Paths: the flood on its own veth (filtered by each contender); the client on a veth of its own, unfiltered, into the same server namespace"
 case $flood_args in
   NEW) who_sends="sources that never repeat (2^24 of a fresh /48 per measurement)" ;;
   *) who_sends="$flood_warm known sources (each sent once before the measurements)" ;;
