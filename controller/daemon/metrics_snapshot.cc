@@ -21,7 +21,7 @@ void fill_cluster(const ClusterStats& st, metrics::ClusterSnapshot& c) {
   c.servers_changed = st.servers_changed;
   for (const auto& sv : st.servers)
     c.servers.push_back({sv.addr, sv.slots, sv.up, sv.errors, sv.moved, sv.ask,
-                         std::chrono::duration<double>(sv.round_trip).count()});
+                         std::chrono::duration<double>(sv.round_trip).count(), sv.calls > 0});
   c.last_pass_seconds = st.last_pass_seconds;
   c.errors = st.errors;
   c.rtt_bounds.assign(std::begin(ClusterSync::kRttBuckets), std::end(ClusterSync::kRttBuckets));

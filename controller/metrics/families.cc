@@ -198,7 +198,9 @@ void add_interfaces(std::vector<MetricFamily>& out, const Snapshot& s) {
 // with one server, but are described all the same, as every family is.
 void add_cluster_servers(std::vector<MetricFamily>& out, const ClusterSnapshot& c) {
   auto up = family("rl_cluster_redis_server_up",
-                   "1 if the last call to this Redis Cluster master succeeded.", MetricType::Gauge);
+                   "1 if the last call to this Redis Cluster master succeeded; no sample while "
+                   "it holds none of this node's keys.",
+                   MetricType::Gauge);
   auto slots = family("rl_cluster_redis_server_slots", "Slots this Redis Cluster master serves.",
                       MetricType::Gauge);
   auto rtt =
@@ -210,7 +212,7 @@ void add_cluster_servers(std::vector<MetricFamily>& out, const ClusterSnapshot& 
                           "MOVED and ASK replies from this Redis Cluster master, followed.",
                           MetricType::Counter);
   for (const auto& sv : c.servers) {
-    add_sample(up, sv.up ? 1 : 0, {{"server", sv.addr}});
+    if (sv.contacted) add_sample(up, sv.up ? 1 : 0, {{"server", sv.addr}});
     add_sample(slots, double(sv.slots), {{"server", sv.addr}});
     add_sample(rtt, sv.round_trip_seconds, {{"server", sv.addr}});
     add_sample(errors, double(sv.errors), {{"server", sv.addr}});
@@ -259,11 +261,13 @@ void add_cluster(std::vector<MetricFamily>& out, const Snapshot& s) {
                       c.last_pass_seconds));
   auto errors =
       family("rl_cluster_sync_errors_total", "Failed sync steps, by kind.", MetricType::Counter);
-  for (const char* kind :
-       {"unavailable", "timeout", "rejected", "partial", "heartbeat", "datapath"}) {
-    auto it = c.errors.find(kind);
-    add_sample(errors, it == c.errors.end() ? 0.0 : double(it->second), {{"kind", kind}});
-  }
+  // Every kind the sync counts (docs/metrics.md), each from the start so that an alert's
+  // rate() sees its first failure; and any kind counted beyond those, rather than none.
+  std::map<std::string, uint64_t> kinds = c.errors;
+  for (const char* kind : {"unavailable", "timeout", "auth", "permission", "tls", "redirect",
+                           "rejected", "partial", "heartbeat", "datapath"})
+    kinds.emplace(kind, 0);
+  for (const auto& [kind, n] : kinds) add_sample(errors, double(n), {{"kind", kind}});
   out.push_back(std::move(errors));
   auto h = family("rl_cluster_sync_duration_seconds", "Round trip of one sync with Redis.",
                   MetricType::Histogram);

@@ -43,6 +43,9 @@ struct ClusterSnapshot {
     bool up = false;
     uint64_t errors = 0, moved = 0, ask = 0;
     double round_trip_seconds = 0;  // its last sync's
+    // False while it holds none of this node's keys, so nothing was ever asked of it: whether
+    // it is up is not known, and no up sample is exported (an alert on 0 must not fire for it).
+    bool contacted = true;
   };
   std::vector<Server> servers;
   double last_pass_seconds = 0;            // the last whole pass: kernel read, sync, kernel writes

@@ -240,6 +240,35 @@ TEST(Collector, ClusterFamiliesOnlyWithCluster) {
   EXPECT_EQ(value(full, "rl_cluster_sync_errors_total", {{"kind", "timeout"}}), 1);
 }
 
+// Every error kind the sync counts reaches /metrics, the refusals an operator must mend (a user,
+// a permission, a certificate, a cluster node named as one server) included; each is there at 0
+// before its first failure.
+TEST(Collector, EveryCountedErrorKindIsExported) {
+  auto none = collect([]() -> Result<metrics::Snapshot> {
+    metrics::Snapshot s;
+    s.cluster.enabled = true;
+    return s;
+  });
+  for (const char* kind : {"unavailable", "timeout", "auth", "permission", "tls", "redirect",
+                           "rejected", "partial", "heartbeat", "datapath"})
+    EXPECT_EQ(value(none, "rl_cluster_sync_errors_total", {{"kind", kind}}), 0) << kind;
+  auto fams = collect([]() -> Result<metrics::Snapshot> {
+    metrics::Snapshot s;
+    s.cluster.enabled = true;
+    s.cluster.errors = {{"tls", 315},
+                        {"auth", 2},
+                        {"permission", 7},
+                        {"redirect", 4},
+                        {"a-kind-not-yet-listed", 1}};
+    return s;
+  });
+  EXPECT_EQ(value(fams, "rl_cluster_sync_errors_total", {{"kind", "tls"}}), 315);
+  EXPECT_EQ(value(fams, "rl_cluster_sync_errors_total", {{"kind", "auth"}}), 2);
+  EXPECT_EQ(value(fams, "rl_cluster_sync_errors_total", {{"kind", "permission"}}), 7);
+  EXPECT_EQ(value(fams, "rl_cluster_sync_errors_total", {{"kind", "redirect"}}), 4);
+  EXPECT_EQ(value(fams, "rl_cluster_sync_errors_total", {{"kind", "a-kind-not-yet-listed"}}), 1);
+}
+
 // A Redis Cluster's masters, one sample per master and family; no sample with one server.
 TEST(Collector, ClusterMastersEachHaveTheirSamples) {
   auto one_server = collect([]() -> Result<metrics::Snapshot> {
@@ -269,6 +298,23 @@ TEST(Collector, ClusterMastersEachHaveTheirSamples) {
   EXPECT_EQ(value(fams, "rl_cluster_redis_redirects_total",
                   {{"server", "10.0.0.5:6379"}, {"kind", "ask"}}),
             1);
+}
+
+// A master that holds none of this node's keys was never asked anything: it has its other
+// samples but no up sample, so that an alert on up == 0 cannot fire for a healthy master.
+TEST(Collector, AMasterNeverAskedHasNoUpSample) {
+  auto fams = collect([]() -> Result<metrics::Snapshot> {
+    metrics::Snapshot s;
+    s.cluster.enabled = true;
+    s.cluster.servers = {{"10.0.0.5:6379", 8192, true, 0, 0, 0, 0.0005, true},
+                         {"10.0.0.6:6379", 8192, false, 0, 0, 0, 0, false}};
+    return s;
+  });
+  const auto* up = find(fams, "rl_cluster_redis_server_up");
+  ASSERT_NE(up, nullptr);
+  ASSERT_EQ(up->metric.size(), 1u);
+  EXPECT_EQ(up->metric[0].label[0].value, "10.0.0.5:6379");
+  EXPECT_EQ(value(fams, "rl_cluster_redis_server_slots", {{"server", "10.0.0.6:6379"}}), 8192);
 }
 
 void expect_failed_scrape(const std::vector<MetricFamily>& fams) {

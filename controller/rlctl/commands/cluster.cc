@@ -24,8 +24,12 @@ void render_cluster_status(const proto::ClusterStatusResponse& d, std::ostream& 
   if (!d.servers.empty()) {
     Table servers({"MASTER", "SLOTS", "STATE", "CALLS", "ERRORS", "MOVED", "ASK", "LAST RTT (us)"});
     for (const auto& s : d.servers)
-      servers.row({s.addr, num(s.slots), s.up ? "up" : "DOWN", num(s.calls), num(s.errors),
-                   num(s.moved), num(s.ask), num(s.round_trip_us)});
+      // A master that holds none of this node's keys was never asked anything: idle, not down.
+      servers.row({s.addr, num(s.slots),
+                   s.up           ? "up"
+                   : s.calls == 0 ? "idle"
+                                  : "DOWN",
+                   num(s.calls), num(s.errors), num(s.moved), num(s.ask), num(s.round_trip_us)});
     servers.print(out);
     out << "\n";
   }

@@ -301,12 +301,13 @@ TEST(Render, StatsAndCluster) {
             "RULE  KEY         BLOCKED FOR (ms)\n"
             "web   198.18.0.7  500\n");
 
-  // A Redis Cluster: its masters, one row each.
+  // A Redis Cluster: its masters, one row each; one never asked anything is idle, not down.
   c.topology = "cluster";
   c.redis = "redis cluster of 2 masters: 10.0.0.5:6379 10.0.0.6:6379";
   c.masters_changed = 2;
   c.servers = {{"10.0.0.5:6379", 8192, true, 40, 0, 1, 0, 350},
-               {"10.0.0.6:6379", 8192, false, 40, 3, 0, 2, 0}};
+               {"10.0.0.6:6379", 8192, false, 40, 3, 0, 2, 0},
+               {"10.0.0.7:6379", 0, false, 0, 0, 0, 0, 0}};
   c.peers.clear();
   c.blocked.clear();
   EXPECT_EQ(
@@ -317,6 +318,7 @@ TEST(Render, StatsAndCluster) {
       "MASTER         SLOTS  STATE  CALLS  ERRORS  MOVED  ASK  LAST RTT (us)\n"
       "10.0.0.5:6379  8192   up     40     0       1      0    350\n"
       "10.0.0.6:6379  8192   DOWN   40     3       0      2    0\n"
+      "10.0.0.7:6379  0      idle   0      0       0      0    0\n"
       "\n"
       "PEER  LAST SEEN (server ms)\n"
       "(none)\n"
