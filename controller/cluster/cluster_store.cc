@@ -320,6 +320,22 @@ auto ClusterStore::on_slot_owner(const std::string& key, Call call)
   }
 }
 
+StoreStatus ClusterStore::check() {
+  if (StoreStatus s = refresh_slots(); !s) return s;
+  std::string failed;
+  ErrorKind kind = ErrorKind::kUnreachable;
+  for (const auto& m : map_.masters) {
+    auto n = node(m.host, m.port);
+    StoreStatus s = n ? (*n)->store->check_connection() : StoreStatus(n.error());
+    if (s) continue;
+    kind = s.error().kind;
+    failed += (failed.empty() ? "" : "; ") + s.error().str();
+  }
+  if (!failed.empty()) return StoreError{kind, 0, "redis cluster: " + failed};
+  if (auto p = peers(std::chrono::milliseconds(0)); !p) return p.error();
+  return StoreStatus::Ok();
+}
+
 StoreStatus ClusterStore::heartbeat(const std::string& node) {
   return on_slot_owner(nodes_key_, [&](Store& s) { return s.heartbeat(node); });
 }

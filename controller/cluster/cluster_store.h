@@ -46,6 +46,8 @@ class ClusterStore final : public Store {
   std::string server() const override;
   uint64_t servers_changed() const override { return stats_.topology_changes; }
   std::vector<ServerHealth> servers() const override;
+  // The slot map from the seeds, then every master's connection, then the nodes key's owner.
+  StoreStatus check() override;
 
   const Stats& stats() const { return stats_; }
   const SlotMap& slot_map() const { return map_; }

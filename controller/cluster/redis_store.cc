@@ -141,6 +141,23 @@ StoreResult<std::unique_ptr<RedisStore>> RedisStore::create(const RedisOptions& 
   }
 }
 
+StoreStatus RedisStore::check_connection() {
+  try {
+    if (auto replies = run({}, "connect"); !replies) return replies.error();
+    return StoreStatus::Ok();
+  } catch (const std::exception& e) {
+    return out_of_memory("redis store: connect", e);
+  }
+}
+
+StoreStatus RedisStore::check() {
+  if (StoreStatus s = check_connection(); !s) return s;
+  // The nodes key: the scripts' permissions on rl's keys, and, from a Redis Cluster node named
+  // as one server, a MOVED when another node serves the key.
+  if (auto p = peers(milliseconds(0)); !p) return p.error();
+  return StoreStatus::Ok();
+}
+
 StoreResult<std::unique_ptr<RedisStore>> RedisStore::connect(const RedisOptions& opts) {
   auto store = create(opts);
   if (!store) return store.error();
@@ -186,22 +203,39 @@ std::string RedisStore::server() const {
 StoreError RedisStore::reply_failed(const redisReply& r, const std::string& what) {
   StoreError e = reply_error(r, endpoint_.str() + ": " + what);
   if (e.kind == ErrorKind::kReadOnly) return broken(e);
+  // MOVED or ASK from a server configured as one: a Redis Cluster node, which serves only its
+  // slots. Every call that reaches another slot fails so, so it is a setting to mend.
+  if (e.kind == ErrorKind::kRedirect && !opts_.cluster_node)
+    e.message += " (" + endpoint_.str() +
+                 " is a Redis Cluster node: name the cluster's nodes in redis_cluster_nodes, not "
+                 "redis_host)";
   return e;
 }
 
-StoreError RedisStore::broken(const StoreError& e) {
+std::string RedisStore::sentinels_text() const {
+  std::string s;
+  for (const auto& e : opts_.sentinel.sentinels) {
+    std::string addr = e.str();
+    if (addr.rfind("redis ", 0) == 0) addr.erase(0, 6);
+    s += (s.empty() ? "" : ",") + addr;
+  }
+  return "sentinels " + s;
+}
+
+StoreError RedisStore::broken(const StoreError& e, const std::string& where) {
   bool was_connected = conn_.has_value() && handshake_.empty();
   conn_.reset();
   handshake_.clear();
   connected_ = false;
   last_error_ = e;
-  milliseconds wait = backoff_.failed(Clock::now());
-  // One line per attempt: the backoff already keeps that rare.
-  log::warn(was_connected ? "redis connection lost" : "redis unreachable",
-            {{"endpoint", endpoint_.str()},
-             {"error", e.str()},
-             {"failures", std::to_string(backoff_.failures())},
-             {"retry_in_ms", std::to_string(wait.count())}});
+  last_where_ = where.empty() ? endpoint_.str() : where;
+  auto now = Clock::now();
+  backoff_.failed(now);
+  // A connection that worked and broke is news each time; attempts that keep failing are one
+  // run of failures (common/failure_log.h).
+  if (was_connected)
+    log::warn("redis connection lost", {{"endpoint", last_where_}, {"error", e.str()}});
+  log::write(conn_log_.failed(now, to_string(e.kind), e.str(), {{"endpoint", last_where_}}));
   return e;
 }
 
@@ -209,13 +243,13 @@ StoreStatus RedisStore::open_connection(Clock::time_point now) {
   if (!backoff_.ready(now)) {
     // Failing fast for the last failure's reason: it is still why there is no connection.
     return StoreError{last_error_.kind, last_error_.err,
-                      endpoint_.str() + ": not connected, next attempt in " +
+                      last_where_ + ": not connected, next attempt in " +
                           ms_str(backoff_.remaining(now)) +
                           "; last failure: " + last_error_.message};
   }
   stats_.connect_attempts++;
   if (!opts_.sentinel.sentinels.empty())
-    if (StoreStatus s = find_master(); !s) return broken(s.error());
+    if (StoreStatus s = find_master(); !s) return broken(s.error(), sentinels_text());
   auto conn = RedisConn::connect(endpoint_, opts_.connect_timeout, tls_.get());
   if (!conn) return broken(conn.error());
   conn_.emplace(std::move(*conn));
@@ -346,7 +380,7 @@ StoreResult<std::vector<Reply>> RedisStore::end_round(const std::vector<ScriptCa
   if (ex.failure) return broken(*ex.failure).wrap(what);
   if (handshake > 0) {
     stats_.connects++;
-    if (backoff_.failures() > 0) log::info("redis connected", {{"endpoint", endpoint_.str()}});
+    log::write(conn_log_.succeeded(Clock::now()));
     handshake_.clear();
   }
   std::vector<Reply> replies = without_asking(ex.replies, handshake, asking_);
@@ -411,16 +445,16 @@ StoreResult<SyncReply> RedisStore::finish_sync(Round& round, const SyncBatch& ba
       if (settle_elsewhere(r, call.indices, out)) continue;
       // A user the server's ACL does not let run the script's commands: the whole sync failed
       // for want of a permission, not these deltas; they stay pending.
+      // The whole sync failed, not these deltas: for want of a permission, on a replica, or on
+      // a Redis Cluster node named as one server (a redirect reaches here only then). They stay
+      // pending.
       StoreError e = reply_failed(r, "sync of rule '" + call.rule + "'");
       if (e.kind == ErrorKind::kPermission || e.kind == ErrorKind::kAuth ||
-          e.kind == ErrorKind::kReadOnly)
+          e.kind == ErrorKind::kReadOnly || e.kind == ErrorKind::kRedirect)
         return e;
       // The script reads every key before writing any, so a refused call applied nothing.
-      if (out.rejected_reason.empty()) {
+      if (out.rejected_reason.empty())
         out.rejected_reason = "rule '" + call.rule + "': " + reply_text(r);
-        if (reply_error_kind(reply_text(r)) == ErrorKind::kRedirect)
-          out.rejected_reason += " (a Redis Cluster node: name the cluster in redis_cluster_nodes)";
-      }
       out.rejected.insert(out.rejected.end(), call.indices.begin(), call.indices.end());
       continue;
     }

@@ -19,6 +19,7 @@
 #include "cluster/sentinel.h"
 #include "cluster/store.h"
 #include "cluster/tls.h"
+#include "common/failure_log.h"
 #include "common/result.h"
 
 namespace rl::cluster {
@@ -88,6 +89,9 @@ class RedisStore final : public Store {
   // Keeps a node that has been silent for an hour, then forgets it.
   StoreStatus heartbeat(const std::string& node) override;
   StoreResult<std::vector<Peer>> peers(std::chrono::milliseconds within) override;
+  StoreStatus check() override;
+  // Only the connection: the handshake (TLS, AUTH, SELECT, the scripts, ROLE behind sentinels).
+  StoreStatus check_connection();
   // Whether the last call reached Redis and got its replies.
   bool connected() const override { return connected_; }
   std::string server() const override;
@@ -139,7 +143,10 @@ class RedisStore final : public Store {
                         const std::string& what);
   StoreResult<std::vector<Reply>> end_round(const std::vector<ScriptCall>& calls,
                                             Clock::time_point deadline, const std::string& what);
-  StoreError broken(const StoreError& e);
+  // Drops the connection after e, logging where it failed (the server, unless `where` names
+  // what else was asked: the sentinels).
+  StoreError broken(const StoreError& e, const std::string& where = "");
+  std::string sentinels_text() const;
   // An error reply after the handshake; a replica's READONLY drops the connection, so that the
   // next call asks the sentinels again.
   StoreError reply_failed(const redisReply& r, const std::string& what);
@@ -161,6 +168,8 @@ class RedisStore final : public Store {
   std::vector<HandshakeStep> handshake_;  // queued ahead of the next exchange
   Backoff backoff_;
   StoreError last_error_;
+  std::string last_where_;  // where last_error_ happened
+  log::FailureLog conn_log_{"redis connection"};
   bool connected_ = false;
   Stats stats_;
   size_t next_sentinel_ = 0;  // the one asked first next time: rotates past a failed one

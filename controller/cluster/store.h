@@ -114,6 +114,11 @@ class Store {
   virtual uint64_t servers_changed() const { return 0; }
   // Each server the store talks to (a Redis Cluster's masters); empty for one server.
   virtual std::vector<ServerHealth> servers() const { return {}; }
+  // Tries the configured servers as a sync would, without counting anything: connects (TLS,
+  // sentinels, a cluster's slot map), authenticates, loads the scripts and reads the fleet's
+  // nodes key. The error names each server that failed and why. A store without servers
+  // (in memory) has nothing to try.
+  virtual StoreStatus check() { return StoreStatus::Ok(); }
 };
 
 // Store::begin_sync for stores that send everything at once.

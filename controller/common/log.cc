@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <mutex>
+#include <vector>
 
 #include <sys/stat.h>
 
@@ -73,6 +74,10 @@ bool parse_level(const std::string& s, Level* out) {
 }
 
 void write(Level l, const std::string& msg, std::initializer_list<Field> fields) {
+  write(l, msg, std::vector<Field>(fields));
+}
+
+void write(Level l, const std::string& msg, const std::vector<Field>& fields) {
   if (!enabled(l)) return;
   auto now = std::chrono::system_clock::now();
   std::time_t t = std::chrono::system_clock::to_time_t(now);

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace rl::log {
 
@@ -17,6 +18,7 @@ bool enabled(Level l);
 
 using Field = std::pair<std::string, std::string>;
 void write(Level l, const std::string& msg, std::initializer_list<Field> fields = {});
+void write(Level l, const std::string& msg, const std::vector<Field>& fields);
 
 inline void debug(const std::string& m, std::initializer_list<Field> f = {}) {
   write(Level::kDebug, m, f);

@@ -75,6 +75,7 @@ Status Daemon::init() {
   // Before anything is loaded: an older kernel fails the load with an error that does not say why.
   if (auto s = check_kernel_floor(); !s) return s;
   if (cfg_.interfaces.empty()) log::warn(kNoInterfaceWarning);
+  if (auto s = make_cluster_store(); !s) return s;
   if (auto s = block_signals(); !s) return s;
   if (auto s = claim_pin_root(); !s) return s;
   if (auto s = load_datapath(); !s) return s;
@@ -182,7 +183,7 @@ Status Daemon::load_first_policy() {
     // attached yet; the maps this start pinned go too, or the next start would adopt them.
     if (auto s = dp_->unpin_fresh_maps(); !s)
       log::warn("pinned maps left behind", {{"error", s.error().str()}});
-    return Error{kInvalidPolicyErrno, startup_policy_error(cfg_.policy_dir, first.errors)};
+    return Error{kNotConfiguredErrno, startup_policy_error(cfg_.policy_dir, first.errors)};
   }
   if (!first.ok)
     log::warn(
@@ -296,7 +297,7 @@ Status Daemon::refuse_unruled_replacement(const ReloadReport& first) const {
   std::string why;
   for (const auto& e : first.errors) why += (why.empty() ? "" : "; ") + e;
   if (why.empty()) why = "no valid policy";
-  return Error{kInvalidPolicyErrno, "the policy in " + cfg_.policy_dir +
+  return Error{kNotConfiguredErrno, "the policy in " + cfg_.policy_dir +
                                         " does not load, so the data path of another layout (ABI " +
                                         std::to_string(dp_->replaced_abi()) + ") pinned under " +
                                         cfg_.pin_root +

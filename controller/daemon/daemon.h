@@ -39,9 +39,9 @@ namespace rl::daemon {
 
 using control::ControlServer;
 
-// The errno of a start that failed on the policy: nothing but an edit of the files can fix it
-// (rld exits kExitNotConfigured).
-inline constexpr int kInvalidPolicyErrno = EBADMSG;
+// The errno of a start that failed on the policy or the cluster settings: nothing but an edit of
+// the files can fix it (rld exits kExitNotConfigured, which the unit does not restart).
+inline constexpr int kNotConfiguredErrno = EBADMSG;
 
 class Daemon {
  public:
@@ -89,6 +89,7 @@ class Daemon {
   // The configured interfaces that do not exist yet, waited for up to interface_wait_seconds.
   Status wait_for_interfaces();
   // Redis and the sync thread, when the configuration names a Redis (daemon_cluster.cc).
+  Status make_cluster_store();
   Status start_cluster();
   std::string redis_text() const;
   control::Json cmd_attach(const control::Json& args);
@@ -118,6 +119,9 @@ class Daemon {
   std::unique_ptr<OffenderLog> offenders_;
   std::unique_ptr<TrafficLog> traffic_;  // traffic samples, when traffic_sample_shift is set
   std::unique_ptr<ClusterSync> cluster_;
+  // Made before anything is loaded or attached, so that settings it refuses fail the start with
+  // nothing to undo; start_cluster() hands it to the sync.
+  std::unique_ptr<cluster::Store> store_;
   std::shared_ptr<void> exporter_;  // metrics::Exporter, type-erased to keep this header light
   std::map<std::string, Attachment> attachments() const;
   bool is_attached(const std::string& ifname) const;  // by this rld or a pin it adopts

@@ -35,10 +35,18 @@ std::string Daemon::redis_text() const {
   return cfg_.redis_tls ? s + " over TLS" : s;
 }
 
-Status Daemon::start_cluster() {
-  // Created without connecting: rld starts (and enforces local limits) while Redis is down.
+// Created without connecting: rld starts (and enforces local limits) while Redis is down. What
+// it refuses (a CA file that cannot be read, a user without a password, sentinels without a
+// master name) only an edit of the configuration mends.
+Status Daemon::make_cluster_store() {
+  if (!cfg_.cluster_enabled()) return {};
   auto store = make_redis_store(cfg_);
-  if (!store) return store.error();
+  if (!store) return Error{kNotConfiguredErrno, store.error().str()};
+  store_ = std::move(*store);
+  return {};
+}
+
+Status Daemon::start_cluster() {
   ClusterConfig cc;
   cc.node = cfg_.node_name;
   if (cc.node.empty()) {
@@ -50,7 +58,7 @@ Status Daemon::start_cluster() {
   cc.interval = std::chrono::milliseconds(cfg_.sync_interval_ms);
   cc.topology = redis_topology(cfg_);
   cc.nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
-  cluster_ = std::make_unique<ClusterSync>(*dp_, std::move(*store), cc,
+  cluster_ = std::make_unique<ClusterSync>(*dp_, std::move(store_), cc,
                                            [this] { return cluster_rules(policies_->rules()); });
   offenders_->on_cluster_sync([this] { cluster_->wake(); });
   cluster::keep_sync_buffers_mapped();

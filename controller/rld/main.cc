@@ -87,12 +87,16 @@ int main(int argc, char** argv) {
       "flag, bad flag value); 6 the configuration file or the policy stopped the start (not "
       "configured: systemd does not restart rld on it).");
   std::string config_path = "/etc/rl/rld.yaml";
-  bool cleanup_only = false, check_only = false;
+  bool cleanup_only = false, check_only = false, check_connect = false;
   app.add_option("-c,--config", config_path, "configuration file (YAML); flags override it")
       ->capture_default_str();
   app.add_flag("--check-config", check_only,
                "check the configuration and every policy file, print what rld would run, and "
                "exit (0 valid, 1 not); touches no kernel state");
+  app.add_flag("--connect", check_connect,
+               "with --check-config: also try the configured Redis (sentinels, cluster nodes) "
+               "with its credentials and TLS, and name each server that fails")
+      ->needs("--check-config");
   app.add_flag("--cleanup", cleanup_only,
                "stop a running rld, detach everything rld attached, remove its pins and its "
                "SYNPROXY table (restoring the sysctl it changed), and exit; works with a broken or "
@@ -133,7 +137,7 @@ int main(int argc, char** argv) {
   rl::log::set_level(level);
 
   if (check_only) {
-    auto c = rl::daemon::check_config(cfg);
+    auto c = rl::daemon::check_config(cfg, check_connect);
     std::cout << c.summary;
     for (const auto& w : c.warnings) std::cerr << "warning: " << w << "\n";
     for (const auto& e : c.errors) std::cerr << e << "\n";
@@ -144,10 +148,10 @@ int main(int argc, char** argv) {
 
   auto d = rl::daemon::Daemon::start(cfg);
   if (!d) {
-    bool policy = d.error().err == rl::daemon::kInvalidPolicyErrno;
+    bool settings = d.error().err == rl::daemon::kNotConfiguredErrno;
     rl::log::error("rld failed to start",
-                   {{"error", policy ? d.error().message : d.error().str()}});
-    return policy ? rl::kExitNotConfigured : rl::kExitFailure;
+                   {{"error", settings ? d.error().message : d.error().str()}});
+    return settings ? rl::kExitNotConfigured : rl::kExitFailure;
   }
   return (*d)->run();
 }

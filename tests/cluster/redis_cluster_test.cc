@@ -330,11 +330,27 @@ TEST_F(RedisClusterTest, RefusesWhatIsNotACluster) {
   many.reserve(50);
   for (int i = 0; i < 50; i++)
     many.push_back(key_delta("r" + std::to_string(i), "198.18.0.1", 1, 10, kHourWindowMs));
+  // The sync fails as a whole, its deltas kept for the caller to replay, with an error of its
+  // own kind; so does a heartbeat whose key the node does not serve.
   auto refused = (*p)->sync(many);
-  ASSERT_TRUE(refused) << refused.error().str();
-  EXPECT_FALSE(refused->rejected.empty());
-  EXPECT_NE(refused->rejected_reason.find("redis_cluster_nodes"), std::string::npos)
-      << refused->rejected_reason;
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, cluster::ErrorKind::kRedirect) << refused.error().str();
+  EXPECT_NE(refused.error().message.find("redis_cluster_nodes"), std::string::npos)
+      << refused.error().str();
+  bool redirected = false;
+  for (int i = 0; i < 50 && !redirected; i++) {
+    cluster::RedisOptions named = plain;
+    named.key_prefix = "p" + std::to_string(i);  // another nodes key, in another slot
+    auto q = cluster::RedisStore::connect(named);
+    ASSERT_TRUE(q) << q.error().str();
+    auto hb = (*q)->heartbeat("node-a");
+    if (hb) continue;
+    redirected = true;
+    EXPECT_EQ(hb.error().kind, cluster::ErrorKind::kRedirect) << hb.error().str();
+    EXPECT_NE(hb.error().message.find("redis_cluster_nodes"), std::string::npos)
+        << hb.error().str();
+  }
+  EXPECT_TRUE(redirected) << "no nodes key fell in another master's slots";
 
   o.cluster_nodes = {cluster_->seeds().front()};
   o.db = 1;

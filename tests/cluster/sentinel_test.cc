@@ -173,14 +173,22 @@ TEST_F(SentinelTest, AnAclUserWithTheDocumentedPermissions) {
   EXPECT_NE(refused.error().message.find("role"), std::string::npos) << refused.error().str();
 }
 
+// The log names what was tried, the sentinels, and not the server that would have been asked
+// next (no master is known yet).
 TEST_F(SentinelTest, NoSentinelAnsweringIsAnError) {
   auto o = options();
   for (auto& s : sentinels_) s->kill();
+  ::testing::internal::CaptureStderr();
   auto refused = cluster::RedisStore::connect(o);
+  std::string log = ::testing::internal::GetCapturedStderr();
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("no sentinel gave the master of 'rl-master'"),
             std::string::npos)
       << refused.error().str();
+  EXPECT_NE(log.find("endpoint=\"sentinels 127.0.0.1:" + std::to_string(sentinels_[0]->port())),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find(":6379"), std::string::npos) << log;
   o.sentinel.master_name = "";
   EXPECT_EQ(cluster::RedisStore::create(o).error().kind, cluster::ErrorKind::kInvalid);
 }

@@ -5,6 +5,7 @@
 // redis-server and real packets.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -107,6 +108,30 @@ TEST(ClusterFallback, ClosedRulesHoldEachKeyToItsShareWithoutRedis) {
   EXPECT_LE(d["blocked"][0]["remaining_ms"].get<uint64_t>(), 60'000u) << "within the window";
 }
 
+// Redis down until heal(): every sync fails as a refused connection does, each with another
+// "next attempt in N ms", as a backing-off store's errors read; heartbeats answer.
+class FlakyStore : public cluster::Store {
+ public:
+  cluster::StoreResult<cluster::SyncReply> sync(const std::vector<cluster::KeyDelta>&) override {
+    uint64_t n = ++calls_;
+    if (healed_) return cluster::SyncReply{};
+    return cluster::StoreError{
+        cluster::ErrorKind::kUnreachable, ECONNREFUSED,
+        "127.0.0.1:6379: not connected, next attempt in " + std::to_string(n % 97) + " ms"};
+  }
+  cluster::StoreStatus heartbeat(const std::string&) override { return cluster::StoreStatus::Ok(); }
+  cluster::StoreResult<std::vector<cluster::Peer>> peers(std::chrono::milliseconds) override {
+    return std::vector<cluster::Peer>{};
+  }
+  bool connected() const override { return healed_; }
+  uint64_t calls() const { return calls_; }
+  void heal() { healed_ = true; }
+
+ private:
+  std::atomic<uint64_t> calls_{0};
+  std::atomic<bool> healed_{false};
+};
+
 // One open rule with traffic to sync, against a store whose every call fails with `error`.
 struct FailingSync {
   explicit FailingSync(cluster::StoreError error)
@@ -140,6 +165,56 @@ TEST(ClusterFallback, AMissingPermissionIsNamed) {
   auto r = handlers::cluster_status(&sync, f.cfg.node);
   ASSERT_TRUE(r["ok"]) << r.dump();
   EXPECT_NE(r["data"]["last_error"].get<std::string>().find("'zadd'"), std::string::npos);
+}
+
+// A Redis Cluster node named as one server: a kind of its own in the counts (and so in
+// /metrics), and cluster status says what to configure.
+TEST(ClusterFallback, AClusterNodeNamedAsOneServerIsARedirect) {
+  FailingSync f({cluster::ErrorKind::kRedirect, 0,
+                 "127.0.0.1:7000: sync: MOVED 866 127.0.0.1:7001 (127.0.0.1:7000 is a Redis "
+                 "Cluster node: name the cluster's nodes in redis_cluster_nodes, not redis_host)"});
+  ClusterSync& sync = *f.sync;
+  ASSERT_TRUE(run_until(sync, [&] { return sync.stats().errors.count("redirect") > 0; }));
+  EXPECT_EQ(sync.stats().errors.count("unavailable"), 0u);
+  auto r = handlers::cluster_status(&sync, f.cfg.node);
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  EXPECT_FALSE(r["data"]["redis_up"].get<bool>()) << r.dump();
+  EXPECT_NE(r["data"]["last_error"].get<std::string>().find("redis_cluster_nodes"),
+            std::string::npos);
+}
+
+// A failure that lasts is logged once when it starts, not once per pass: a hundred failed
+// passes make one line, and the first success after them one more.
+TEST(ClusterFallback, APersistingFailureIsLoggedOnceThenOnceWhenItEnds) {
+  auto store = std::make_unique<FlakyStore>();
+  FlakyStore* flaky = store.get();
+  FakeDatapath dp;
+  std::vector<SyncRule> rules = {cluster_rule("open", 1, policy::RedisFailure::kOpen)};
+  // One delta, kept pending by every failed pass and so sent again by the next.
+  dp.admitted = {{key_for(rules[0].compiled, *Address::parse("198.18.0.7"), 0), 10}};
+  ClusterConfig cfg;
+  cfg.interval = std::chrono::milliseconds(1);
+  auto sync = std::make_unique<ClusterSync>(dp, std::move(store), cfg, [&] { return rules; });
+  ::testing::internal::CaptureStderr();
+  bool failed_long = run_until(*sync, [&] { return flaky->calls() >= 100; });
+  flaky->heal();
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (sync->stats().syncs == 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  bool recovered = sync->stats().syncs > 0;
+  uint64_t failures = sync->stats().errors["unavailable"];
+  sync.reset();  // the thread stops
+  std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(failed_long && recovered) << log;
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) n++;
+    return n;
+  };
+  EXPECT_GE(failures, 99u);
+  EXPECT_EQ(count("msg=\"cluster sync failing\""), 1u) << log;
+  EXPECT_EQ(count("msg=\"cluster sync recovered\""), 1u) << log;
+  EXPECT_NE(log.find("failures=" + std::to_string(failures)), std::string::npos) << log;
 }
 
 // A Redis Cluster with one master down: its keys come back as SyncReply::retry while the rest

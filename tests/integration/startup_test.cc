@@ -144,6 +144,29 @@ TEST_F(RldTest, AFirstStartWithAnInvalidPolicyFailsAndNamesTheMistake) {
   EXPECT_EQ(received({.src = "198.18.15.1", .count = 20, .rate = 2000}), 3u);
 }
 
+// Cluster settings that cannot work are the operator's to mend, as a bad policy is: rld exits 6
+// (which the unit does not restart), names the setting, and leaves nothing attached or pinned.
+TEST_F(RldTest, UnusableClusterSettingsExitSixWithNothingAttached) {
+  write_policy("a.yaml", kStartupPolicy);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--redis-host", "127.0.0.1", "--redis-tls", "--redis-tls-ca-file",
+        (dir_ / "no-such-ca.pem").string()},
+       "no-such-ca.pem"},
+      {{"--redis-host", "127.0.0.1", "--redis-user", "alice"}, "password"},
+      {{"--redis-sentinel", "127.0.0.1:26379"}, "master"},
+  };
+  for (const auto& [flags, named] : cases) {
+    rld_extra_args_ = flags;
+    auto out = run(rld_argv(), 30s);
+    EXPECT_EQ(out.code, kExitNotConfigured) << out.describe();
+    EXPECT_NE(out.err.find(named), std::string::npos) << out.err;
+    EXPECT_EQ(out.err.find("rld running"), std::string::npos) << out.err;
+    auto link = lab_->run(lab_->server_ns(), {"ip", "link", "show", lab_->pair().server.ifname});
+    EXPECT_EQ(link.out.find("xdp"), std::string::npos) << "nothing attached:\n" << link.out;
+    EXPECT_FALSE(std::filesystem::exists(pin_root_ + "/maps/rl_control")) << out.err;
+  }
+}
+
 // A first start that fails once the pin root is made (here on its policy) takes away the
 // directories it made: the pin root itself when it was not there, its maps/ and links/ when it
 // was. A root made beforehand, by an operator or a volume, stays as it was.

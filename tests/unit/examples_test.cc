@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -124,4 +125,38 @@ TEST(Examples, DocsListEverySetting) {
       }
   }
   EXPECT_EQ(listed, table_settings());
+}
+
+// The defaults the docs state are the binary's: the settings table's column, and every
+// "`setting` (default N ...)" in the prose of any guide, where the setting may drop its "_ms".
+TEST(Examples, DocsStateTheBinarysDefaults) {
+  const rl::daemon::Config defaults;
+  std::string ops = read(RL_DOCS_DIR "/operations.md");
+  std::regex row("\\n\\| `([a-z_.]+)` \\| `--[a-z-]+` \\| `([^`]*)` \\|");
+  size_t rows = 0;
+  for (auto it = std::sregex_iterator(ops.begin(), ops.end(), row); it != std::sregex_iterator();
+       ++it)
+    for (const auto& o : rl::daemon::config_options())
+      if (o.path() == (*it)[1].str()) {
+        rows++;
+        std::string text = rl::daemon::option_text(o, defaults);
+        EXPECT_EQ((*it)[2].str(), text.empty() ? "''" : text) << o.path();
+      }
+  EXPECT_GT(rows, 30u) << "the settings table's rows were not found";
+
+  std::regex prose("`([a-z_]+)` \\(default ([0-9][0-9,]*)");
+  for (const auto& entry : std::filesystem::directory_iterator(RL_DOCS_DIR)) {
+    if (entry.path().extension() != ".md") continue;
+    std::string doc = read(entry.path().string());
+    for (auto it = std::sregex_iterator(doc.begin(), doc.end(), prose);
+         it != std::sregex_iterator(); ++it) {
+      std::string name = (*it)[1].str(), value = (*it)[2].str();
+      value.erase(std::remove(value.begin(), value.end(), ','), value.end());
+      for (const auto& o : rl::daemon::config_options()) {
+        if (o.key != name && std::string(o.key) != name + "_ms") continue;
+        EXPECT_EQ(value, rl::daemon::option_text(o, defaults))
+            << entry.path().filename().string() << ": `" << name << "` (default " << (*it)[2].str();
+      }
+    }
+  }
 }

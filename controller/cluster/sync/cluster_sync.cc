@@ -78,11 +78,11 @@ void ClusterSync::count_error(const std::string& kind) {
 }
 
 void ClusterSync::store_failed(const StoreError& e, Call call) {
-  const char* what = call == Call::kHeartbeat ? "heartbeat" : "sync";
   // A refused user, permission or certificate is the operator's to mend whichever call met it;
   // other heartbeat failures are counted apart, as they delay peers but lose no deltas.
   const char* kind = "unavailable";
-  if (e.kind == ErrorKind::kAuth || e.kind == ErrorKind::kPermission || e.kind == ErrorKind::kTls)
+  if (e.kind == ErrorKind::kAuth || e.kind == ErrorKind::kPermission || e.kind == ErrorKind::kTls ||
+      e.kind == ErrorKind::kRedirect)
     kind = to_string(e.kind);
   else if (call == Call::kHeartbeat)
     kind = "heartbeat";
@@ -90,15 +90,11 @@ void ClusterSync::store_failed(const StoreError& e, Call call) {
     kind = "timeout";
   count_error(kind);
   std::string message = e.str();
-  bool changed = false;
   {
     MutexLock lock(mu_);
-    changed = stats_.last_error != message;
     stats_.last_error = message;
   }
-  if (changed)
-    log::error("cluster " + std::string(what) + " failed",
-               {{"kind", to_string(e.kind)}, {"error", message}});
+  log::write(log_of(call).failed(std::chrono::steady_clock::now(), kind, message));
 }
 
 // What one pass carries from step to step.
@@ -208,6 +204,7 @@ KeyDelta ClusterSync::key_delta(const rl_key& key, const SyncRule& v, uint64_t d
 void ClusterSync::send(Pass& p) {
   if (p.stream->deltas().empty()) return;
   auto reply = p.stream->finish();
+  const auto now = std::chrono::steady_clock::now();
   if (!reply) {
     keep_pending(p);
     store_failed(reply.error(), Call::kSync);
@@ -218,8 +215,8 @@ void ClusterSync::send(Pass& p) {
   // request would fail the same way, so they are counted and logged, not requeued.
   if (!reply->rejected.empty()) {
     count_error("rejected");
-    log::error("Redis rejected cluster deltas", {{"keys", std::to_string(reply->rejected.size())},
-                                                 {"reason", reply->rejected_reason}});
+    log::write(sync_log_.failed(now, "rejected", reply->rejected_reason,
+                                {{"keys", std::to_string(reply->rejected.size())}}));
   }
   write_over(p, *reply);
   record_sync(p.stream->deltas().size(), reply->round_trip);
@@ -231,9 +228,10 @@ void ClusterSync::send(Pass& p) {
     keep_pending(p, &reply->retry);
     // Their keys are judged as with Redis down, by the rule's on_redis_failure.
     fallback(p.stream->deltas(), p.first_fresh, p.kernel_keys, p.now, &reply->retry);
-    log::warn("cluster deltas kept for the next sync",
-              {{"keys", std::to_string(reply->retry.size())}, {"reason", reply->retry_reason}});
+    log::write(sync_log_.failed(now, "partial", reply->retry_reason,
+                                {{"keys_kept", std::to_string(reply->retry.size())}}));
   }
+  if (reply->rejected.empty() && reply->retry.empty()) log::write(sync_log_.succeeded(now));
 }
 
 void ClusterSync::keep_pending(const Pass& p, const std::vector<size_t>* only) {
@@ -295,7 +293,10 @@ void ClusterSync::record_sync(size_t keys, std::chrono::microseconds round_trip)
 void ClusterSync::heartbeat_if_due() {
   if (std::chrono::steady_clock::now() - last_heartbeat_ < kHeartbeatEvery) return;
   last_heartbeat_ = std::chrono::steady_clock::now();
-  if (auto s = store_->heartbeat(cfg_.node); !s) store_failed(s.error(), Call::kHeartbeat);
+  if (auto s = store_->heartbeat(cfg_.node); !s)
+    store_failed(s.error(), Call::kHeartbeat);
+  else
+    log::write(heartbeat_log_.succeeded(last_heartbeat_));
   auto peers = store_->peers(kPeersWithin);
   if (peers) {
     MutexLock lock(mu_);
@@ -316,7 +317,9 @@ void ClusterSync::end_pass(const Pass& p) {
       ++it;
     }
   }
-  stats_.redis_up = store_->connected();
+  // Up: connected, and the last sync went through whole (a refusal, a redirect or a master
+  // down is not up, whatever the connection says).
+  stats_.redis_up = store_->connected() && !sync_log_.failing();
   stats_.topology = cfg_.topology;
   stats_.server = store_->server();
   stats_.servers_changed = store_->servers_changed();

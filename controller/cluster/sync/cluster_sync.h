@@ -26,6 +26,7 @@
 
 #include "cluster/pending.h"
 #include "cluster/store.h"
+#include "common/failure_log.h"
 #include "common/mutex.h"
 #include "datapath/datapath.h"
 #include "policy/model.h"
@@ -124,9 +125,10 @@ class ClusterSync {
                 const std::vector<size_t>* only = nullptr);
   void count_error(const std::string& kind);
   enum class Call { kSync, kHeartbeat };
-  // A failed call to Redis: counted by its kind, kept for cluster status, logged when it
-  // differs from the failure before it (a Redis down for an hour logs once, not every pass).
+  // A failed call to Redis: counted by its kind, kept for cluster status, logged by the call's
+  // FailureLog (once when failures start, a summary a minute, once when they end).
   void store_failed(const StoreError& e, Call call);
+  log::FailureLog& log_of(Call call) { return call == Call::kSync ? sync_log_ : heartbeat_log_; }
 
   Datapath& dp_;
   std::unique_ptr<Store> store_;
@@ -163,6 +165,10 @@ class ClusterSync {
   };
   std::unordered_map<std::string, LocalWindow> local_;  // closed fallback: per-key local windows
   std::chrono::steady_clock::time_point last_heartbeat_{};
+  // A pass succeeds when every delta was applied: an error, refused or replayed deltas all
+  // fail it, each by its kind.
+  log::FailureLog sync_log_{"cluster sync"};
+  log::FailureLog heartbeat_log_{"cluster heartbeat"};
 
   mutable Mutex mu_;
   ClusterStats stats_ GUARDED_BY(mu_);

@@ -8,7 +8,9 @@
 
 namespace rl::daemon {
 
-ConfigCheck check_config(const Config& cfg) {
+using cluster::StoreStatus;
+
+ConfigCheck check_config(const Config& cfg, bool connect) {
   ConfigCheck c;
   std::string s = "rld would run with:\n";
   for (const auto& o : config_options()) {
@@ -22,8 +24,16 @@ ConfigCheck check_config(const Config& cfg) {
   } else if (auto store = make_redis_store(cfg); !store) {
     c.errors.push_back(store.error().str());
   } else {
+    std::string tried;
+    if (connect) {
+      StoreStatus answered = (*store)->check();
+      if (answered)
+        tried = " (answered)";
+      else
+        c.errors.push_back("cluster: " + answered.error().str());
+    }
     s += std::string("cluster limits: on, Redis ") + redis_topology(cfg) + ", " +
-         (*store)->server() + "\n";
+         (*store)->server() + tried + "\n";
   }
   if (cfg.interfaces.empty()) c.warnings.emplace_back(kNoInterfaceWarning);
 

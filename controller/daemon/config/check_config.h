@@ -18,8 +18,9 @@ struct ConfigCheck {
 };
 
 // Checks the (already loaded and validated) settings' policy directory: every policy file as
-// rld loads it, merged, then compiled.
-ConfigCheck check_config(const Config& cfg);
+// rld loads it, merged, then compiled. With `connect`, also tries the configured Redis (its
+// sentinels or cluster nodes) with the configured credentials and TLS (cluster::Store::check).
+ConfigCheck check_config(const Config& cfg, bool connect = false);
 
 // What rld and --check-config say when no interface is configured: a valid state (the package
 // ships it), in which rld protects nothing but the interfaces an earlier run left attached.
