@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "fixture.h"
@@ -14,6 +15,8 @@ namespace {
 
 class ExactnessTest : public BpfTest {
  protected:
+  static constexpr uint32_t kChunk = 5000;  // packets per call
+
   // Runs `per_thread` packets of `frame` on each of CPU 0 and CPU 1 concurrently.
   void contend(const std::vector<uint8_t>& frame, uint32_t per_thread) {
     ASSERT_GE(std::thread::hardware_concurrency(), 2u) << "needs two CPUs";
@@ -22,9 +25,12 @@ class ExactnessTest : public BpfTest {
       CPU_ZERO(&set);
       CPU_SET(cpu, &set);
       pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-      // Small batches so the two CPUs interleave many times.
-      for (uint32_t done = 0; done < per_thread; done += 50) {
-        auto r = hooks().run(frame, 50);
+      // Long calls, so that both CPUs run the program at once for most of the test. Each call
+      // of more than one repeat adds the program to the kernel's XDP dispatcher and takes it out
+      // after, each change waiting for an RCU grace period: calls of a few packets would spend
+      // nearly all their time there, one CPU at a time, and race on the key only now and then.
+      for (uint32_t done = 0; done < per_thread; done += kChunk) {
+        auto r = hooks().run(frame, std::min(kChunk, per_thread - done));
         EXPECT_TRUE(r.ok());
       }
     };
