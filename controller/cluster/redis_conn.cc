@@ -31,10 +31,12 @@ void ReplyDeleter::operator()(redisReply* r) const { freeReplyObject(r); }
 
 void ReaderDeleter::operator()(redisReader* r) const { redisReaderFree(r); }
 
-std::string Endpoint::str() const {
-  if (!unix_socket.empty()) return "redis unix:" + unix_socket;
-  return "redis " + host + ":" + std::to_string(port);
+std::string Endpoint::addr() const {
+  if (!unix_socket.empty()) return "unix:" + unix_socket;
+  return host + ":" + std::to_string(port);
 }
+
+std::string Endpoint::str() const { return "redis " + addr(); }
 
 StoreResult<Endpoint> parse_endpoint(const std::string& t) {
   auto bad = [&](const std::string& why) {

@@ -33,8 +33,9 @@ struct ReaderDeleter {
 struct Endpoint {
   std::string host;
   int port = 6379;
-  std::string unix_socket;  // used instead of host:port when set
-  std::string str() const;  // "redis 127.0.0.1:6379", "redis unix:/run/redis.sock"
+  std::string unix_socket;   // used instead of host:port when set
+  std::string addr() const;  // "127.0.0.1:6379", "unix:/run/redis.sock"
+  std::string str() const;   // "redis " + addr()
 };
 
 // "host:port" (IPv6 as "[addr]:port"): a sentinel's or a cluster node's address.

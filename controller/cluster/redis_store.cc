@@ -143,6 +143,7 @@ StoreResult<std::unique_ptr<RedisStore>> RedisStore::create(const RedisOptions& 
 
 StoreStatus RedisStore::check_connection() {
   try {
+    // No calls: the round trip carries only the handshake.
     if (auto replies = run({}, "connect"); !replies) return replies.error();
     return StoreStatus::Ok();
   } catch (const std::exception& e) {
@@ -161,13 +162,7 @@ StoreStatus RedisStore::check() {
 StoreResult<std::unique_ptr<RedisStore>> RedisStore::connect(const RedisOptions& opts) {
   auto store = create(opts);
   if (!store) return store.error();
-  try {
-    // No calls: the round trip carries only the handshake.
-    auto replies = (*store)->run({}, "connect");
-    if (!replies) return replies.error();
-  } catch (const std::exception& e) {
-    return out_of_memory("redis store: connect", e);
-  }
+  if (StoreStatus s = (*store)->check_connection(); !s) return s.error();
   return store;
 }
 
@@ -214,11 +209,7 @@ StoreError RedisStore::reply_failed(const redisReply& r, const std::string& what
 
 std::string RedisStore::sentinels_text() const {
   std::string s;
-  for (const auto& e : opts_.sentinel.sentinels) {
-    std::string addr = e.str();
-    if (addr.rfind("redis ", 0) == 0) addr.erase(0, 6);
-    s += (s.empty() ? "" : ",") + addr;
-  }
+  for (const auto& e : opts_.sentinel.sentinels) s += (s.empty() ? "" : ",") + e.addr();
   return "sentinels " + s;
 }
 
@@ -443,8 +434,6 @@ StoreResult<SyncReply> RedisStore::finish_sync(Round& round, const SyncBatch& ba
     const auto& call = batch.calls()[i];
     if (r.type == REDIS_REPLY_ERROR) {
       if (settle_elsewhere(r, call.indices, out)) continue;
-      // A user the server's ACL does not let run the script's commands: the whole sync failed
-      // for want of a permission, not these deltas; they stay pending.
       // The whole sync failed, not these deltas: for want of a permission, on a replica, or on
       // a Redis Cluster node named as one server (a redirect reaches here only then). They stay
       // pending.
