@@ -282,6 +282,9 @@ struct rl_rule {
 #define RL_CLUSTER_KEYS	    262144
 #define RL_CLUSTER_OVER_MAX 262144
 
+/* rl_cluster_sketch[RL_SKETCH_BUCKETS] and rl_cluster_light[stats slot]: the light stage. */
+#include "rl_cluster_sketch.h"
+
 struct rl_cluster_over {
 	__u64 until_ns; /* CLOCK_MONOTONIC; the entry stops applying then */
 };
@@ -628,6 +631,8 @@ RL_STATIC_ASSERT(sizeof(struct rl_offender) == 8, "rl_offender layout");
 RL_STATIC_ASSERT(sizeof(struct rl_traffic_sample) == 32, "rl_traffic_sample layout");
 RL_STATIC_ASSERT(sizeof(struct rl_decision) == 40, "rl_decision layout");
 RL_STATIC_ASSERT(sizeof(struct rl_cluster_over) == 8, "rl_cluster_over layout");
+RL_STATIC_ASSERT(sizeof(struct rl_cluster_light) == 16, "rl_cluster_light layout");
+RL_STATIC_ASSERT(sizeof(struct rl_sketch_bucket) == 64, "rl_sketch_bucket layout: one cache line");
 RL_STATIC_ASSERT(sizeof(struct rl_conn_tuple) == 40, "rl_conn_tuple layout");
 RL_STATIC_ASSERT(sizeof(struct rl_conn_syn) == 16, "rl_conn_syn layout");
 

@@ -216,14 +216,31 @@ struct {
 
 /* ---- Cluster rules ---- */
 
-/* LRU: keys idle the longest go first when the map is full; rld has long since sent their
- * counts by then (it reads every sync interval). */
+/* Keys past their rule's light threshold only (rl_cluster_sketch.h). LRU: keys idle the longest
+ * go first when the map is full; rld has long since sent their counts by then (it reads every
+ * sync interval), and the sketch still holds their window's count should they come back. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
 	__uint(max_entries, RL_CLUSTER_KEYS);
 	__type(key, struct rl_key);
 	__type(value, __u64);
 } rl_cluster_admitted SEC(".maps");
+
+/* The light stage (rl_cluster_sketch.h): every CPU shares one sketch, and each cluster rule's
+ * threshold and window sit at its stats slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_SKETCH_BUCKETS);
+	__type(key, __u32);
+	__type(value, struct rl_sketch_bucket);
+} rl_cluster_sketch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_MAX_RULE_IDS);
+	__type(key, __u32);
+	__type(value, struct rl_cluster_light);
+} rl_cluster_light SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -347,7 +347,7 @@ static __always_inline void rl_admitted(struct rl_path *p, struct rl_outcome *o)
 	const struct rl_rule *r = p->rule;
 	o->d.limit = r->more_limits;
 	if (r->flags & RL_RULE_F_CLUSTER)
-		rl_cluster_admitted_add(r, &p->info->key, rl_cost_units(r, p->bytes));
+		rl_cluster_admitted_add(r, &p->info->key, p->now, rl_cost_units(r, p->bytes));
 	if (p->sc != RL_SC_SYN) {
 		rl_decide(o, XDP_PASS, RL_REASON_ADMITTED, RL_GC_MAX);
 		return;

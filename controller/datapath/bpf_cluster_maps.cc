@@ -6,7 +6,9 @@
 namespace rl {
 
 BpfClusterMaps::BpfClusterMaps(const rl_xdp& skel)
-    : admitted_(skel.maps.rl_cluster_admitted), over_(skel.maps.rl_cluster_over) {}
+    : admitted_(skel.maps.rl_cluster_admitted),
+      over_(skel.maps.rl_cluster_over),
+      light_(skel.maps.rl_cluster_light) {}
 
 Result<std::vector<ClusterCount>> BpfClusterMaps::cluster_admitted() const {
   std::vector<ClusterCount> out;
@@ -57,6 +59,12 @@ Result<uint64_t> BpfClusterMaps::cluster_prune_over(uint64_t now_ns) {
       if (Status r = over_.remove(k); !r) return r.error();
   }
   return entries->size() - expired.size();
+}
+
+Status BpfClusterMaps::cluster_set_light(uint32_t stats_slot, const rl_cluster_light& light) {
+  if (stats_slot >= RL_MAX_RULE_IDS)
+    return Error{EINVAL, "stats slot " + std::to_string(stats_slot) + " out of range"};
+  return light_.update(stats_slot, light);
 }
 
 }  // namespace rl

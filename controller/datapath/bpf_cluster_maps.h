@@ -25,10 +25,12 @@ class BpfClusterMaps final : public ClusterMaps {
   Status cluster_set_over(const rl_key& key, uint64_t until_ns);
   Status cluster_set_over(const std::vector<std::pair<rl_key, uint64_t>>& until_ns) override;
   Result<uint64_t> cluster_prune_over(uint64_t now_ns) override;
+  Status cluster_set_light(uint32_t stats_slot, const rl_cluster_light& light) override;
 
  private:
   MapRef<rl_key, uint64_t> admitted_;  // per CPU: read in batches
   MapRef<rl_key, rl_cluster_over> over_;
+  MapRef<uint32_t, rl_cluster_light> light_;
 };
 
 }  // namespace rl

@@ -87,6 +87,9 @@ class BpfDatapath final : public Datapath {
   Result<uint64_t> cluster_prune_over(uint64_t now_ns) override {
     return cluster_->cluster_prune_over(now_ns);
   }
+  Status cluster_set_light(uint32_t stats_slot, const rl_cluster_light& light) override {
+    return cluster_->cluster_set_light(stats_slot, light);
+  }
 
   // KeyTable (BpfKeyTable)
   size_t reset_key(const rl_key& key) override { return keys_->reset_key(key); }

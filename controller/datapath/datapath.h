@@ -97,6 +97,8 @@ class ClusterMaps {
   virtual Status cluster_set_over(const std::vector<std::pair<rl_key, uint64_t>>& until_ns) = 0;
   // Removes entries that expired before now_ns; returns how many remain in force.
   virtual Result<uint64_t> cluster_prune_over(uint64_t now_ns) = 0;
+  // A cluster rule's light stage (rl_cluster_sketch.h), at its stats slot.
+  virtual Status cluster_set_light(uint32_t stats_slot, const rl_cluster_light& light) = 0;
 };
 
 // Connection limits (bpf/lib/connections.h): the SYNs the data path admitted, and the count of

@@ -93,5 +93,61 @@ TEST_F(ClusterTest, EarlySyncEveryShareStep) {
   EXPECT_EQ(sync_events(), 3u);
 }
 
+// The light stage: a key below its rule's light threshold costs rld and Redis nothing; once its
+// estimate reaches it, the key is counted exactly from the estimate (at least its true count).
+TEST_F(ClusterTest, ALightKeyIsPromotedOnceItReachesItsThreshold) {
+  cluster_rule(100);
+  ASSERT_TRUE(dp_->cluster_set_light(compiled_.rules[0].stats_slot, {kSec, 5, 0}).ok());
+  EXPECT_EQ(passed(udp4("198.18.0.1"), 4), 4);
+  EXPECT_EQ(admitted("198.18.0.1"), 0u) << "light: not in the exact map";
+  EXPECT_EQ(passed(udp4("198.18.0.1"), 1), 1);
+  EXPECT_EQ(admitted("198.18.0.1"), 5u) << "promoted with its whole count";
+  EXPECT_EQ(passed(udp4("198.18.0.1"), 3), 3);
+  EXPECT_EQ(admitted("198.18.0.1"), 8u) << "then counted exactly";
+  // A new window starts the sketch's counts afresh (a window's end is rounded up to the
+  // sketch's 2^20 ns units).
+  const uint64_t kMs = 1'000'000;
+  hooks().set_clock(kT0 + kSec + 2 * kMs);
+  EXPECT_EQ(passed(udp4("198.18.0.2"), 4), 4);
+  hooks().set_clock(kT0 + 2 * kSec + 2 * kMs);
+  EXPECT_EQ(passed(udp4("198.18.0.2"), 4), 4);
+  EXPECT_EQ(admitted("198.18.0.2"), 0u) << "four a window stays light";
+}
+
+// What an attacker's spoofed sources cost: a flood of new keys, one packet each, stays in the
+// sketch, and a key near its limit keeps its exact count through it.
+TEST_F(ClusterTest, AFloodOfNewKeysStaysLightAndHidesNoHeavyKey) {
+  cluster_rule(100'000);
+  ASSERT_TRUE(dp_->cluster_set_light(compiled_.rules[0].stats_slot, {60 * kSec, 3, 0}).ok());
+  EXPECT_EQ(passed(udp4("192.0.2.7"), 50), 50);
+  const int kFlood = 100'000;
+  for (int i = 0; i < kFlood; i++) {
+    auto r = hooks().run(udp4("198." + std::to_string(18 + (i >> 16)) + "." +
+                              std::to_string(i >> 8 & 255) + "." + std::to_string(i & 255)));
+    ASSERT_TRUE(r.ok());
+  }
+  EXPECT_EQ(passed(udp4("192.0.2.7"), 10), 10);
+  auto all = dp_->cluster_admitted();
+  ASSERT_TRUE(all.ok());
+  EXPECT_LE(all->size(), 1u + kFlood / 100) << "the flood's keys stay light";
+  EXPECT_EQ(admitted("192.0.2.7"), 60u) << "the heavy key is counted exactly";
+}
+
+// Sources that each pass the threshold are each promoted: the sketch never under-counts.
+TEST_F(ClusterTest, EveryKeyPastItsThresholdIsPromoted) {
+  cluster_rule(100'000);
+  ASSERT_TRUE(dp_->cluster_set_light(compiled_.rules[0].stats_slot, {60 * kSec, 3, 0}).ok());
+  const int kKeys = 3'000;  // within the fixture's exact map
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < kKeys; i++)
+      ASSERT_TRUE(hooks()
+                      .run(udp4("198.18." + std::to_string(i >> 8) + "." + std::to_string(i & 255)))
+                      .ok());
+  auto all = dp_->cluster_admitted();
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), static_cast<size_t>(kKeys));
+  for (const auto& c : *all) EXPECT_EQ(c.admitted, 3u);
+}
+
 }  // namespace
 }  // namespace rl::testing

@@ -28,9 +28,14 @@ class FakeClusterMaps : public virtual ClusterMaps {
       it = it->second <= now ? over.erase(it) : std::next(it);
     return over.size();
   }
+  Status cluster_set_light(uint32_t stats_slot, const rl_cluster_light& l) override {
+    light[stats_slot] = l;
+    return {};
+  }
 
   std::vector<ClusterCount> admitted;
   std::map<std::vector<uint8_t>, uint64_t> over;  // by key bytes: until when
+  std::map<uint32_t, rl_cluster_light> light;     // by stats slot
 };
 
 }  // namespace rl::testing
