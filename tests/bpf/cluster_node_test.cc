@@ -76,6 +76,8 @@ TEST_F(ClusterNodeTest, HundredThousandKeysInOneSync) {
   cluster::ClusterConfig cfg;
   cfg.node = "scale";
   cfg.interval = 1h;  // only wake() syncs, so each one is timed alone
+  // A fleet of four: the light threshold is then 1, so every key is active and synced.
+  cfg.nodes = 4;
   auto rules = [&] {
     return std::vector<cluster::SyncRule>{{"fleet", compiled_.rules[0], *rule.cluster}};
   };

@@ -106,6 +106,7 @@ struct ClusterSync::Pass {
   // One stream per pass: script calls leave for Redis as soon as they have their keys, so Redis
   // counts the first keys while the rest are still read from the kernel.
   std::unique_ptr<SyncStream> stream;
+  std::map<uint32_t, Light> light;                 // by rule id
   std::vector<std::optional<rl_key>> kernel_keys;  // delta i's kernel key, when known
   size_t first_fresh = 0;                          // the deltas before it are replayed ones
 };
@@ -129,8 +130,27 @@ ClusterSync::Pass ClusterSync::begin_pass() {
     nodes = std::max<uint64_t>(nodes, stats_.peers.size());
   }
   p.nodes = std::max<uint64_t>(nodes, 1);
+  set_light(p);
   p.stream = store_->begin_sync();
   return p;
+}
+
+void ClusterSync::set_light(Pass& p) {
+  for (const auto& [id, v] : p.by_id) {
+    rl_cluster_light want{};
+    want.window_ns = std::max<uint64_t>(v.limit.rate.period_ns, 1);
+    want.light = light_for(v.limit.rate.amount, p.nodes).light;
+    auto [w, fresh] = light_written_.try_emplace(v.compiled.stats_slot, rl_cluster_light{});
+    if (fresh || std::memcmp(&w->second, &want, sizeof(want)) != 0) {
+      if (Status s = dp_.cluster_set_light(v.compiled.stats_slot, want); s)
+        w->second = want;
+      else
+        count_error("datapath");  // the kernel keeps the threshold it had; so does the headroom
+    }
+    // What the other nodes may hold unreported, by the threshold the kernel counts with.
+    uint64_t below = w->second.light ? w->second.light - 1 : 0;
+    p.light[id] = Light{std::max<uint32_t>(w->second.light, 1), 2 * (p.nodes - 1) * below};
+  }
 }
 
 // After a failed sync, what is pending goes first; keys_ remembers their kernel keys.
@@ -164,7 +184,7 @@ void ClusterSync::read_kernel(Pass& p) {
     uint64_t d = take_admitted(c, pass);
     if (!d) return;
     p.kernel_keys.emplace_back(c.key);
-    p.stream->add(key_delta(c.key, *v, d, p.nodes));
+    p.stream->add(key_delta(c.key, *v, d, p.nodes, p.light[c.key.rule_id]));
   });
   if (!status) {
     // What was read is sent all the same (some of it already is); the keys not read keep
@@ -187,7 +207,8 @@ uint64_t ClusterSync::take_admitted(const ClusterCount& c, uint64_t pass) {
   return d;
 }
 
-KeyDelta ClusterSync::key_delta(const rl_key& key, const SyncRule& v, uint64_t d, uint64_t nodes) {
+KeyDelta ClusterSync::key_delta(const rl_key& key, const SyncRule& v, uint64_t d, uint64_t nodes,
+                                const Light& light) {
   KeyDelta kd;
   kd.rule = v.name;
   kd.key = key_text(key, v.compiled);
@@ -195,8 +216,9 @@ KeyDelta ClusterSync::key_delta(const rl_key& key, const SyncRule& v, uint64_t d
   // Headroom: until the next sync every node may admit about what this one just did, so
   // Redis judges the key against the limit less that much (at most half of it). The fleet
   // then stops near the limit instead of overshooting it by a sync interval's traffic.
+  // Then what the other nodes may hold unreported as light (light.h): at most amount / 16.
   uint64_t amount = v.limit.rate.amount;
-  kd.limit = amount - std::min<uint64_t>(amount / 2, d * nodes);
+  kd.limit = amount - std::min<uint64_t>(amount / 2, d * nodes) - light.hidden;
   kd.window_ms = std::max<uint64_t>(v.limit.rate.period_ns / 1'000'000, 1);
   return kd;
 }

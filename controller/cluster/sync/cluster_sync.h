@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cluster/light.h"
 #include "cluster/pending.h"
 #include "cluster/store.h"
 #include "common/failure_log.h"
@@ -110,7 +111,10 @@ class ClusterSync {
   void replay_pending(Pass& p);
   void read_kernel(Pass& p);
   uint64_t take_admitted(const ClusterCount& c, uint64_t pass);
-  static KeyDelta key_delta(const rl_key& key, const SyncRule& v, uint64_t d, uint64_t nodes);
+  static KeyDelta key_delta(const rl_key& key, const SyncRule& v, uint64_t d, uint64_t nodes,
+                            const Light& light);
+  // Each rule's light threshold for the fleet's size, into the kernel when it changed.
+  void set_light(Pass& p);
   void send(Pass& p);
   // Every delta of the pass, or only those at `only` (a store's SyncReply::retry).
   void keep_pending(const Pass& p, const std::vector<size_t>* only = nullptr);
@@ -157,6 +161,7 @@ class ClusterSync {
   // per key and pass, no allocation for a key already known.
   std::unordered_map<rl_key, Total, KeyHash, KeyEq> totals_;
   uint64_t pass_ = 0;
+  std::map<uint32_t, rl_cluster_light> light_written_;  // by stats slot
   // "rule\0key text" -> kernel key, for deltas waiting in pending_ only: the usual sync sends
   // the keys it just read and knows theirs.
   std::unordered_map<std::string, rl_key> keys_;

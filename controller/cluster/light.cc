@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "cluster/light.h"
+
+#include <algorithm>
+
+#include "rl_abi.h"
+
+namespace rl::cluster {
+
+Light light_for(uint64_t amount, uint64_t nodes) {
+  nodes = std::max<uint64_t>(nodes, 1);
+  // A quarter of the node's share: far enough below it that a light key is no candidate.
+  uint64_t below = amount / (4 * nodes);
+  if (nodes > 1) below = std::min<uint64_t>(below, amount / (32 * (nodes - 1)));
+  below = std::min<uint64_t>(below, RL_SKETCH_SATURATED - 2);
+  Light l;
+  l.light = static_cast<uint32_t>(below + 1);
+  l.hidden = 2 * (nodes - 1) * below;
+  return l;
+}
+
+}  // namespace rl::cluster

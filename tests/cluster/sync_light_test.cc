@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// The light threshold (controller/cluster/light.h): what a node may leave unreported follows the
+// fleet's size, stays within a sixteenth of the limit, and comes off the limit Redis judges by;
+// the sync writes each rule's threshold into the data path and follows the fleet as it grows.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "cluster/light.h"
+#include "cluster/sync/cluster_sync.h"
+#include "daemon/key_state.h"
+#include "fake_datapath.h"
+
+namespace rl::cluster {
+namespace {
+
+using testing::FakeDatapath;
+
+TEST(Light, ANodeAloneReportsFromAQuarterOfTheLimit) {
+  Light l = light_for(10, 1);
+  EXPECT_EQ(l.light, 3u) << "a key with at most 2 of 10 a window costs Redis nothing";
+  EXPECT_EQ(l.hidden, 0u) << "a node alone reports its own light count when promoting";
+}
+
+TEST(Light, WhatTheFleetMayHideStaysWithinASixteenth) {
+  for (uint64_t amount : {1ULL, 3ULL, 10ULL, 100ULL, 1000ULL, 60'000ULL, 10'000'000ULL})
+    for (uint64_t nodes : {1ULL, 2ULL, 3ULL, 10ULL, 100ULL, 1000ULL}) {
+      Light l = light_for(amount, nodes);
+      EXPECT_GE(l.light, 1u);
+      EXPECT_LE((l.light - 1) * 4 * nodes, amount) << "light stays below a quarter of a share";
+      EXPECT_EQ(l.hidden, 2 * (nodes - 1) * (l.light - 1));
+      EXPECT_LE(l.hidden * 16, amount) << amount << " over " << nodes << " nodes";
+    }
+  EXPECT_EQ(light_for(100, 3).light, 2u);
+  EXPECT_EQ(light_for(3, 1).light, 1u) << "too small a limit: every key exact";
+}
+
+// A store that applies everything and reports `peers` nodes alive.
+class CountingStore : public Store {
+ public:
+  StoreResult<SyncReply> sync(const std::vector<KeyDelta>& deltas) override {
+    std::lock_guard lock(mu_);
+    calls_.push_back(deltas);
+    SyncReply r;
+    r.server_time_ms = 1;
+    return r;
+  }
+  StoreStatus heartbeat(const std::string&) override { return StoreStatus::Ok(); }
+  StoreResult<std::vector<Peer>> peers(std::chrono::milliseconds) override {
+    std::lock_guard lock(mu_);
+    std::vector<Peer> out;
+    for (size_t i = 0; i < peers_; i++) out.push_back({"node" + std::to_string(i), 1});
+    return out;
+  }
+  bool connected() const override { return true; }
+  void set_peers(size_t n) {
+    std::lock_guard lock(mu_);
+    peers_ = n;
+  }
+  std::vector<std::vector<KeyDelta>> calls() const {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  size_t peers_ = 0;
+  std::vector<std::vector<KeyDelta>> calls_;
+};
+
+template <class Done>
+bool wait_for(Done done) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (!done() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return done();
+}
+
+TEST(SyncLight, TheThresholdFollowsTheFleetAndItsHiddenPartComesOffTheLimit) {
+  FakeDatapath dp;
+  SyncRule rule;
+  rule.name = "fleet";
+  rule.compiled.id = 1;
+  rule.compiled.stats_slot = 7;
+  rule.compiled.key_kind = RL_KEY_SRC_ADDR;
+  rule.compiled.flags = RL_RULE_F_CLUSTER;
+  rule.limit = policy::ClusterLimit{{6400, 60'000'000'000ULL, policy::Unit::kPackets},
+                                    policy::RedisFailure::kOpen};
+  rl_key key = daemon::key_for(rule.compiled, *Address::parse("198.18.0.7"), 0);
+  dp.admitted = {{key, 10}};
+  ClusterConfig cfg;
+  cfg.nodes = 2;
+  cfg.interval = std::chrono::milliseconds(10);
+  auto owned = std::make_unique<CountingStore>();
+  CountingStore& store = *owned;
+  ClusterSync sync(dp, std::move(owned), cfg, [&] { return std::vector<SyncRule>{rule}; });
+  sync.start();
+  ASSERT_TRUE(wait_for([&] { return !store.calls().empty(); }));
+
+  // Two nodes: a light key is below min(6400 / 8, 6400 / 32) = 200 a minute.
+  ASSERT_TRUE(dp.light.count(7));
+  EXPECT_EQ(dp.light.at(7).light, 201u);
+  EXPECT_EQ(dp.light.at(7).window_ns, 60'000'000'000ULL);
+  const KeyDelta& d = store.calls().front().front();
+  EXPECT_EQ(d.delta, 10u);
+  // The headroom (10 admitted x 2 nodes), then the other node's light counts over the two
+  // windows a sliding estimate spans (2 x 200).
+  EXPECT_EQ(d.limit, 6400u - 20 - 400);
+
+  // Four nodes seen alive: the threshold comes down for every node's rule.
+  // (The sync thread writes dp.light; each read here follows a pass it saw end, through the
+  // stats' mutex.)
+  store.set_peers(4);
+  ASSERT_TRUE(wait_for([&] { return sync.stats().peers.size() == 4; }));
+  uint64_t seen = sync.stats().passes;
+  ASSERT_TRUE(wait_for([&] { return sync.stats().passes >= seen + 2; }));
+  EXPECT_EQ(dp.light.at(7).light, light_for(6400, 4).light);
+  EXPECT_EQ(light_for(6400, 4).light, 67u);
+}
+
+}  // namespace
+}  // namespace rl::cluster
