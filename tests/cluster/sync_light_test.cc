@@ -120,5 +120,25 @@ TEST(SyncLight, TheThresholdFollowsTheFleetAndItsHiddenPartComesOffTheLimit) {
   EXPECT_EQ(light_for(6400, 4).light, 67u);
 }
 
+// Keys crossing their share steps by the thousand (a flood's, promoted from the light stage) each
+// ask for an early sync: those come no closer than an eighth of the interval, so the flood costs
+// Redis a few calls an interval rather than one per key.
+TEST(SyncLight, EarlySyncsComeNoCloserThanAnEighthOfTheInterval) {
+  FakeDatapath dp;
+  ClusterConfig cfg;
+  cfg.interval = std::chrono::milliseconds(80);
+  ClusterSync sync(dp, std::make_unique<CountingStore>(), cfg,
+                   [] { return std::vector<SyncRule>{}; });
+  sync.start();
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(400)) {
+    sync.wake();
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  const auto st = sync.stats();
+  EXPECT_GE(st.early_syncs, 20u) << "early syncs still come, several an interval";
+  EXPECT_LE(st.passes, 400u / 10 + 2) << "one every 10 ms at most";
+}
+
 }  // namespace
 }  // namespace rl::cluster
