@@ -201,8 +201,8 @@ RL_MEMBERS_JSON(ClusterServer, addr, slots, up, calls, errors, moved, ask, round
 RL_MEMBERS_JSON(ClusterPeer, node, last_seen_ms)
 RL_MEMBERS_JSON(ClusterBlock, rule, key, remaining_ms)
 RL_MEMBERS_JSON(ClusterStatusResponse, node, redis_up, last_sync_ms_ago, syncs, early_syncs,
-                keys_last_sync, last_pass_ms, pending_keys, pending_dropped, errors, last_error,
-                topology, redis, masters_changed, servers, peers, blocked)
+                keys_last_sync, keys_synced_total, last_pass_ms, pending_keys, pending_dropped,
+                errors, last_error, topology, redis, masters_changed, servers, peers, blocked)
 RL_MEMBERS_JSON(ValidateReport, valid, errors, rules)
 
 // ---- key.show: a note or a key, and the first limit's fields also at the rule's top level ----

@@ -299,8 +299,8 @@ struct ClusterStatusResponse {
   std::string node;
   bool redis_up = false;
   Nullable<int64_t> last_sync_ms_ago;  // null: never
-  uint64_t syncs = 0, early_syncs = 0, keys_last_sync = 0, last_pass_ms = 0, pending_keys = 0,
-           pending_dropped = 0;
+  uint64_t syncs = 0, early_syncs = 0, keys_last_sync = 0, keys_synced_total = 0, last_pass_ms = 0,
+           pending_keys = 0, pending_dropped = 0;
   std::map<std::string, uint64_t> errors;  // by kind
   std::string last_error;                  // why the last call to Redis failed; "" since a success
   std::string topology;                    // standalone, sentinel or cluster

@@ -18,6 +18,7 @@ Json cluster_status(const ClusterSync* sync, const std::string& node) {
   out.syncs = st.syncs;
   out.early_syncs = st.early_syncs;
   out.keys_last_sync = st.keys_last_sync;
+  out.keys_synced_total = st.keys_synced_total;
   out.last_pass_ms = static_cast<uint64_t>(std::llround(st.last_pass_seconds * 1000));
   out.pending_keys = st.pending_keys;
   out.pending_dropped = st.pending_dropped;
