@@ -151,11 +151,11 @@ class ClusterLab : public ::testing::Test {
                                     "--metrics-listen",
                                     "",
                                     "--key-capacity",
-                                    "65536",
+                                    std::to_string(key_capacity_),
                                     "--node-name",
                                     "node" + std::to_string(i),
                                     "--cluster-nodes",
-                                    "3"};
+                                    std::to_string(cluster_nodes_)};
     if (redis_) rld.insert(rld.end(), {"--redis-socket", redis_->unix_socket()});
     rld.insert(rld.end(), node_args_.begin(), node_args_.end());
     argv.insert(argv.end(), rld.begin(), rld.end());
@@ -206,6 +206,8 @@ class ClusterLab : public ::testing::Test {
   std::unique_ptr<RedisServer> redis_;
   std::vector<std::unique_ptr<Process>> nodes_;
   std::vector<std::string> node_args_;  // more of rld's arguments, for every node
+  size_t cluster_nodes_ = kNodes;       // the fleet size the nodes are told
+  size_t key_capacity_ = 65536;
   const bool local_redis_;
   fs::path dir_;
 };
