@@ -9,13 +9,13 @@ namespace rl::cluster {
 
 Light light_for(uint64_t amount, uint64_t nodes) {
   nodes = std::max<uint64_t>(nodes, 1);
-  // A quarter of the node's share: far enough below it that a light key is no candidate.
   uint64_t below = amount / (4 * nodes);
   if (nodes > 1) below = std::min<uint64_t>(below, amount / (32 * (nodes - 1)));
   below = std::min<uint64_t>(below, RL_SKETCH_SATURATED - 2);
   Light l;
   l.light = static_cast<uint32_t>(below + 1);
-  l.hidden = 2 * (nodes - 1) * below;
+  l.step = std::max<uint64_t>(amount / (32 * nodes), 1);
+  l.hidden = (nodes - 1) * std::max(2 * below, l.step - 1) + (l.step - 1);
   return l;
 }
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// The light threshold (controller/cluster/light.h): what a node may leave unreported follows the
-// fleet's size, stays within a sixteenth of the limit, and comes off the limit Redis judges by;
-// the sync writes each rule's threshold into the data path and follows the fleet as it grows.
+// The light threshold and step (controller/cluster/light.h): what a node may leave unreported
+// follows the fleet's size, stays within 3/32 of the limit, and comes off the limit Redis judges
+// by; a promoted key's count is sent once a step of it is unsent; the sync writes each rule's
+// threshold into the data path and follows the fleet as it grows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -21,17 +23,21 @@ using testing::FakeDatapath;
 TEST(Light, ANodeAloneReportsFromAQuarterOfTheLimit) {
   Light l = light_for(10, 1);
   EXPECT_EQ(l.light, 3u) << "a key with at most 2 of 10 a window costs Redis nothing";
+  EXPECT_EQ(l.step, 1u);
   EXPECT_EQ(l.hidden, 0u) << "a node alone reports its own light count when promoting";
 }
 
-TEST(Light, WhatTheFleetMayHideStaysWithinASixteenth) {
+TEST(Light, WhatTheFleetMayHideStaysWithinAFewPercent) {
   for (uint64_t amount : {1ULL, 3ULL, 10ULL, 100ULL, 1000ULL, 60'000ULL, 10'000'000ULL})
     for (uint64_t nodes : {1ULL, 2ULL, 3ULL, 10ULL, 100ULL, 1000ULL}) {
       Light l = light_for(amount, nodes);
       EXPECT_GE(l.light, 1u);
       EXPECT_LE((l.light - 1) * 4 * nodes, amount) << "light stays below a quarter of a share";
-      EXPECT_EQ(l.hidden, 2 * (nodes - 1) * (l.light - 1));
-      EXPECT_LE(l.hidden * 16, amount) << amount << " over " << nodes << " nodes";
+      EXPECT_GE(l.step, 1u);
+      EXPECT_LE((l.step - 1) * 32 * nodes, amount) << "each node's unsent count";
+      EXPECT_EQ(l.hidden,
+                (nodes - 1) * std::max<uint64_t>(2 * (l.light - 1), l.step - 1) + (l.step - 1));
+      EXPECT_LE(l.hidden * 32, 3 * amount) << amount << " over " << nodes << " nodes";
     }
   EXPECT_EQ(light_for(100, 3).light, 2u);
   EXPECT_EQ(light_for(3, 1).light, 1u) << "too small a limit: every key exact";
@@ -88,33 +94,47 @@ TEST(SyncLight, TheThresholdFollowsTheFleetAndItsHiddenPartComesOffTheLimit) {
   rule.compiled.flags = RL_RULE_F_CLUSTER;
   rule.limit = policy::ClusterLimit{{6400, 60'000'000'000ULL, policy::Unit::kPackets},
                                     policy::RedisFailure::kOpen};
-  rl_key key = daemon::key_for(rule.compiled, *Address::parse("198.18.0.7"), 0);
-  dp.admitted = {{key, 10}};
+  rl_key busy = daemon::key_for(rule.compiled, *Address::parse("198.18.0.7"), 0);
+  rl_key quiet = daemon::key_for(rule.compiled, *Address::parse("198.18.0.8"), 0);
+  dp.admitted = {{busy, 150}, {quiet, 60}};
   ClusterConfig cfg;
   cfg.nodes = 2;
-  cfg.interval = std::chrono::milliseconds(10);
+  cfg.interval = std::chrono::milliseconds(400);  // passes on wake() in between
   auto owned = std::make_unique<CountingStore>();
   CountingStore& store = *owned;
   ClusterSync sync(dp, std::move(owned), cfg, [&] { return std::vector<SyncRule>{rule}; });
   sync.start();
   ASSERT_TRUE(wait_for([&] { return !store.calls().empty(); }));
 
-  // Two nodes: a light key is below min(6400 / 8, 6400 / 32) = 200 a minute.
+  // Two nodes: a light key is below min(6400 / 8, 6400 / 32) = 200 a minute, and a promoted
+  // key's count is sent once 6400 / 64 = 100 of it is unsent.
   ASSERT_TRUE(dp.light.count(7));
   EXPECT_EQ(dp.light.at(7).light, 201u);
   EXPECT_EQ(dp.light.at(7).window_ns, 60'000'000'000ULL);
-  const KeyDelta& d = store.calls().front().front();
-  EXPECT_EQ(d.delta, 10u);
-  // The headroom (10 admitted x 2 nodes), then the other node's light counts over the two
-  // windows a sliding estimate spans (2 x 200).
-  EXPECT_EQ(d.limit, 6400u - 20 - 400);
+  auto first = store.calls().front();
+  ASSERT_EQ(first.size(), 1u) << "60 unsent is below the step: the quiet key waits";
+  EXPECT_EQ(first[0].key, "198.18.0.7");
+  EXPECT_EQ(first[0].delta, 150u);
+  // The headroom (150 admitted x 2 nodes), then what the fleet may hold unreported: the other
+  // node's light count over two windows (2 x 200) or its unsent count, and this node's (99).
+  EXPECT_EQ(first[0].limit, 6400u - 300 - (400 + 99));
+
+  // (The sync thread reads dp and writes dp.light; the test touches them only between passes it
+  // saw end, through the stats' mutex, and hands a change over with wake().)
+  uint64_t seen = sync.stats().passes;
+  dp.admitted = {{busy, 160}, {quiet, 170}};
+  sync.wake();
+  ASSERT_TRUE(wait_for([&] { return store.calls().size() >= 2; }));
+  auto second = store.calls()[1];
+  ASSERT_EQ(second.size(), 1u) << "10 more of the busy key waits in turn";
+  EXPECT_EQ(second[0].key, "198.18.0.8");
+  EXPECT_EQ(second[0].delta, 170u) << "all the quiet key's unsent count, at once";
+  ASSERT_GE(sync.stats().passes, seen + 1);
 
   // Four nodes seen alive: the threshold comes down for every node's rule.
-  // (The sync thread writes dp.light; each read here follows a pass it saw end, through the
-  // stats' mutex.)
   store.set_peers(4);
   ASSERT_TRUE(wait_for([&] { return sync.stats().peers.size() == 4; }));
-  uint64_t seen = sync.stats().passes;
+  seen = sync.stats().passes;
   ASSERT_TRUE(wait_for([&] { return sync.stats().passes >= seen + 2; }));
   EXPECT_EQ(dp.light.at(7).light, light_for(6400, 4).light);
   EXPECT_EQ(light_for(6400, 4).light, 67u);

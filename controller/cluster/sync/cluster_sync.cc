@@ -144,19 +144,23 @@ ClusterSync::Pass ClusterSync::begin_pass() {
 
 void ClusterSync::set_light(Pass& p) {
   for (const auto& [id, v] : p.by_id) {
+    Light l = light_for(v.limit.rate.amount, p.nodes);
     rl_cluster_light want{};
     want.window_ns = std::max<uint64_t>(v.limit.rate.period_ns, 1);
-    want.light = light_for(v.limit.rate.amount, p.nodes).light;
+    want.light = l.light;
     auto [w, fresh] = light_written_.try_emplace(v.compiled.stats_slot, rl_cluster_light{});
     if (fresh || std::memcmp(&w->second, &want, sizeof(want)) != 0) {
       if (Status s = dp_.cluster_set_light(v.compiled.stats_slot, want); s)
         w->second = want;
       else
-        count_error("datapath");  // the kernel keeps the threshold it had; so does the headroom
+        count_error("datapath");
     }
-    // What the other nodes may hold unreported, by the threshold the kernel counts with.
-    uint64_t below = w->second.light ? w->second.light - 1 : 0;
-    p.light[id] = Light{std::max<uint32_t>(w->second.light, 1), 2 * (p.nodes - 1) * below};
+    // The kernel keeps the threshold it had when the write failed: the hidden part follows it.
+    if (w->second.light != l.light) {
+      uint64_t below = w->second.light ? w->second.light - 1 : 0;
+      l.hidden = (p.nodes - 1) * std::max(2 * below, l.step - 1) + (l.step - 1);
+    }
+    p.light[id] = l;
   }
 }
 
@@ -188,7 +192,7 @@ void ClusterSync::read_kernel(Pass& p) {
       v = &it->second;
     }
     read++;
-    uint64_t d = take_admitted(c, pass);
+    uint64_t d = take_admitted(c, pass, p.light[c.key.rule_id].step);
     if (!d) return;
     p.kernel_keys.emplace_back(c.key);
     p.stream->add(key_delta(c.key, *v, d, p.nodes, p.light[c.key.rule_id]));
@@ -205,13 +209,18 @@ void ClusterSync::read_kernel(Pass& p) {
   }
 }
 
-// What the kernel admitted for c's key since its last read, which this one replaces.
-uint64_t ClusterSync::take_admitted(const ClusterCount& c, uint64_t pass) {
-  auto t = totals_.try_emplace(c.key, Total{0, pass}).first;
+// What the kernel admitted for c's key since the count was last sent, once that is at least
+// `step`; 0 (nothing to send yet) below it.
+uint64_t ClusterSync::take_admitted(const ClusterCount& c, uint64_t pass, uint64_t step) {
+  Total& t = totals_.try_emplace(c.key, Total{}).first->second;
   // A key the kernel evicted and counted again starts from zero.
-  uint64_t d = c.admitted < t->second.admitted ? c.admitted : c.admitted - t->second.admitted;
-  t->second = {c.admitted, pass};
-  return d;
+  if (c.admitted < t.admitted) t.sent = 0;
+  t.admitted = c.admitted;
+  t.pass = pass;
+  uint64_t unsent = c.admitted - std::min(t.sent, c.admitted);
+  if (unsent < step) return 0;
+  t.sent = c.admitted;
+  return unsent;
 }
 
 KeyDelta ClusterSync::key_delta(const rl_key& key, const SyncRule& v, uint64_t d, uint64_t nodes,
@@ -223,7 +232,8 @@ KeyDelta ClusterSync::key_delta(const rl_key& key, const SyncRule& v, uint64_t d
   // Headroom: until the next sync every node may admit about what this one just did, so
   // Redis judges the key against the limit less that much (at most half of it). The fleet
   // then stops near the limit instead of overshooting it by a sync interval's traffic.
-  // Then what the other nodes may hold unreported as light (light.h): at most amount / 16.
+  // Then what the fleet may hold unreported, light or below its step (light.h): at most
+  // 3 amount / 32.
   uint64_t amount = v.limit.rate.amount;
   kd.limit = amount - std::min<uint64_t>(amount / 2, d * nodes) - light.hidden;
   kd.window_ms = std::max<uint64_t>(v.limit.rate.period_ns / 1'000'000, 1);

@@ -110,10 +110,11 @@ class ClusterSync {
   Pass begin_pass();
   void replay_pending(Pass& p);
   void read_kernel(Pass& p);
-  uint64_t take_admitted(const ClusterCount& c, uint64_t pass);
+  uint64_t take_admitted(const ClusterCount& c, uint64_t pass, uint64_t step);
   static KeyDelta key_delta(const rl_key& key, const SyncRule& v, uint64_t d, uint64_t nodes,
                             const Light& light);
-  // Each rule's light threshold for the fleet's size, into the kernel when it changed.
+  // Each rule's light threshold and step for the fleet's size; the threshold into the kernel
+  // when it changed.
   void set_light(Pass& p);
   void send(Pass& p);
   // Every delta of the pass, or only those at `only` (a store's SyncReply::retry).
@@ -152,13 +153,14 @@ class ClusterSync {
   };
   struct Total {
     uint64_t admitted = 0;  // the kernel's total at the last read
+    uint64_t sent = 0;      // the kernel's total when the key's count was last sent
     uint64_t pass = 0;      // the pass that read it
   };
 
   // Owned by the sync thread.
   PendingDeltas pending_;
-  // Kernel key -> what the kernel had admitted at its last read. Updated in place: one lookup
-  // per key and pass, no allocation for a key already known.
+  // Kernel key -> what the kernel had admitted at its last read, and when its count was last
+  // sent. Updated in place: one lookup per key and pass, no allocation for a key already known.
   std::unordered_map<rl_key, Total, KeyHash, KeyEq> totals_;
   uint64_t pass_ = 0;
   std::map<uint32_t, rl_cluster_light> light_written_;  // by stats slot
