@@ -90,6 +90,9 @@ class ClusterSync {
 
   void start();
   void wake();  // an early sync, requested by the kernel
+  // One whole pass on the caller's thread, for a driver that keeps its own time (the fleet
+  // harness, tests/cluster/fleet_bench.cc) instead of start().
+  void run_pass() { sync_once(); }
 
   static constexpr double kRttBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
                                            0.05,   0.1,   0.25,   0.5,   1.0};
