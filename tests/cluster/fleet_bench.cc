@@ -226,6 +226,7 @@ Result run_rl(const Workload& w, const Backend& redis, uint64_t intervals) {
   std::vector<CountingStore*> stores;
   std::vector<std::unique_ptr<cluster::ClusterSync>> syncs;
   const cluster::SyncRule rule = fleet_rule(w);
+  std::chrono::steady_clock::time_point sim{};  // the simulated time the nodes' heartbeats follow
   for (size_t n = 0; n < w.nodes; n++) {
     kernels.push_back(std::make_unique<FleetKernel>(w, true));
     kernels.back()->set_stats_slot(rule.compiled.stats_slot);
@@ -236,6 +237,7 @@ Result run_rl(const Workload& w, const Backend& redis, uint64_t intervals) {
     cfg.node = "node" + std::to_string(n);
     cfg.nodes = static_cast<uint32_t>(w.nodes);
     cfg.interval = std::chrono::hours(1);  // never on its own: run_pass() below
+    cfg.clock = [&sim] { return sim; };    // a heartbeat every 10 simulated intervals
     syncs.push_back(std::make_unique<cluster::ClusterSync>(
         *kernels.back(), std::move(store), cfg,
         [rule] { return std::vector<cluster::SyncRule>{rule}; }));
@@ -247,6 +249,7 @@ Result run_rl(const Workload& w, const Backend& redis, uint64_t intervals) {
   for (auto* s : stores) keys0 += s->keys;
   for (uint64_t t = 1; t <= intervals; t++) {
     const uint64_t now = kWindowNs + t * kIntervalNs;
+    sim += std::chrono::nanoseconds(kIntervalNs);
     for (size_t n = 0; n < w.nodes; n++) {
       kernels[n]->now = now;
       kernels[n]->admit(now, fleet);

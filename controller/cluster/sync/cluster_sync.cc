@@ -330,12 +330,13 @@ void ClusterSync::record_sync(size_t keys, std::chrono::microseconds round_trip)
 }
 
 void ClusterSync::heartbeat_if_due() {
-  if (std::chrono::steady_clock::now() - last_heartbeat_ < kHeartbeatEvery) return;
-  last_heartbeat_ = std::chrono::steady_clock::now();
+  const auto now = cfg_.clock();
+  if (last_heartbeat_ && now - *last_heartbeat_ < kHeartbeatEvery) return;
+  last_heartbeat_ = now;
   if (auto s = store_->heartbeat(cfg_.node); !s)
     store_failed(s.error(), Call::kHeartbeat);
   else
-    log::write(heartbeat_log_.succeeded(last_heartbeat_));
+    log::write(heartbeat_log_.succeeded(std::chrono::steady_clock::now()));
   auto peers = store_->peers(kPeersWithin);
   if (peers) {
     MutexLock lock(mu_);

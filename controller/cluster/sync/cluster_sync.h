@@ -47,6 +47,9 @@ struct ClusterConfig {
   uint32_t nodes = 1;  // expected fleet size; the nodes seen in Redis count when more
   size_t max_pending_keys = PendingDeltas::kDefaultMaxKeys;
   std::string topology = "standalone";  // how Redis is deployed: standalone, sentinel, cluster
+  // What the heartbeat's period (a second) is timed by: the steady clock, or the simulated time
+  // of a driver that runs passes itself (run_pass), so that its nodes beat as often as real ones.
+  std::function<std::chrono::steady_clock::time_point()> clock = std::chrono::steady_clock::now;
 };
 
 struct ClusterStats {
@@ -174,7 +177,7 @@ class ClusterSync {
     uint64_t window = 0, count = 0;
   };
   std::unordered_map<std::string, LocalWindow> local_;  // closed fallback: per-key local windows
-  std::chrono::steady_clock::time_point last_heartbeat_{};
+  std::optional<std::chrono::steady_clock::time_point> last_heartbeat_;  // by cfg_.clock
   // A pass succeeds when every delta was applied: an error, refused or replayed deltas all
   // fail it, each by its kind.
   log::FailureLog sync_log_{"cluster sync"};
