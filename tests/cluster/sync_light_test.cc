@@ -53,9 +53,14 @@ class CountingStore : public Store {
     r.server_time_ms = 1;
     return r;
   }
-  StoreStatus heartbeat(const std::string&) override { return StoreStatus::Ok(); }
+  StoreStatus heartbeat(const std::string&) override {
+    std::lock_guard lock(mu_);
+    heartbeats_++;
+    return StoreStatus::Ok();
+  }
   StoreResult<std::vector<Peer>> peers(std::chrono::milliseconds) override {
     std::lock_guard lock(mu_);
+    peer_reads_++;
     std::vector<Peer> out;
     for (size_t i = 0; i < peers_; i++) out.push_back({"node" + std::to_string(i), 1});
     return out;
@@ -69,10 +74,18 @@ class CountingStore : public Store {
     std::lock_guard lock(mu_);
     return calls_;
   }
+  size_t heartbeats() const {
+    std::lock_guard lock(mu_);
+    return heartbeats_;
+  }
+  size_t peer_reads() const {
+    std::lock_guard lock(mu_);
+    return peer_reads_;
+  }
 
  private:
   mutable std::mutex mu_;
-  size_t peers_ = 0;
+  size_t peers_ = 0, heartbeats_ = 0, peer_reads_ = 0;
   std::vector<std::vector<KeyDelta>> calls_;
 };
 
@@ -158,6 +171,25 @@ TEST(SyncLight, EarlySyncsComeNoCloserThanAnEighthOfTheInterval) {
   const auto st = sync.stats();
   EXPECT_GE(st.early_syncs, 20u) << "early syncs still come, several an interval";
   EXPECT_LE(st.passes, 400u / 10 + 2) << "one every 10 ms at most";
+}
+
+// A large fleet reads its peer list less often: every max(1 s, nodes / 100 s), where the
+// heartbeat stays every second. Simulated time through ClusterConfig::clock, passes by run_pass.
+TEST(SyncHeartbeat, AThousandNodesReadTheirPeersEveryTenSeconds) {
+  FakeDatapath dp;
+  ClusterConfig cfg;
+  cfg.nodes = 1000;
+  std::chrono::steady_clock::time_point sim{};
+  cfg.clock = [&sim] { return sim; };
+  auto owned = std::make_unique<CountingStore>();
+  CountingStore& store = *owned;
+  ClusterSync sync(dp, std::move(owned), cfg, [] { return std::vector<SyncRule>{}; });
+  for (int i = 0; i < 300; i++) {  // 30 s of 100 ms passes
+    sync.run_pass();
+    sim += std::chrono::milliseconds(100);
+  }
+  EXPECT_EQ(store.heartbeats(), 30u);
+  EXPECT_EQ(store.peer_reads(), 3u);
 }
 
 }  // namespace

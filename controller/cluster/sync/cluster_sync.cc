@@ -337,6 +337,18 @@ void ClusterSync::heartbeat_if_due() {
     store_failed(s.error(), Call::kHeartbeat);
   else
     log::write(heartbeat_log_.succeeded(std::chrono::steady_clock::now()));
+  // Reading the peer list costs Redis the fleet's size. Every max(1 s, fleet / 100 s), the
+  // fleet reads about 100 entries a node a second whatever its size, where reading it at every
+  // heartbeat grows with the square of the fleet.
+  size_t fleet = cfg_.nodes;
+  {
+    MutexLock lock(mu_);
+    fleet = std::max(fleet, stats_.peers.size());
+  }
+  const auto every = std::max<std::chrono::steady_clock::duration>(
+      kHeartbeatEvery, std::chrono::milliseconds(10) * fleet);
+  if (last_peers_ && now - *last_peers_ < every) return;
+  last_peers_ = now;
   auto peers = store_->peers(kPeersWithin);
   if (peers) {
     MutexLock lock(mu_);

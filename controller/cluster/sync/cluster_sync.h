@@ -178,6 +178,7 @@ class ClusterSync {
   };
   std::unordered_map<std::string, LocalWindow> local_;  // closed fallback: per-key local windows
   std::optional<std::chrono::steady_clock::time_point> last_heartbeat_;  // by cfg_.clock
+  std::optional<std::chrono::steady_clock::time_point> last_peers_;      // by cfg_.clock
   // A pass succeeds when every delta was applied: an error, refused or replayed deltas all
   // fail it, each by its kind.
   log::FailureLog sync_log_{"cluster sync"};
