@@ -153,6 +153,46 @@ TEST(SyncLight, TheThresholdFollowsTheFleetAndItsHiddenPartComesOffTheLimit) {
   EXPECT_EQ(light_for(6400, 4).light, 67u);
 }
 
+// A threshold the kernel refused keeps the one it had: the hidden part follows the kernel's, and
+// the whole headroom stays within three quarters of the limit, never past it.
+TEST(SyncLight, ARefusedThresholdKeepsTheLimitAboveAQuarter) {
+  class RefusingDatapath : public FakeDatapath {
+   public:
+    Status cluster_set_light(uint32_t slot, const rl_cluster_light& l) override {
+      if (refuse) return Error{EIO, "refused"};
+      return FakeDatapath::cluster_set_light(slot, l);
+    }
+    bool refuse = false;
+  } dp;
+  SyncRule rule;
+  rule.name = "fleet";
+  rule.compiled.id = 1;
+  rule.compiled.key_kind = RL_KEY_SRC_ADDR;
+  rule.compiled.flags = RL_RULE_F_CLUSTER;
+  rule.limit = policy::ClusterLimit{{6400, 60'000'000'000ULL, policy::Unit::kPackets},
+                                    policy::RedisFailure::kOpen};
+  rl_key key = daemon::key_for(rule.compiled, *Address::parse("198.18.0.7"), 0);
+  ClusterConfig cfg;  // a node alone: light 1601
+  std::chrono::steady_clock::time_point sim{};
+  cfg.clock = [&sim] { return sim; };
+  auto owned = std::make_unique<CountingStore>();
+  CountingStore& store = *owned;
+  ClusterSync sync(dp, std::move(owned), cfg, [&] { return std::vector<SyncRule>{rule}; });
+  sync.run_pass();
+  ASSERT_EQ(dp.light.at(0).light, 1601u);
+  // Four nodes seen; the kernel refuses their threshold (401) and keeps 1601.
+  dp.refuse = true;
+  store.set_peers(4);
+  sim += std::chrono::seconds(1);
+  sync.run_pass();  // the heartbeat reads the peers
+  dp.admitted = {{key, 400}};
+  sync.run_pass();
+  EXPECT_EQ(dp.light.at(0).light, 1601u);
+  EXPECT_GE(sync.stats().errors.at("datapath"), 1u);
+  ASSERT_EQ(store.calls().size(), 1u);
+  EXPECT_EQ(store.calls()[0][0].limit, 6400u / 4) << "3 x 1600 x 2 hidden: held to 3/4";
+}
+
 // Keys crossing their share steps by the thousand (a flood's, promoted from the light stage) each
 // ask for an early sync: those come no closer than an eighth of the interval, so the flood costs
 // Redis a few calls an interval rather than one per key.

@@ -185,17 +185,19 @@ void ClusterSync::read_kernel(Pass& p) {
   size_t read = 0;
   p.kernel_keys.reserve(p.first_fresh + totals_.size());
   const SyncRule* v = nullptr;
+  const Light* light = nullptr;
   auto status = dp_.cluster_admitted_each([&](const ClusterCount& c) {
     if (!v || v->compiled.id != c.key.rule_id) {
       auto it = p.by_id.find(c.key.rule_id);
       if (it == p.by_id.end()) return;
       v = &it->second;
+      light = &p.light[c.key.rule_id];
     }
     read++;
-    uint64_t d = take_admitted(c, pass, p.light[c.key.rule_id].step);
+    uint64_t d = take_admitted(c, pass, light->step);
     if (!d) return;
     p.kernel_keys.emplace_back(c.key);
-    p.stream->add(key_delta(c.key, *v, d, p.nodes, p.light[c.key.rule_id]));
+    p.stream->add(key_delta(c.key, *v, d, p.nodes, *light));
   });
   if (!status) {
     // What was read is sent all the same (some of it already is); the keys not read keep
@@ -233,9 +235,11 @@ KeyDelta ClusterSync::key_delta(const rl_key& key, const SyncRule& v, uint64_t d
   // Redis judges the key against the limit less that much (at most half of it). The fleet
   // then stops near the limit instead of overshooting it by a sync interval's traffic.
   // Then what the fleet may hold unreported, light or below its step (light.h): at most
-  // 3 amount / 32.
+  // 3 amount / 32, unless the kernel kept an older, higher threshold (a failed write), when
+  // the whole is held to three quarters of the limit.
   uint64_t amount = v.limit.rate.amount;
-  kd.limit = amount - std::min<uint64_t>(amount / 2, d * nodes) - light.hidden;
+  uint64_t off = std::min<uint64_t>(amount / 2, d * nodes) + light.hidden;
+  kd.limit = amount - std::min<uint64_t>(off, amount - amount / 4);
   kd.window_ms = std::max<uint64_t>(v.limit.rate.period_ns / 1'000'000, 1);
   return kd;
 }
