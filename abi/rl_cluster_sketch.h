@@ -112,7 +112,8 @@ RL_SKETCH_INLINE int rl_sketch_enter(struct rl_sketch_bucket *b, __u64 now, __u3
 	if (rl_sketch_passed(seen, now)) {
 		if (__sync_val_compare_and_swap(&b->until, seen, RL_SKETCH_RESETTING) != seen)
 			return 0;
-		for (int i = 0; i < RL_SKETCH_CELLS; i++)
+		/* C as well as C++ (the XDP program): no range-based for. */
+		for (int i = 0; i < RL_SKETCH_CELLS; i++) /* NOLINT(modernize-loop-convert) */
 			RL_SKETCH_LOAD(b->cells[i]) = 0;
 		/* The CAS orders the zeroing before the new until (a full barrier on every JIT). */
 		__sync_val_compare_and_swap(&b->until, RL_SKETCH_RESETTING, until);
