@@ -28,4 +28,8 @@ struct Light {
 //    count, and this node's unsent one; at most 3 amount / 32.
 Light light_for(uint64_t amount, uint64_t nodes);
 
+// The hidden part above for a given threshold and step (light_for's, or a threshold the kernel
+// kept when a newer one could not be written).
+uint64_t hidden_for(uint32_t light, uint64_t step, uint64_t nodes);
+
 }  // namespace rl::cluster

@@ -156,10 +156,7 @@ void ClusterSync::set_light(Pass& p) {
         count_error("datapath");
     }
     // The kernel keeps the threshold it had when the write failed: the hidden part follows it.
-    if (w->second.light != l.light) {
-      uint64_t below = w->second.light ? w->second.light - 1 : 0;
-      l.hidden = (p.nodes - 1) * std::max(2 * below, l.step - 1) + (l.step - 1);
-    }
+    if (w->second.light != l.light) l.hidden = hidden_for(w->second.light, l.step, p.nodes);
     p.light[id] = l;
   }
 }
