@@ -97,16 +97,22 @@ bool wait_for(Done done) {
   return done();
 }
 
-TEST(SyncLight, TheThresholdFollowsTheFleetAndItsHiddenPartComesOffTheLimit) {
-  FakeDatapath dp;
+// A cluster rule of 6,400 a minute per source, at stats slot `slot`.
+SyncRule fleet_rule(uint32_t slot) {
   SyncRule rule;
   rule.name = "fleet";
   rule.compiled.id = 1;
-  rule.compiled.stats_slot = 7;
+  rule.compiled.stats_slot = slot;
   rule.compiled.key_kind = RL_KEY_SRC_ADDR;
   rule.compiled.flags = RL_RULE_F_CLUSTER;
   rule.limit = policy::ClusterLimit{{6400, 60'000'000'000ULL, policy::Unit::kPackets},
                                     policy::RedisFailure::kOpen};
+  return rule;
+}
+
+TEST(SyncLight, TheThresholdFollowsTheFleetAndItsHiddenPartComesOffTheLimit) {
+  FakeDatapath dp;
+  const SyncRule rule = fleet_rule(7);
   rl_key busy = daemon::key_for(rule.compiled, *Address::parse("198.18.0.7"), 0);
   rl_key quiet = daemon::key_for(rule.compiled, *Address::parse("198.18.0.8"), 0);
   dp.admitted = {{busy, 150}, {quiet, 60}};
@@ -164,13 +170,7 @@ TEST(SyncLight, ARefusedThresholdKeepsTheLimitAboveAQuarter) {
     }
     bool refuse = false;
   } dp;
-  SyncRule rule;
-  rule.name = "fleet";
-  rule.compiled.id = 1;
-  rule.compiled.key_kind = RL_KEY_SRC_ADDR;
-  rule.compiled.flags = RL_RULE_F_CLUSTER;
-  rule.limit = policy::ClusterLimit{{6400, 60'000'000'000ULL, policy::Unit::kPackets},
-                                    policy::RedisFailure::kOpen};
+  const SyncRule rule = fleet_rule(0);
   rl_key key = daemon::key_for(rule.compiled, *Address::parse("198.18.0.7"), 0);
   ClusterConfig cfg;  // a node alone: light 1601
   std::chrono::steady_clock::time_point sim{};
