@@ -16,6 +16,13 @@ struct LoadLimits {
   // to about 170 MB and 1 s, and still allows sets as large as the data path holds (131,072
   // prefixes per family).
   size_t max_nodes = 300'000;
+  // Source sets read from files (policy/set_files.h): a file's size, the files of one set's
+  // directory, and the prefixes of every set file together. A million IPv6 prefixes written
+  // out in full take about 45 MB; the prefix bound holds the largest set capacity rld.yaml can
+  // give both families.
+  size_t max_set_file_bytes = size_t{256} << 20;
+  size_t max_set_dir_files = 4096;
+  size_t max_set_prefixes = size_t{1} << 24;
   // Checked while scanning and between steps; past it the load stops with an error. rld also
   // stops waiting at its own deadline (reload_timeout_ms).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();

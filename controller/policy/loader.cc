@@ -15,8 +15,10 @@
 #include <sstream>
 #include <tuple>
 
+#include "policy/file_read.h"
 #include "policy/fragment.h"
 #include "policy/merge.h"
+#include "policy/set_files.h"
 #include "policy/yaml_scan.h"
 
 namespace rl::policy {
@@ -24,80 +26,12 @@ namespace {
 
 // The largest policy file read. Policies are rules and prefixes, a few hundred KiB at most; the
 // bound keeps a stray dump or a device from filling memory.
-constexpr off_t kMaxPolicyBytes = 16 << 20;
+constexpr size_t kMaxPolicyBytes = 16 << 20;
 
-// A file's text, read so that no file can hang, flood or leak into the errors:
-// - A symbolic link is followed only when it resolves to a file inside the directory that holds
-//   the link (Kubernetes ConfigMap volumes link each file into a hidden subdirectory). A link out
-//   of it (to /etc/shadow, /dev/zero, /proc/kcore) is refused before anything is opened.
-// - Only a regular file is read: it is opened non-blocking and without following a link, and
-//   checked with fstat, so a FIFO, socket or device is refused instead of blocking or streaming.
-// - At most kMaxPolicyBytes, and a read error is an error, never an empty policy.
 }  // namespace
 
 std::optional<std::string> read_policy_file(const std::string& path, std::string* why) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path target = path;
-  if (fs::is_symlink(fs::symlink_status(target, ec))) {
-    fs::path dir = fs::canonical(target.parent_path().empty() ? "." : target.parent_path(), ec);
-    fs::path real = ec ? fs::path() : fs::canonical(target, ec);
-    if (ec) {
-      *why = "is a symbolic link that cannot be followed (" + ec.message() + "): refused";
-      return std::nullopt;
-    }
-    auto rel = real.lexically_relative(dir);
-    if (rel.empty() || *rel.begin() == "..") {
-      *why = "is a symbolic link to a file outside its directory: refused";
-      return std::nullopt;
-    }
-    target = real;
-  }
-  int fd = ::open(target.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    *why = std::string("cannot read: ") + std::strerror(errno);
-    return std::nullopt;
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    *why = std::string("cannot read: ") + std::strerror(errno);
-    return std::nullopt;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    *why = "is a directory, not a policy file";
-    return std::nullopt;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    *why = "is not a regular file (a FIFO, socket or device): refused";
-    return std::nullopt;
-  }
-  if (st.st_size > kMaxPolicyBytes) {
-    *why = "is " + std::to_string(st.st_size) + " bytes, more than the " +
-           std::to_string(kMaxPolicyBytes >> 20) + " MiB a policy file may hold";
-    return std::nullopt;
-  }
-  std::string text;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      *why = std::string("cannot read: ") + std::strerror(errno);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
-    if (text.size() > static_cast<size_t>(kMaxPolicyBytes)) {
-      *why = "is more than the " + std::to_string(kMaxPolicyBytes >> 20) +
-             " MiB a policy file may hold";
-      return std::nullopt;
-    }
-  }
-  return text;
+  return read_bounded_file(path, kMaxPolicyBytes, "a policy file", why);
 }
 
 namespace {
@@ -133,11 +67,21 @@ bool is_policy_file(const std::filesystem::path& p) {
 
 namespace {
 
+// The files of the fragment's sets that name one. A set that cannot be read whole is broken:
+// its errors are reported, and its uses are not reported again.
+void read_set_files(const LoadLimits& limits, size_t& set_prefixes, detail::Fragment& frag,
+                    std::vector<Diagnostic>& errors) {
+  for (auto& set : frag.sets) {
+    if (set.source.path.empty()) continue;
+    if (!read_set_source(set, limits, set_prefixes, errors)) frag.broken_sets.push_back(set.name);
+  }
+}
+
 // One file's text into a fragment, within what is left of the load's node budget: the YAML
 // is scanned first (depth, nodes with aliases expanded, the deadline), so yaml-cpp only ever
 // builds a tree within the bounds.
 void read_text(const std::string& text, const std::string& file, const LoadLimits& limits,
-               size_t& nodes_used, std::vector<detail::Fragment>& fragments,
+               size_t& nodes_used, size_t& set_prefixes, std::vector<detail::Fragment>& fragments,
                std::vector<Diagnostic>& errors) {
   detail::ScanLimits scan_limits{limits.max_depth,
                                  limits.max_nodes - std::min(nodes_used, limits.max_nodes),
@@ -152,6 +96,7 @@ void read_text(const std::string& text, const std::string& file, const LoadLimit
   }
   nodes_used += scan.nodes;
   fragments.push_back(detail::read_fragment(text, file, errors));
+  read_set_files(limits, set_prefixes, fragments.back(), errors);
 }
 
 std::string time_limit_error() {
@@ -164,8 +109,8 @@ LoadResult load_string(const std::string& text, const std::string& filename,
                        const LoadLimits& limits) {
   std::vector<Diagnostic> errors;
   std::vector<detail::Fragment> fragments;
-  size_t nodes = 0;
-  read_text(text, filename, limits, nodes, fragments, errors);
+  size_t nodes = 0, set_prefixes = 0;
+  read_text(text, filename, limits, nodes, set_prefixes, fragments, errors);
   return finish(std::move(fragments), std::move(errors), {filename});
 }
 
@@ -173,7 +118,7 @@ LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& l
                       const std::map<std::string, std::string>& texts) {
   std::vector<Diagnostic> errors;
   std::vector<detail::Fragment> fragments;
-  size_t nodes = 0;
+  size_t nodes = 0, set_prefixes = 0;
   for (const auto& path : paths) {
     if (limits.expired()) {
       errors.push_back({SourceLocation{path, 0, 0}, time_limit_error()});
@@ -186,7 +131,7 @@ LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& l
       errors.push_back({SourceLocation{path, 0, 0}, why});
       continue;
     }
-    read_text(*text, path, limits, nodes, fragments, errors);
+    read_text(*text, path, limits, nodes, set_prefixes, fragments, errors);
   }
   if (!paths.empty() && limits.expired() &&
       (errors.empty() || errors.back().message != time_limit_error()))

@@ -104,7 +104,9 @@ class Merger {
         error(ref.where,
               "undefined source set '" + ref.name + "'" + did_you_mean(ref.name, user_set_names_));
         d.valid = false;
-      } else if (set->prefixes.empty()) {
+      } else if (set->prefixes.empty() && set->source.path.empty()) {
+        // A file's set may be empty for a while (a feed with nothing to list): the rule then
+        // matches nothing until it is not.
         error(ref.where, "source set '" + ref.name + "' is empty, so rule '" + d.rule.name +
                              "' can never match");
         d.valid = false;

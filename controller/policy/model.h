@@ -155,10 +155,27 @@ inline size_t connection_limits(const Rule& r) {
   return n;
 }
 
+// Where a set's prefixes are read from when they are not written in the policy: one file, or
+// every file of a directory (policy/set_files.h). Each file read is stamped, so that a reload
+// can tell whether any of them changed without reading them again.
+struct SetFileStamp {
+  std::string path;
+  uint64_t dev = 0, ino = 0, size = 0;
+  int64_t mtime_ns = 0, ctime_ns = 0;
+  auto operator<=>(const SetFileStamp&) const = default;
+};
+
+struct SetSource {
+  std::string path;  // as resolved against the policy file's directory; empty: inline
+  bool directory = false;
+  std::vector<SetFileStamp> files;  // as read, the directory itself first for a directory
+};
+
 struct SourceSet {
   std::string name;
-  std::vector<Prefix> prefixes;
+  std::vector<Prefix> prefixes;  // from a file: sorted, each once
   SourceLocation where;
+  SetSource source;
 };
 
 struct Policy {

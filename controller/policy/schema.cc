@@ -3,6 +3,7 @@
 // rule_schema.cc; cross-file checks happen in merge.cc.
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <map>
 
 #include "policy/fragment.h"
@@ -26,10 +27,36 @@ bool valid_set_name(const std::string& name) {
   });
 }
 
+const Schema kSetSourceSchema{"in a set read from files", {"file", "dir"}, {}};
+
+// A set's {file: PATH} or {dir: PATH}; a relative path is taken from the policy file's
+// directory. The files are read once the whole policy file is (read_set_files).
+bool read_set_origin(Reader& r, const YAML::Node& value, SourceSet& set) {
+  Fields fields(r, value, kSetSourceSchema);
+  const Field* file = fields.get("file");
+  const Field* dir = fields.get("dir");
+  if (!file == !dir) {
+    r.error(r.at(value), "set '" + set.name + "' reads either file: or dir:, one of them");
+    return false;
+  }
+  const Field& f = file ? *file : *dir;
+  auto path = scalar(r, f, f.name + " must be a path");
+  if (!path) return false;
+  if (path->empty()) {
+    r.error(f.at, f.name + " must not be empty");
+    return false;
+  }
+  std::filesystem::path p(*path);
+  if (p.is_relative()) p = std::filesystem::path(r.file()).parent_path() / p;
+  set.source.path = p.lexically_normal().string();
+  set.source.directory = dir != nullptr;
+  return true;
+}
+
 void read_sets(Reader& r, const Field& f, Fragment& frag) {
   if (f.is_null()) return;  // everything under it commented out
   if (!f.value.IsMap()) {
-    r.error(f.at, "sets must be a mapping of set names to lists of CIDRs");
+    r.error(f.at, "sets must be a mapping of set names to lists of CIDRs or {file: PATH}");
     return;
   }
   for (auto it = f.value.begin(); it != f.value.end(); ++it) {
@@ -44,11 +71,21 @@ void read_sets(Reader& r, const Field& f, Fragment& frag) {
                            "most 55 characters)");
       continue;
     }
-    SourceSet set{*name, {}, name_at};
+    SourceSet set{*name, {}, name_at, {}};
     std::map<Prefix, SourceLocation> seen;  // found in log time: sets hold 100k entries
     SourceLocation value_at = value.IsNull() ? name_at : r.at(value);
     size_t errors_before = r.error_count();
-    if (!value.IsSequence()) r.error(value_at, "set '" + *name + "' must be a list of CIDRs");
+    if (value.IsMap()) {
+      if (read_set_origin(r, value, set))
+        frag.sets.push_back(std::move(set));
+      else
+        frag.broken_sets.push_back(*name);
+      continue;
+    }
+    if (!value.IsSequence())
+      r.error(value_at, "set '" + *name +
+                            "' must be a list of CIDRs, or {file: PATH} or "
+                            "{dir: PATH}");
     for (const auto& item : value.IsSequence() ? value : YAML::Node(YAML::NodeType::Sequence)) {
       SourceLocation at = r.at(item);
       auto text = scalar(r, item, at, "set entries must be CIDRs");
@@ -116,7 +153,7 @@ std::optional<CidrOrSet> read_cidr_or_set(Reader& r, const YAML::Node& node,
 }
 
 std::vector<const Schema*> policy_schemas() {
-  std::vector<const Schema*> all = {&kTopSchema};
+  std::vector<const Schema*> all = {&kTopSchema, &kSetSourceSchema};
   for (const Schema* s : rule_schemas()) all.push_back(s);
   for (const Schema* s : match_schemas()) all.push_back(s);
   return all;

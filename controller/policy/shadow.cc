@@ -50,10 +50,33 @@ std::string ranges_key(const char* label, const std::vector<PortRange>& ranges) 
   return key;
 }
 
+// Numbers the distinct source lists of the rules: equal numbers exactly for rules whose sets
+// cover the same prefixes. A set read from a file holds a million of them, so each list of set
+// names is made canonical once, and the match keys carry its number rather than its prefixes.
+class SourceLists {
+ public:
+  explicit SourceLists(const std::map<std::string, const SourceSet*>& sets) : sets_(sets) {}
+
+  size_t id(const Match& m) {
+    std::vector<std::string> names = m.sources;
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    if (auto it = by_names_.find(names); it != by_names_.end()) return it->second;
+    auto [it, inserted] = by_prefixes_.emplace(canonical_sources(m, sets_), by_prefixes_.size());
+    by_names_.emplace(std::move(names), it->second);
+    return it->second;
+  }
+
+ private:
+  const std::map<std::string, const SourceSet*>& sets_;
+  std::map<std::vector<std::string>, size_t> by_names_;
+  std::map<std::vector<Prefix>, size_t> by_prefixes_;
+};
+
 // A string equal for two matches exactly when they select the same packets (as written).
-std::string match_key(const Match& m, const std::map<std::string, const SourceSet*>& sets) {
-  std::string key = "src";
-  for (const auto& p : canonical_sources(m, sets)) key += " " + p.str();
+std::string match_key(const Match& m, SourceLists& sources) {
+  // No set at all is any source; sets that are empty (a file's, for a while) are no source.
+  std::string key = m.sources.empty() ? "src any" : "src " + std::to_string(sources.id(m));
   key += "|dst";
   for (const auto& p : canonical_prefixes(m.destinations)) key += " " + p.str();
   key += "|proto " + (m.protocol ? std::to_string(*m.protocol) : std::string("any"));
@@ -81,9 +104,10 @@ void check_shadowed(const std::vector<const RuleDraft*>& in_order,
                     const std::map<std::string, const SourceSet*>& sets,
                     std::vector<Diagnostic>& errors) {
   std::map<std::string, const Rule*> first_with;
+  SourceLists sources(sets);
   for (const RuleDraft* d : in_order) {
     if (!d->valid) continue;
-    auto [it, inserted] = first_with.emplace(match_key(d->rule.match, sets), &d->rule);
+    auto [it, inserted] = first_with.emplace(match_key(d->rule.match, sources), &d->rule);
     if (inserted) continue;
     const Rule& earlier = *it->second;
     errors.push_back({d->rule.where, "rule '" + d->rule.name + "' can never match: rule '" +
