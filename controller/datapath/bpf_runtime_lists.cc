@@ -5,7 +5,6 @@
 #include <atomic>
 #include <span>
 
-#include "datapath/compat.h"
 #include "datapath/key_sets.h"
 #include "datapath/map.h"
 #include "datapath/runtime_maps.h"
@@ -29,8 +28,7 @@ Result<bool> hash_erase(const runtime::Maps<K>& m, RuntimeFilter& filter, uint32
 }
 
 // A host's entry goes to its set of the host table, or to the hosts' hash when the set has no
-// way free. Once the table holds it, a copy elsewhere goes: in the hash (its set was full
-// before), or in the trie (compat.h).
+// way free. Once the table holds it, a copy in the hash (its set was full before) goes.
 template <typename K>
 Status host_put(HostTable& table, RuntimeFilter& filter, const runtime::Maps<K>& m, uint32_t& count,
                 const Prefix& host, const K& key, const rl_runtime_entry& e) {
@@ -44,8 +42,7 @@ Status host_put(HostTable& table, RuntimeFilter& filter, const runtime::Maps<K>&
     return runtime::put(m.hosts, count, key, e);
   }
   if (auto moved = hash_erase(m, filter, fam6, count, key); !moved) return moved.error();
-  auto legacy = compat::erase_host_from_trie(m, count, key);
-  return legacy ? Status{} : Status(legacy.error());
+  return {};
 }
 
 template <typename K>
@@ -55,9 +52,7 @@ Result<bool> host_erase(HostTable& table, RuntimeFilter& filter, const runtime::
     std::atomic_ref<uint32_t>(count).fetch_sub(1);
     return true;
   }
-  auto gone = hash_erase(m, filter, host.addr.family == 6, count, key);
-  if (!gone || *gone) return gone;
-  return compat::erase_host_from_trie(m, count, key);
+  return hash_erase(m, filter, host.addr.family == 6, count, key);
 }
 
 runtime::Maps<rl_runtime_lpm4_key> maps_v4(const rl_xdp& skel) {
@@ -143,9 +138,7 @@ Result<std::optional<RuntimeEntry>> BpfRuntimeLists::runtime_acl_find(const Pref
 // The runtime lists' counts let packets skip the lookups while a family has no entry (the
 // common case).
 Status BpfRuntimeLists::load() {
-  if (Status s = compat::stamp_runtime_lengths(maps_v4(*skel_)); !s) return s;
-  if (Status s = compat::stamp_runtime_lengths(maps_v6(*skel_)); !s) return s;
-  // Hosts in a hash: ones whose set was full (or older data paths', compat.h).
+  // Hosts in a hash: ones whose set was full.
   for (uint32_t fam6 = 0; fam6 < 2; fam6++) {
     auto empty =
         fam6 ? runtime::empty(maps_v6(*skel_).hosts) : runtime::empty(maps_v4(*skel_).hosts);

@@ -158,10 +158,7 @@ void SkeletonDeleter::operator()(rl_xdp* s) const { rl_xdp__destroy(s); }
 std::string pinned_map_mismatch(const std::string& root, const bpf_map* m, bool sized_by_keys) {
   std::string name = bpf_map__name(m);
   UniqueFd fd(bpf_obj_get(pinned_map_path(root, name).c_str()));
-  if (!fd)
-    return errno == ENOENT && compat::pinned_map_may_be_absent(sized_by_keys)
-               ? ""
-               : name + " missing or unreadable";
+  if (!fd) return name + " missing or unreadable";
   bpf_map_info info{};
   uint32_t len = sizeof(info);
   if (bpf_obj_get_info_by_fd(fd.get(), &info, &len) != 0) return name + " unreadable";
