@@ -20,7 +20,7 @@
 #ifndef RL_ABI_VERSION_BUMP
 #define RL_ABI_VERSION_BUMP 0
 #endif
-#define RL_ABI_VERSION (9 + RL_ABI_VERSION_BUMP)
+#define RL_ABI_VERSION (10 + RL_ABI_VERSION_BUMP)
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
@@ -28,12 +28,15 @@
 #define RL_RULE_WORDS	    (RL_MAX_RULES / 64)
 #define RL_MAX_RULE_IDS	    2048 /* stable rule ids: two full generations can coexist */
 #define RL_GENERATIONS	    2
-#define RL_MAX_CLASSES	    16384  /* rule bitmaps per generation (see class layout below) */
-#define RL_MAX_PREFIXES	    262144 /* LPM entries per family, both generations together */
-#define RL_RUNTIME_ACL_MAX  65536  /* runtime allow/deny entries per family */
-#define RL_MAX_DST_PREFIXES 65536  /* destination LPM entries per family, both generations */
-#define RL_VLAN_MAX_TAGS    8	   /* VLAN tags walked (why 8: bpf/lib/parse.h) */
-#define RL_PORT_KINDS	    4	   /* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
+#define RL_MAX_CLASSES	    16384   /* rule bitmaps per generation (see class layout below) */
+#define RL_MAX_PREFIXES	    8388608 /* source trie entries per family (see below) */
+#define RL_RUNTIME_ACL_MAX  65536   /* runtime allow/deny entries per family */
+#define RL_MAX_DST_PREFIXES 65536   /* destination LPM entries per family, both generations */
+#define RL_VLAN_MAX_TAGS    8	    /* VLAN tags walked (why 8: bpf/lib/parse.h) */
+#define RL_PORT_KINDS	    4	    /* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
+/* Source prefixes a policy may hold per family, by default; rld.yaml source_prefixes sets it, up
+ * to half of RL_MAX_PREFIXES (an update holds the old entries and the new for a moment). */
+#define RL_DEFAULT_SOURCE_PREFIXES 2097152
 /* The L4 index is the destination port for TCP and UDP, and type * 256 + code for ICMP and
  * ICMPv6: RL_PORT_VALUES values either way. */
 #define RL_PORT_VALUES 65536 /* values of a 16-bit field: a port, an L4 index, an L3 length */
@@ -321,10 +324,9 @@ struct rl_rule_meta {
 	__u64 signature;
 };
 
-/* Source LPM tries: one per family, the generation is the first 32 bits of the prefix
- * (rl_trie_prefixlen, rl_layout.h).
- * Destination tries (rl_dst_v4, rl_dst_v6) use the same keys and entries; their entries carry
- * only a class (flags 0). */
+/* Destination LPM tries (rl_dst_v4, rl_dst_v6): one per family, the generation is the first 32
+ * bits of the prefix (rl_trie_prefixlen, rl_layout.h). Their entries carry only a class (flags
+ * 0). */
 struct rl_lpm4_key {
 	__u32 prefixlen; /* 32 + CIDR length */
 	__u32 gen;
@@ -339,6 +341,25 @@ struct rl_lpm6_key {
 
 #define RL_SRC_F_ALLOW (1u << 0)
 #define RL_SRC_F_DENY  (1u << 1)
+
+/* Source LPM tries (rl_src_v4, rl_src_v6): one entry per prefix for both generations, with each
+ * generation's answer in its own half of the value. A set of a million prefixes is then held once,
+ * not once per generation, and a change to it writes only the entries it touches: rld writes the
+ * inactive halves, switches generations, then brings the other halves level
+ * (datapath/source_trie.h says why every step leaves each generation's answers whole). */
+struct rl_src4_key {
+	__u32 prefixlen; /* the CIDR length */
+	__u8 addr[4];
+};
+
+struct rl_src6_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+struct rl_src_pair {
+	struct rl_src_entry gen[RL_GENERATIONS];
+};
 
 /* Runtime allow/deny entries (rlctl allow/deny): not generation-bound, each with an expiry. A
  * family's full-length entries (one host: /32, /128) are in its host table (rl_hosts_v4/v6,
@@ -612,6 +633,9 @@ RL_STATIC_ASSERT(sizeof(struct rl_rule_meta) == 64, "rl_rule_meta layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm4_key) == 12, "rl_lpm4_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_lpm6_key) == 24, "rl_lpm6_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_src_entry) == 8, "rl_src_entry layout");
+RL_STATIC_ASSERT(sizeof(struct rl_src4_key) == 8, "rl_src4_key layout");
+RL_STATIC_ASSERT(sizeof(struct rl_src6_key) == 20, "rl_src6_key layout");
+RL_STATIC_ASSERT(sizeof(struct rl_src_pair) == 16, "rl_src_pair layout");
 RL_STATIC_ASSERT(sizeof(struct rl_runtime_lpm4_key) == 8, "rl_runtime_lpm4_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_runtime_lpm6_key) == 20, "rl_runtime_lpm6_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_runtime_entry) == 16, "rl_runtime_entry layout");

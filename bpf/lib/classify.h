@@ -40,22 +40,31 @@ static __always_inline int rl_source_filter_hit(__u32 gen, __u32 fam6, __u32 min
 
 /* The generation's source entry for the packet's source: class and allow/deny flags. Most
  * sources are covered by no list or set entry; the filter sends those straight to the /0 entry
- * kept in the generation's config, and only the rest pay for the LPM trie. */
+ * kept in the generation's config, and only the rest pay for the LPM trie, whose entry holds the
+ * answer of each generation (rl_src_pair). A trie miss cannot happen while rld keeps a /0 entry
+ * in it; it falls back to the /0 entry all the same.
+ * Concurrency: rld writes an entry on its CPU while packets read it on theirs. The kernel
+ * replaces an entry whole (a new node, freed after an RCU grace period), so a packet reads
+ * either the old pair or the new one, never a mix; and rld changes only the half of the
+ * generation that no packet reads (datapath/source_trie.h), so either pair answers the same. */
 static __always_inline const struct rl_src_entry *
 rl_lookup_source(__u32 gen, const struct rl_gen_config *gc, const struct rl_pkt *p)
 {
 	__u32 fam6 = p->family == 6;
 	__u32 min_len = gc->min_len[fam6 & 1];
+	const struct rl_src_pair *e;
 	if (!min_len || !rl_source_filter_hit(gen, fam6, min_len, p))
 		return &gc->defaults[fam6 & 1];
 	if (p->family == 4) {
-		struct rl_lpm4_key k = {.prefixlen = rl_trie_prefixlen(32), .gen = gen};
+		struct rl_src4_key k = {.prefixlen = 32};
 		__builtin_memcpy(k.addr, p->saddr, 4);
-		return bpf_map_lookup_elem(&rl_src_v4, &k);
+		e = bpf_map_lookup_elem(&rl_src_v4, &k);
+	} else {
+		struct rl_src6_key k = {.prefixlen = 128};
+		__builtin_memcpy(k.addr, p->saddr, 16);
+		e = bpf_map_lookup_elem(&rl_src_v6, &k);
 	}
-	struct rl_lpm6_key k = {.prefixlen = rl_trie_prefixlen(128), .gen = gen};
-	__builtin_memcpy(k.addr, p->saddr, 16);
-	return bpf_map_lookup_elem(&rl_src_v6, &k);
+	return e ? &e->gen[gen & 1] : &gc->defaults[fam6 & 1];
 }
 
 /* Whether some runtime entry may cover the packet's source (rl_abi.h, "Runtime filter"), and

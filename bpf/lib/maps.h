@@ -89,16 +89,16 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, RL_MAX_PREFIXES);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct rl_lpm4_key);
-	__type(value, struct rl_src_entry);
+	__type(key, struct rl_src4_key);
+	__type(value, struct rl_src_pair);
 } rl_src_v4 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(max_entries, RL_MAX_PREFIXES);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct rl_lpm6_key);
-	__type(value, struct rl_src_entry);
+	__type(key, struct rl_src6_key);
+	__type(value, struct rl_src_pair);
 } rl_src_v6 SEC(".maps");
 
 struct {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/log.h"
 #include "rl_layout.h"
 #include "rl_xdp.skel.h"
 
@@ -81,7 +82,8 @@ BpfRuleTables::BpfRuleTables(const rl_xdp& skel, rl_control* control, const BpfC
       rules_(skel.maps.rl_rules),
       budgets_(skel.maps.rl_new_sources),
       stacked_(skel.maps.rl_limits),
-      meta_(skel.maps.rl_rule_meta) {}
+      meta_(skel.maps.rl_rule_meta),
+      sources_(skel) {}
 
 Result<std::unique_ptr<BpfRuleTables>> BpfRuleTables::open(const rl_xdp& skel, rl_control* control,
                                                            const BpfCounters& counters,
@@ -132,11 +134,8 @@ Result<compiler::RuleIds> BpfRuleTables::rule_ids() const {
 }
 
 Status BpfRuleTables::clear_generation(uint32_t gen) const {
-  for (const bpf_map* m : {skel_->maps.rl_src_v4, skel_->maps.rl_dst_v4})
-    if (Status s = clear_trie<rl_lpm4_key>(m, gen); !s) return s;
-  for (const bpf_map* m : {skel_->maps.rl_src_v6, skel_->maps.rl_dst_v6})
-    if (Status s = clear_trie<rl_lpm6_key>(m, gen); !s) return s;
-  return {};
+  if (Status s = clear_trie<rl_lpm4_key>(skel_->maps.rl_dst_v4, gen); !s) return s;
+  return clear_trie<rl_lpm6_key>(skel_->maps.rl_dst_v6, gen);
 }
 
 Status BpfRuleTables::write_rules(const compiler::CompiledRuleSet& rs, uint32_t gen) const {
@@ -190,8 +189,7 @@ Status BpfRuleTables::apply(const compiler::CompiledRuleSet& rs) {
   if (auto s = clear_generation(next); !s) return s.error().wrap("clear generation");
   if (Status s = write_rules(rs, next); !s) return s;
   write_tables(rs, next);
-  if (auto s = write_tries(skel_->maps.rl_src_v4, skel_->maps.rl_src_v6, next, rs.sources); !s)
-    return s;
+  if (auto s = sources_.before_switch(rs.sources, next); !s) return s.error().wrap("sources");
   if (auto s = write_tries(skel_->maps.rl_dst_v4, skel_->maps.rl_dst_v6, next, rs.destinations); !s)
     return s.error().wrap("destination");
   if (auto s = gen_config_.update(next, rs.config); !s) return s;
@@ -203,6 +201,10 @@ Status BpfRuleTables::apply(const compiler::CompiledRuleSet& rs) {
   // switches bring its generation back with another (bpf/lib/memo.h).
   std::atomic_ref<uint32_t>(control_->active_gen).store(in_force + 1, std::memory_order_release);
   last_switch_ = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(kGenerationGrace);
+  if (Status s = sources_.after_switch(rs.sources); !s)
+    log::warn("source tries not brought level after a switch; the next rule set finishes it",
+              {{"error", s.error().str()}});
   return {};
 }
 

@@ -13,6 +13,7 @@
 
 #include "common/fd.h"
 #include "datapath/bpf_counters.h"
+#include "datapath/bpf_source_tries.h"
 #include "datapath/datapath.h"
 #include "datapath/map.h"
 
@@ -29,6 +30,8 @@ class BpfRuleTables final : public RuleSets {
 
   Status apply(const compiler::CompiledRuleSet& rules) override;
   uint32_t active_generation() const override;
+  // Source trie entries as last written, both families (the kernel's memory for them).
+  size_t source_entries() const { return sources_.entries(); }
   // Read back from the generation in force (rl_rules), named from rl_rule_meta by stats slot.
   Result<std::vector<std::pair<std::string, rl_rule>>> active_rules() const override;
   // The identities of the rule set in force, read back from the kernel (rl_rules, rl_rule_meta),
@@ -59,6 +62,7 @@ class BpfRuleTables final : public RuleSets {
   MmapRegion ports_;   // rl_port_classes
   MmapRegion bytes_;   // rl_byte_classes
   MmapRegion filter_;  // rl_src_filter
+  BpfSourceTries sources_;
   std::chrono::steady_clock::time_point last_switch_{};
 };
 
