@@ -35,6 +35,8 @@ struct CompileOptions {
   // sync step (see cluster_share in limits.cc). rld passes live values.
   uint32_t cluster_nodes = 1;
   uint32_t cpus = 1;
+  // Flattened source entries a family may hold (rld.yaml source_prefixes).
+  uint32_t source_prefixes = RL_DEFAULT_SOURCE_PREFIXES;
 };
 
 struct SourceEntry {

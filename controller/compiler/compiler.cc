@@ -124,7 +124,7 @@ Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& pre
   fixed_classes(order, out);
   if (auto s = port_classes(order, table, out); !s) return s.error();
   if (auto s = field_classes(order, table, out); !s) return s.error();
-  if (auto s = source_entries(policy, order, table, out); !s) return s.error();
+  if (auto s = source_entries(policy, order, table, options, out); !s) return s.error();
   if (auto s = destination_entries(order, table, out); !s) return s.error();
   return out;
 }

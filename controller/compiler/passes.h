@@ -43,8 +43,9 @@ Status field_classes(const std::vector<const policy::Rule*>& rules, ClassTable& 
 
 // Flattened LPM entries: each prefix carries the rules its addresses satisfy and the
 // allow/deny decision of the most specific list entry covering it.
+// At most options.source_prefixes entries per family.
 Status source_entries(const policy::Policy& policy, const std::vector<const policy::Rule*>& rules,
-                      ClassTable& table, CompiledRuleSet& out);
+                      ClassTable& table, const CompileOptions& options, CompiledRuleSet& out);
 
 // Flattened destination LPM entries, and each family's class for uncovered destinations.
 Status destination_entries(const std::vector<const policy::Rule*>& rules, ClassTable& table,

@@ -3,7 +3,9 @@
 // must already carry what every shorter prefix covering it contributes. Prefixes sorted by
 // (address, length) come in pre-order (a prefix before everything it contains), and a stack
 // of the current ancestors gives each entry its inherited rules and list decision.
+#include <algorithm>
 #include <map>
+#include <utility>
 
 #include "compiler/passes.h"
 #include "compiler/source_filter.h"
@@ -11,16 +13,70 @@
 namespace rl::compiler {
 namespace {
 
-struct Attr {
-  rl_bitmap own{};    // rules whose source sets list this exact prefix
-  uint32_t list = 0;  // RL_SRC_F_ALLOW / RL_SRC_F_DENY given for this exact prefix
+// What an item gives its prefix: a set (by index into the sets rules use), or a list decision.
+constexpr uint32_t kAllowTag = UINT32_MAX;
+constexpr uint32_t kDenyTag = UINT32_MAX - 1;
+constexpr uint32_t kAnyTag = UINT32_MAX - 2;  // each family's /0, so every address finds one
+
+struct Item {
+  Prefix prefix;
+  uint32_t tag;
+  bool operator<(const Item& o) const {
+    return prefix != o.prefix ? prefix < o.prefix : tag < o.tag;
+  }
 };
 
 struct Frame {
   Prefix prefix;
-  rl_bitmap rules;
-  uint32_t list;
+  uint16_t cls;   // the rules its addresses satisfy
+  uint32_t list;  // RL_SRC_F_ALLOW / RL_SRC_F_DENY in force for them
   rl_src_entry value;
+};
+
+// The class of a prefix given its parent's class and the sets listing it. A set read from a
+// file gives a million prefixes the same sets under the same parent, so the last answer is
+// kept, and the others are remembered by (parent, sets).
+class Classes {
+ public:
+  Classes(ClassTable& table, const std::vector<rl_bitmap>& classes,
+          const std::vector<rl_bitmap>& set_rules, const rl_bitmap& wildcard)
+      : table_(table), classes_(classes), set_rules_(set_rules), wildcard_(wildcard) {}
+
+  // parent: a class id, or kNoParent for a /0.
+  static constexpr uint32_t kNoParent = UINT32_MAX;
+  Result<uint16_t> of(uint32_t parent, const std::vector<uint32_t>& sets) {
+    if (sets.empty() && parent != kNoParent) return static_cast<uint16_t>(parent);
+    if (have_last_ && parent == last_parent_ && sets == last_sets_) return last_;
+    auto key = std::make_pair(parent, sets);
+    auto it = known_.find(key);
+    uint16_t cls;
+    if (it != known_.end()) {
+      cls = it->second;
+    } else {
+      rl_bitmap eff = parent == kNoParent ? wildcard_ : classes_[parent];
+      for (uint32_t s : sets) eff = bitmap_or(eff, set_rules_[s]);
+      auto id = table_.intern(eff);
+      if (!id) return id.error();
+      cls = *id;
+      known_.emplace(std::move(key), cls);
+    }
+    have_last_ = true;
+    last_parent_ = parent;
+    last_sets_ = sets;
+    last_ = cls;
+    return cls;
+  }
+
+ private:
+  ClassTable& table_;
+  const std::vector<rl_bitmap>& classes_;
+  const std::vector<rl_bitmap>& set_rules_;
+  const rl_bitmap& wildcard_;
+  std::map<std::pair<uint32_t, std::vector<uint32_t>>, uint16_t> known_;
+  bool have_last_ = false;
+  uint32_t last_parent_ = 0;
+  std::vector<uint32_t> last_sets_;
+  uint16_t last_ = 0;
 };
 
 // The /0 entries go to the generation's config, and the filter gets one bit per entry at the
@@ -49,58 +105,77 @@ void build_filter(CompiledRuleSet& out) {
 }  // namespace
 
 Status source_entries(const policy::Policy& policy, const std::vector<const policy::Rule*>& rules,
-                      ClassTable& table, CompiledRuleSet& out) {
+                      ClassTable& table, const CompileOptions& options, CompiledRuleSet& out) {
   std::map<std::string, const policy::SourceSet*> sets;
   for (const auto& s : policy.sets) sets[s.name] = &s;
 
+  // The rules of each set that rules name, and every prefix each gives.
   rl_bitmap wildcard{};
-  std::map<Prefix, Attr> prefixes;
+  std::map<std::string, uint32_t> set_index;
+  std::vector<rl_bitmap> set_rules;
   for (size_t pos = 0; pos < rules.size(); pos++) {
     const auto& names = rules[pos]->match.sources;
-    if (names.empty()) {
-      bitmap_set(wildcard, pos);
-      continue;
-    }
+    if (names.empty()) bitmap_set(wildcard, pos);
     for (const auto& name : names) {
-      auto it = sets.find(name);
-      if (it == sets.end())
+      if (!sets.count(name))
         return Error{EINVAL,
                      "rule '" + rules[pos]->name + "' uses undefined source set '" + name + "'"};
-      for (const auto& p : it->second->prefixes) bitmap_set(prefixes[p].own, pos);
+      auto [it, added] = set_index.emplace(name, static_cast<uint32_t>(set_rules.size()));
+      if (added) set_rules.emplace_back();
+      bitmap_set(set_rules[it->second], pos);
     }
   }
-  for (const auto& p : policy.allow) prefixes[p].list |= RL_SRC_F_ALLOW;
-  for (const auto& p : policy.deny) {
-    if (prefixes[p].list & RL_SRC_F_ALLOW)
-      return Error{EINVAL, p.str() + " is in both the allow and the deny list"};
-    prefixes[p].list |= RL_SRC_F_DENY;
-  }
+  std::vector<Item> items;
+  size_t total = policy.allow.size() + policy.deny.size() + 2;
+  for (const auto& [name, idx] : set_index) total += sets[name]->prefixes.size();
+  items.reserve(total);
+  for (const auto& [name, idx] : set_index)
+    for (const auto& p : sets[name]->prefixes) items.push_back({p, idx});
+  for (const auto& p : policy.allow) items.push_back({p, kAllowTag});
+  for (const auto& p : policy.deny) items.push_back({p, kDenyTag});
   for (uint8_t family : {4, 6}) {
     Prefix any;
     any.addr.family = family;
-    prefixes.try_emplace(any);  // every address finds an entry
+    items.push_back({any, kAnyTag});
   }
+  std::sort(items.begin(), items.end());
 
+  Classes classes(table, out.classes, set_rules, wildcard);
   size_t per_family[2] = {0, 0};
   std::vector<Frame> stack;
-  for (const auto& [prefix, attr] : prefixes) {
+  std::vector<uint32_t> own;
+  for (size_t i = 0; i < items.size();) {
+    const Prefix prefix = items[i].prefix;
+    own.clear();
+    uint32_t list = 0;
+    for (; i < items.size() && items[i].prefix == prefix; i++) {
+      const uint32_t tag = items[i].tag;
+      if (tag == kAllowTag)
+        list |= RL_SRC_F_ALLOW;
+      else if (tag == kDenyTag)
+        list |= RL_SRC_F_DENY;
+      else if (tag != kAnyTag && (own.empty() || own.back() != tag))
+        own.push_back(tag);
+    }
+    if ((list & RL_SRC_F_ALLOW) && (list & RL_SRC_F_DENY))
+      return Error{EINVAL, prefix.str() + " is in both the allow and the deny list"};
     while (!stack.empty() && !stack.back().prefix.contains(prefix)) stack.pop_back();
-    rl_bitmap inherited = stack.empty() ? wildcard : stack.back().rules;
-    uint32_t list = attr.list ? attr.list : (stack.empty() ? 0 : stack.back().list);
-    rl_bitmap eff = bitmap_or(inherited, attr.own);
-    auto cls = table.intern(eff);
+    auto cls = classes.of(stack.empty() ? Classes::kNoParent : stack.back().cls, own);
     if (!cls) return cls.error();
+    if (!list && !stack.empty()) list = stack.back().list;
     rl_src_entry value{*cls, list};
     // An entry that decides exactly like its parent adds nothing to the trie.
     bool redundant = !stack.empty() && stack.back().value.class_id == value.class_id &&
                      stack.back().value.flags == value.flags;
     if (!redundant) {
       out.sources.push_back({prefix, value});
-      if (++per_family[prefix.addr.family == 6] > RL_MAX_PREFIXES / RL_GENERATIONS)
-        return Error{E2BIG, "more than " + std::to_string(RL_MAX_PREFIXES / RL_GENERATIONS) +
-                                " IPv" + std::to_string(prefix.addr.family) + " prefixes"};
+      const size_t fam6 = prefix.addr.family == 6;
+      if (++per_family[fam6] > options.source_prefixes)
+        return Error{E2BIG, "more than " + std::to_string(options.source_prefixes) + " IPv" +
+                                std::to_string(prefix.addr.family) +
+                                " source prefixes (rld.yaml source_prefixes)"};
     }
-    stack.push_back({prefix, eff, list, value});
+    stack.push_back({prefix, *cls, list, value});
   }
   build_filter(out);
   return {};

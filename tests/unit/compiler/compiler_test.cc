@@ -490,5 +490,85 @@ TEST(Compiler, SourceFilterHasNoFalseNegatives) {
   }
 }
 
+// The flattened entries against their meaning: an address satisfies a rule's source condition
+// when one of the rule's sets lists a prefix covering it (or the rule names none), and the most
+// specific allow or deny entry covering it decides its list, over random sets shared by rules.
+TEST(Compiler, FlattenedSourcesAnswerWhatTheSetsAndListsSay) {
+  std::mt19937 rng(5);
+  for (int round = 0; round < 40; round++) {
+    policy::Policy p;
+    for (int s = 0; s < 4; s++) {
+      policy::SourceSet set{"s" + std::to_string(s), {}, {}};
+      for (int i = 0; i < 30; i++) {
+        Address a = random_address(rng, 2, 3);
+        uint8_t len = a.family == 4 ? 15 + rng() % 18 : 30 + rng() % 99;
+        set.prefixes.push_back(Prefix::of(a, len));
+      }
+      p.sets.push_back(set);
+    }
+    for (int i = 0; i < 6; i++) {
+      Address a = random_address(rng, 2, 3);
+      Prefix pre = Prefix::of(a, a.family == 4 ? 17 + rng() % 16 : 33 + rng() % 96);
+      (i % 2 ? p.allow : p.deny).push_back(pre);
+    }
+    std::sort(p.allow.begin(), p.allow.end());
+    p.allow.erase(std::unique(p.allow.begin(), p.allow.end()), p.allow.end());
+    std::erase_if(p.deny, [&](const Prefix& d) {
+      return std::find(p.allow.begin(), p.allow.end(), d) != p.allow.end();
+    });
+    for (int r = 0; r < 6; r++) {
+      auto rule = token_bucket("r" + std::to_string(r), 1, 1);
+      for (int s = 0; s < 4; s++)
+        if (rng() % 3 == 0) rule.match.sources.push_back("s" + std::to_string(s));
+      p.rules.push_back(rule);
+    }
+    auto c = compile(p);
+    ASSERT_TRUE(c.ok()) << c.error().str();
+    for (int i = 0; i < 3000; i++) {
+      Address a = random_address(rng, 1, 2);
+      const rl_src_entry* e = lpm(*c, a);
+      ASSERT_NE(e, nullptr);
+      for (size_t pos = 0; pos < p.rules.size(); pos++) {
+        bool want = p.rules[pos].match.sources.empty();
+        for (const auto& name : p.rules[pos].match.sources)
+          for (const auto& set : p.sets)
+            if (set.name == name)
+              for (const auto& pre : set.prefixes) want = want || pre.contains(a);
+        ASSERT_EQ(compiler::bitmap_test(c->classes[e->class_id], pos), want)
+            << a.str() << " rule " << pos << " round " << round;
+      }
+      uint32_t flags = 0;
+      int best = -1;
+      for (uint32_t f : {RL_SRC_F_ALLOW, RL_SRC_F_DENY})
+        for (const auto& pre : f == RL_SRC_F_ALLOW ? p.allow : p.deny)
+          if (pre.contains(a) && pre.len > best) {
+            best = pre.len;
+            flags = f;
+          }
+      ASSERT_EQ(e->flags, flags) << a.str() << " round " << round;
+    }
+  }
+}
+
+// rld.yaml's source_prefixes bounds the flattened entries of each family.
+TEST(Compiler, SourcePrefixesAreBoundedPerFamily) {
+  policy::Policy p;
+  policy::SourceSet set{"s", {}, {}};
+  for (uint32_t i = 0; i < 100; i++)
+    set.prefixes.push_back(P("198.18." + std::to_string(i) + ".0/24"));
+  p.sets = {set};
+  auto r = token_bucket("r", 1, 1);
+  r.match.sources = {"s"};
+  p.rules = {r};
+  compiler::CompileOptions o;
+  o.source_prefixes = 101;  // the /0 and the 100
+  EXPECT_TRUE(compile(p, {}, o).ok());
+  o.source_prefixes = 100;
+  auto c = compile(p, {}, o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().err, E2BIG);
+  EXPECT_NE(c.error().message.find("more than 100 IPv4 source prefixes"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rl::testing
