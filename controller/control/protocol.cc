@@ -164,10 +164,11 @@ RL_MEMBERS_JSON(InterfaceMode, name, mode)
 RL_MEMBERS_JSON(ReloadState, ok, trigger, at, errors)
 RL_MEMBERS_JSON(ReloadCounts, ok, failed)
 RL_MEMBERS_JSON(KeysState, tracked, blocked, capacity, capacity_in_use, counted_ms_ago)
+RL_MEMBERS_JSON(SetState, name, source, directory, prefixes, files, updated)
 RL_MEMBERS_JSON(StatusResponse, version, interfaces, policy_dir, pin_root, pins_outlive_rld,
                 pin_warning, adopted, generation, data_path_generation, rules, last_reload,
-                last_good_reload, reloads, keys, event_loop, uptime_seconds, reload_running, ready,
-                degraded, not_ready)
+                last_good_reload, reloads, keys, event_loop, uptime_seconds, reload_running, sets,
+                ready, degraded, not_ready)
 RL_MEMBERS_JSON(AttachResponse, interface, mode, replaced, warning)
 RL_MEMBERS_JSON(DetachResponse, interface)
 RL_MEMBERS_JSON(PolicyRule, position, name, priority, action, match, limit, where)

@@ -122,6 +122,13 @@ struct KeysState {
   uint64_t tracked = 0, blocked = 0, capacity = 0, capacity_in_use = 0;
   int64_t counted_ms_ago = 0;
 };
+struct SetState {
+  std::string name;
+  std::string source;  // "inline", or the path of the file or directory it is read from
+  bool directory = false;
+  uint64_t prefixes = 0, files = 0;
+  Nullable<int64_t> updated;  // unix seconds its prefixes last changed in force
+};
 struct StatusResponse {
   std::string version;
   std::vector<InterfaceMode> interfaces;
@@ -137,6 +144,7 @@ struct StatusResponse {
   std::string event_loop;
   int64_t uptime_seconds = 0;
   std::optional<bool> reload_running;
+  std::optional<std::vector<SetState>> sets;  // absent from an rld before sets from files
   bool ready = false, degraded = false;
   std::vector<std::string> not_ready;
 };

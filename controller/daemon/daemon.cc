@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -147,6 +148,7 @@ Status Daemon::make_policy_manager() {
   co.coarse_clock_ns = coarse_clock_resolution_ns().value_or(co.coarse_clock_ns);
   co.cpus = static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1));
   co.cluster_nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
+  co.source_prefixes = cfg_.source_prefixes;
   policies_ = std::make_unique<PolicyManager>(*dp_, cfg_.policy_dir, co, ids);
   synproxy_.enable(!cfg_.interfaces.empty() || !pinned_links(cfg_.pin_root).empty());
   policies_->add_hooks(&synproxy_);
@@ -328,6 +330,32 @@ Status Daemon::watch_policy_dir() {
   if (::inotify_add_watch(inotify_.get(), cfg_.policy_dir.c_str(), mask) < 0)
     return errno_error("watch " + cfg_.policy_dir);
   return {};
+}
+
+void Daemon::watch_set_files() {
+  std::set<std::string> dirs;
+  for (const auto& src : policies_->set_sources())
+    dirs.insert(src.directory ? src.path : fs::path(src.path).parent_path().string());
+  for (auto it = set_watches_.begin(); it != set_watches_.end();) {
+    if (dirs.count(it->first)) {
+      ++it;
+      continue;
+    }
+    ::inotify_rm_watch(inotify_.get(), it->second);
+    it = set_watches_.erase(it);
+  }
+  const uint32_t mask =
+      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_ATTRIB;
+  for (const auto& dir : dirs) {
+    if (set_watches_.count(dir) || dir == cfg_.policy_dir) continue;
+    int wd = ::inotify_add_watch(inotify_.get(), dir.c_str(), mask);
+    if (wd < 0) {
+      log::warn("set files' directory not watched: their changes apply on SIGHUP or rlctl reload",
+                {{"dir", dir}, {"error", std::strerror(errno)}});
+      continue;
+    }
+    set_watches_[dir] = wd;
+  }
 }
 
 Status Daemon::open_control_socket() {
@@ -524,6 +552,7 @@ StatusModel Daemon::status_model() const {
   m.reloads_ok = policies_->reloads_ok();
   m.reloads_failed = policies_->reloads_failed();
   m.rules = policies_->rule_count();
+  m.sets = policies_->sets();
   m.data_path_generation = dp_->active_generation();
   m.adopted = dp_->adopted();
   m.configured_interfaces = cfg_.interfaces;

@@ -74,6 +74,9 @@ class Daemon {
   Status open_event_loop();
   Status open_control_socket();
   Status watch_policy_dir();
+  // Watches the directories of the set files the policy in force reads (a file's directory, so
+  // that a rename over it is seen), and no others.
+  void watch_set_files();
   void on_inotify();
   void housekeeping();
   // STATUS= for systemd from readiness(); remembered in notify_status_.
@@ -132,6 +135,7 @@ class Daemon {
   UniqueFd pin_lock_;        // held for rld's life: one rld per pin root
   MadeDirs made_pin_dirs_;   // the pin root's directories this start made (a failed one removes)
   UniqueFd epoll_, signals_, inotify_, listen_;
+  std::map<std::string, int> set_watches_;  // directory -> inotify watch
   std::unique_ptr<ControlServer> control_;
   std::string notify_status_;             // the last STATUS= sent (loop thread)
   std::string loop_priority_ = "nice 0";  // what the event loop runs at, for rlctl status

@@ -43,6 +43,7 @@ struct Daemon::ReloadRequest {
   // Set on the loop thread when the job starts, read by the worker.
   policy::LoadLimits limits;
   std::optional<uint64_t> skip_if;
+  std::vector<policy::SetSource> set_sources;
   // Written by the worker; read on the loop thread only after the worker was joined.
   Candidate result;
 };
@@ -71,14 +72,18 @@ void Daemon::request_reload(const std::string& trigger, bool force,
                     if (queued_reload_ == req) queued_reload_.reset();
                     req->limits = load_limits();
                     req->skip_if = req->force ? std::nullopt : policies_->applied_fingerprint();
+                    req->set_sources = policies_->set_sources();
                   },
-                  [req, dir] { req->result = load_candidate(dir, req->limits, req->skip_if); },
+                  [req, dir] {
+                    req->result = load_candidate(dir, req->limits, req->skip_if, req->set_sources);
+                  },
                   [this, req](bool timed_out) {
                     ReloadReport r =
                         timed_out ? policies_->reject(
                                         req->trigger,
                                         {timeout_error(cfg_.policy_dir, cfg_.reload_timeout_ms)})
                                   : policies_->commit(req->result, req->trigger);
+                    if (r.ok) watch_set_files();
                     for (auto& f : req->then) f(r);
                   },
                   std::chrono::milliseconds(cfg_.reload_timeout_ms)});

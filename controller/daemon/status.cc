@@ -68,6 +68,10 @@ Json status_json(const StatusModel& m, std::chrono::steady_clock::time_point now
                    m.last_reload.errors};
   j.last_good_reload = unix_seconds(m.last_good_reload);
   j.reloads = {m.reloads_ok, m.reloads_failed};
+  std::vector<control::SetState> sets;
+  for (const auto& s : m.sets)
+    sets.push_back({s.name, s.source, s.directory, s.prefixes, s.files, unix_seconds(s.updated)});
+  j.sets = std::move(sets);
   j.keys = {m.keys.tracked, m.keys.blocked, m.keys_capacity, m.keys_capacity_in_use,
             std::chrono::duration_cast<std::chrono::milliseconds>(now - m.keys.at).count()};
   j.event_loop = m.event_loop;
@@ -95,6 +99,9 @@ void fill_snapshot(const StatusModel& m, metrics::Snapshot& s) {
   // Before the first reload nothing has failed.
   s.last_reload_ok = m.last_reload.ok || m.last_reload.trigger.empty();
   s.generation = m.last_reload.generation;
+  for (const auto& set : m.sets)
+    s.sets.push_back({set.name, set.prefixes,
+                      std::chrono::duration<double>(set.updated.time_since_epoch()).count()});
   Readiness r = readiness(m);
   s.not_ready = r.reasons;
   s.degraded = r.degraded;

@@ -33,6 +33,7 @@ struct StatusModel {
   std::chrono::system_clock::time_point last_good_reload{};
   uint64_t reloads_ok = 0, reloads_failed = 0;
   size_t rules = 0;
+  std::vector<SetView> sets;
   uint32_t data_path_generation = 0;  // which of the two rule generations packets use
   bool adopted = false;               // found enforcing in the pinned maps at startup
 

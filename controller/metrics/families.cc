@@ -180,6 +180,18 @@ void add_policy(std::vector<MetricFamily>& out, const Snapshot& s) {
   out.push_back(gauge("rl_policy_last_reload_success_timestamp_seconds",
                       "Unix time of the last successful policy load; 0 if none.",
                       s.last_reload_success_seconds));
+  auto prefixes =
+      family("rl_set_prefixes", "Prefixes of a source set of the policy in force, after repeats.",
+             MetricType::Gauge);
+  auto updated =
+      family("rl_set_updated_timestamp_seconds",
+             "Unix time the prefixes of a source set last changed in force.", MetricType::Gauge);
+  for (const auto& set : s.sets) {
+    add_sample(prefixes, double(set.prefixes), {{"set", set.name}});
+    add_sample(updated, set.updated_seconds, {{"set", set.name}});
+  }
+  out.push_back(std::move(prefixes));
+  out.push_back(std::move(updated));
   out.push_back(gauge(
       "rl_policy_last_reload_ok",
       "1 if the last policy reload succeeded, 0 if it failed (the previous rules stay active).",

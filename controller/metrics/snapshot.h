@@ -63,8 +63,16 @@ struct ConnectionsSnapshot {
   uint64_t errors = 0;       // events that could not be read or counted
 };
 
+// A source set of the policy in force.
+struct SetSnapshot {
+  std::string name;
+  uint64_t prefixes = 0;
+  double updated_seconds = 0;  // Unix time its prefixes last changed in force
+};
+
 struct Snapshot {
   std::vector<RuleSnapshot> rules;
+  std::vector<SetSnapshot> sets;
   rl_counter global[RL_GC_MAX]{};  // enum rl_global_counter, summed over CPUs
   uint64_t keys_tracked = 0;       // key table slots holding a key
   uint64_t keys_capacity = 0;

@@ -9,6 +9,7 @@
 
 #include "common/result.h"
 #include "control/protocol.h"
+#include "rl_abi.h"
 
 namespace rl::daemon {
 
@@ -24,6 +25,8 @@ struct Config {
   std::string control_socket = control::kDefaultSocketPath;
   std::string pin_root = "/sys/fs/bpf/rl";
   uint32_t key_capacity = 1048576;
+  // Source prefixes a policy may hold per family, sets from files included.
+  uint32_t source_prefixes = RL_DEFAULT_SOURCE_PREFIXES;
   uint32_t offender_capacity = 65536;  // offenders kept for `rlctl top`, least recent evicted
   // `rlctl top --by traffic`: the data path samples 1 in 2^k packets of matched rules; 0: off.
   uint32_t traffic_sample_shift = 0;

@@ -65,6 +65,10 @@ std::vector<ConfigOption> datapath_options() {
        O::kAbsolutePath},
       {"", "key_capacity", "--key-capacity", &Config::key_capacity,
        "tracked keys, " + slot_bytes + " bytes each", "keys", 64, 1 << 28},
+      {"", "source_prefixes", "--source-prefixes", &Config::source_prefixes,
+       "source prefixes a policy may hold per family, sets read from files included; the "
+       "kernel's memory grows with those a policy holds (about 100 to 200 bytes each)",
+       "prefixes", 1024, RL_MAX_PREFIXES / 2},
       {"", "key_table_full", "--key-table-full", &Config::key_table_full,
        "use the whole key table from the start instead of growing it as keys arrive: no new "
        "source meets a full set while it grows, but a few keys cost more cache misses",

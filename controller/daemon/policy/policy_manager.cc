@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "daemon/service/notify.h"
 #include "policy/loader.h"
+#include "policy/set_files.h"
 #include "rl_layout.h"
 
 namespace rl::daemon {
@@ -60,17 +61,80 @@ uint64_t directory_fingerprint(const std::string& dir) {
   return h;
 }
 
+// The directory's fingerprint mixed with the stamps of set files, in the policy's order.
+uint64_t with_stamps(uint64_t h, const std::vector<std::vector<policy::SetFileStamp>>& stamps) {
+  auto mix = [&](uint64_t v) {
+    for (int i = 0; i < 8; i++) h = (h ^ ((v >> (8 * i)) & 0xff)) * 1099511628211ULL;
+  };
+  for (const auto& files : stamps) {
+    mix(files.size());
+    for (const auto& f : files) {
+      for (unsigned char ch : f.path) mix(ch);
+      for (uint64_t v : {f.dev, f.ino, f.size, static_cast<uint64_t>(f.mtime_ns),
+                         static_cast<uint64_t>(f.ctime_ns)})
+        mix(v);
+    }
+  }
+  return h;
+}
+
+uint64_t content_hash(const std::vector<Prefix>& prefixes) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const auto& p : prefixes) {
+    h = (h ^ p.addr.family) * 1099511628211ULL;
+    for (uint8_t b : p.addr.bytes) h = (h ^ b) * 1099511628211ULL;
+    h = (h ^ p.len) * 1099511628211ULL;
+  }
+  return h;
+}
+
+// The sets of `p` as shown, each keeping its time of update from `before` while its prefixes
+// are the same.
+std::vector<SetView> set_views(const policy::Policy& p, const std::vector<SetView>& before) {
+  std::map<std::string, const SetView*> old;
+  for (const auto& v : before) old[v.name] = &v;
+  const auto now = std::chrono::system_clock::now();
+  std::vector<SetView> out;
+  for (const auto& s : p.sets) {
+    if (s.name.find('#') != std::string::npos) continue;  // a rule's inline CIDRs
+    SetView v{s.name,
+              s.source.path.empty() ? "inline" : s.source.path,
+              s.source.directory,
+              s.prefixes.size(),
+              s.source.directory ? s.source.files.size() - 1 : s.source.files.size(),
+              now,
+              content_hash(s.prefixes)};
+    if (auto it = old.find(s.name); it != old.end() && it->second->content == v.content)
+      v.updated = it->second->updated;
+    out.push_back(std::move(v));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const SetView& a, const SetView& b) { return a.name < b.name; });
+  return out;
+}
+
 }  // namespace
 
 Candidate load_candidate(const std::string& dir, const policy::LoadLimits& limits,
-                         std::optional<uint64_t> skip_if) {
+                         std::optional<uint64_t> skip_if,
+                         const std::vector<policy::SetSource>& set_sources) {
   Candidate c;
-  c.fingerprint = directory_fingerprint(dir);
-  if (skip_if && *skip_if == c.fingerprint) {
-    c.unchanged = true;
-    return c;
+  const uint64_t files = directory_fingerprint(dir);
+  if (skip_if) {
+    std::vector<std::vector<policy::SetFileStamp>> now;
+    now.reserve(set_sources.size());
+    for (const auto& src : set_sources) now.push_back(policy::stamp_set_source(src));
+    if (*skip_if == with_stamps(files, now)) {
+      c.unchanged = true;
+      c.fingerprint = *skip_if;
+      return c;
+    }
   }
   c.loaded = policy::load_directory(dir, limits);
+  std::vector<std::vector<policy::SetFileStamp>> read;
+  for (const auto& set : c.loaded.policy.sets)
+    if (!set.source.path.empty()) read.push_back(set.source.files);
+  c.fingerprint = with_stamps(files, read);
   return c;
 }
 
@@ -81,7 +145,9 @@ std::optional<uint64_t> PolicyManager::applied_fingerprint() const {
 }
 
 ReloadReport PolicyManager::reload(const std::string& trigger, bool force) {
-  return commit(load_candidate(dir_, {}, force ? std::nullopt : applied_fingerprint()), trigger);
+  return commit(
+      load_candidate(dir_, {}, force ? std::nullopt : applied_fingerprint(), set_sources()),
+      trigger);
 }
 
 ReloadReport PolicyManager::reject(const std::string& trigger, std::vector<std::string> errors) {
@@ -176,6 +242,7 @@ ReloadReport PolicyManager::apply(const policy::Policy& p, const std::string& tr
     ids_ = compiled->ids;
     policy_ = p;
     rules_ = std::move(views);
+    sets_ = set_views(p, sets_);
     generation_++;
   }
   for (auto* h : hooks_) h->settle(p);
@@ -225,6 +292,19 @@ size_t PolicyManager::rule_count() const {
   MutexLock lock(mu_);
   return rules_.size();
 }
+std::vector<SetView> PolicyManager::sets() const {
+  MutexLock lock(mu_);
+  return sets_;
+}
+
+std::vector<policy::SetSource> PolicyManager::set_sources() const {
+  MutexLock lock(mu_);
+  std::vector<policy::SetSource> out;
+  for (const auto& s : policy_.sets)
+    if (!s.source.path.empty()) out.push_back(s.source);
+  return out;
+}
+
 policy::Policy PolicyManager::policy() const {
   MutexLock lock(mu_);
   return policy_;

@@ -43,9 +43,23 @@ struct Candidate {
 };
 
 // Loads `dir` within `limits`. Pure: reads files, touches no data path, so it runs on any
-// thread. When the directory's fingerprint is `skip_if`, nothing is parsed (unchanged).
+// thread. When the fingerprint of the directory and of `set_sources` (the set files the policy
+// in force read, by their stamps) is `skip_if`, nothing is parsed (unchanged).
 Candidate load_candidate(const std::string& dir, const policy::LoadLimits& limits,
-                         std::optional<uint64_t> skip_if);
+                         std::optional<uint64_t> skip_if,
+                         const std::vector<policy::SetSource>& set_sources = {});
+
+// A source set of the policy in force, as rlctl status and the metrics show it.
+struct SetView {
+  std::string name;
+  std::string source;  // "inline", or the file's or directory's path
+  bool directory = false;
+  size_t prefixes = 0;
+  size_t files = 0;  // files read (a directory's, or 1)
+  // When its prefixes last changed in force (the first reload that held it, at first).
+  std::chrono::system_clock::time_point updated{};
+  uint64_t content = 0;  // hash of its prefixes
+};
 
 // The name of limit l of a rule (0: its own), or "limit<l>" when the policy text is not known.
 std::string limit_name(const RuleView& v, uint32_t l);
@@ -92,6 +106,11 @@ class PolicyManager {
   // Hooks are prepared in the order added, and settled all.
   void add_hooks(PolicyHooks* hooks) { hooks_.push_back(hooks); }
 
+  // The policy in force's named sets, by name.
+  std::vector<SetView> sets() const;
+  // The sources of its sets read from files, to fingerprint a candidate with (load_candidate).
+  std::vector<policy::SetSource> set_sources() const;
+
   ReloadReport last() const;
   uint64_t reloads_ok() const;
   uint64_t reloads_failed() const;
@@ -114,6 +133,7 @@ class PolicyManager {
   compiler::RuleIds ids_ GUARDED_BY(mu_);
   policy::Policy policy_ GUARDED_BY(mu_);
   std::vector<RuleView> rules_ GUARDED_BY(mu_);
+  std::vector<SetView> sets_ GUARDED_BY(mu_);
   ReloadReport last_ GUARDED_BY(mu_);
   uint64_t ok_ GUARDED_BY(mu_) = 0;
   uint64_t failed_ GUARDED_BY(mu_) = 0;

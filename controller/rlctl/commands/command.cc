@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "rlctl/commands/command.h"
 
+#include <ctime>
 #include <iostream>
 #include <sstream>
 
@@ -63,6 +64,13 @@ bool json_out(const Globals& g, const Json& data) {
   if (g.output != "json") return false;
   std::cout << rl::control::to_text(data, 2) << "\n";
   return true;
+}
+
+std::string local_time(int64_t unix_seconds) {
+  std::time_t at = unix_seconds;
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%F %T", std::localtime(&at));
+  return buf;
 }
 
 std::string num(double v) {

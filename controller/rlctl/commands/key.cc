@@ -26,13 +26,6 @@ std::string state_text(const proto::KeyState& s) {
   return "not tracked (a fresh key)";
 }
 
-std::string local_time(int64_t unix_seconds) {
-  std::time_t at = unix_seconds;
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%F %T", std::localtime(&at));
-  return buf;
-}
-
 }  // namespace
 
 void render_key_show(const proto::KeyShowResponse& d, std::ostream& out) {

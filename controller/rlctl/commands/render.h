@@ -23,6 +23,9 @@ std::string num(const std::optional<T>& v) {
   return v ? num(*v) : "-";
 }
 
+// Unix seconds as local date and time ("2026-12-07 17:02:11").
+std::string local_time(int64_t unix_seconds);
+
 void render_status(const proto::StatusResponse& d, std::ostream& out);
 // rlctl status's exit status: kExitOk while rld is ready, kExitNotReady (4) while it is not.
 int status_exit_code(const proto::StatusResponse& d);

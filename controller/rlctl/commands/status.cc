@@ -26,6 +26,14 @@ void render_status(const proto::StatusResponse& d, std::ostream& out) {
     out << "from " << d.policy_dir << "\n";
   out << "last reload: " << (lr.ok ? "ok" : "FAILED") << " (" << lr.trigger << ")\n";
   for (const auto& e : lr.errors) out << "  " << e << "\n";
+  for (const auto& s : d.sets.value_or(std::vector<proto::SetState>{})) {
+    out << "set " << s.name << ": " << s.prefixes << " prefixes";
+    if (s.source != "inline")
+      out << " from " << (s.directory ? "the " + std::to_string(s.files) + " files of " : "")
+          << s.source;
+    if (s.updated) out << ", updated " << local_time(*s.updated);
+    out << "\n";
+  }
   const auto& k = d.keys;
   double fill = k.capacity > 0 ? 100.0 * static_cast<double>(k.tracked) / k.capacity : 0;
   out << "keys: " << k.tracked << " tracked of " << k.capacity << " (" << num(fill) << "%), "

@@ -40,6 +40,48 @@ TEST_F(PolicyDir, ReloadAppliesAndKeepsIdentities) {
   EXPECT_EQ(pm.reloads_ok(), 2u);
 }
 
+// A set read from a file: a reload that is not forced (inotify) applies when the file changed,
+// and skips when nothing did; the set's time of update moves only when its prefixes do.
+TEST_F(PolicyDir, ASetFileChangeReloadsAndOnlyAChangeMovesItsUpdateTime) {
+  fs::create_directories(dir_ / "feeds");
+  write("feeds/block.txt", "198.18.0.0/24\n198.18.1.0/24\n");
+  write("a.yaml",
+        "sets:\n  block: {file: feeds/block.txt}\nrules:\n  - name: r1\n"
+        "    match: {sources: [block]}\n    limit: {rate: 10/s}\n");
+  FakeDatapath dp;
+  PolicyManager pm(dp, dir_, {}, {});
+  ASSERT_TRUE(pm.reload("test").ok);
+  ASSERT_EQ(pm.sets().size(), 1u);
+  EXPECT_EQ(pm.sets()[0].prefixes, 2u);
+  EXPECT_EQ(pm.sets()[0].source, (dir_ / "feeds/block.txt").string());
+  const auto first = pm.sets()[0].updated;
+
+  ASSERT_TRUE(pm.reload("inotify", false).ok);
+  EXPECT_EQ(dp.applied.size(), 1u) << "nothing changed: nothing applied";
+
+  write("feeds/.block.part", "198.18.0.0/24\n198.18.1.0/24\n198.18.2.0/24\n");
+  fs::rename(dir_ / "feeds/.block.part", dir_ / "feeds/block.txt");
+  ASSERT_TRUE(pm.reload("inotify", false).ok);
+  ASSERT_EQ(dp.applied.size(), 2u) << "the file changed: applied";
+  EXPECT_EQ(pm.sets()[0].prefixes, 3u);
+  EXPECT_GE(pm.sets()[0].updated, first);
+  EXPECT_EQ(dp.applied[1].sources.size(), 2u + 3u) << "both /0 entries and the three prefixes";
+  const auto second = pm.sets()[0].updated;
+
+  write("b.yaml", "rules:\n  - name: r2\n    limit: {rate: 5/s}\n");
+  ASSERT_TRUE(pm.reload("inotify", false).ok);
+  ASSERT_EQ(dp.applied.size(), 3u);
+  EXPECT_EQ(pm.sets()[0].updated, second) << "the set did not change";
+
+  write("feeds/block.txt", "198.18.0.0/24\nnot-a-prefix\n");
+  auto r = pm.reload("inotify", false);
+  ASSERT_FALSE(r.ok);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0], (dir_ / "feeds/block.txt").string() +
+                             ":2:1: error: invalid IPv4 address 'not-a-prefix'");
+  EXPECT_EQ(pm.sets()[0].prefixes, 3u) << "the set in force stays";
+}
+
 TEST_F(PolicyDir, BrokenPolicyChangesNothing) {
   write("a.yaml", "rules:\n  - name: r1\n    limit: {rate: 10/s}\n");
   FakeDatapath dp;
