@@ -189,7 +189,10 @@ Status BpfRuleTables::apply(const compiler::CompiledRuleSet& rs) {
   if (auto s = clear_generation(next); !s) return s.error().wrap("clear generation");
   if (Status s = write_rules(rs, next); !s) return s;
   write_tables(rs, next);
-  if (auto s = sources_.before_switch(rs.sources, next); !s) return s.error().wrap("sources");
+  auto active = gen_config_.lookup(in_force & 1);
+  if (!active) return active.error();
+  if (auto s = sources_.before_switch(rs.sources, next, *active); !s)
+    return s.error().wrap("sources");
   if (auto s = write_tries(skel_->maps.rl_dst_v4, skel_->maps.rl_dst_v6, next, rs.destinations); !s)
     return s.error().wrap("destination");
   if (auto s = gen_config_.update(next, rs.config); !s) return s;

@@ -59,28 +59,66 @@ Status BpfSourceTries::read_back() {
   return {};
 }
 
-Status BpfSourceTries::write(const std::vector<SourceTrieEntry>& entries) const {
+namespace {
+
+// Entries go in batches (BPF_MAP_UPDATE_BATCH, BPF_MAP_DELETE_BATCH), a syscall per batch
+// rather than per entry: a set file's first load writes millions.
+constexpr size_t kBatch = 65536;
+
+template <typename K, typename Key>
+Status write_family(const MapRef<K, rl_src_pair>& trie, uint8_t family,
+                    const std::vector<SourceTrieEntry>& entries, Key&& key) {
+  std::vector<K> keys;
+  std::vector<rl_src_pair> values;
+  auto flush = [&]() -> Status {
+    Status s = trie.update(keys, values);
+    keys.clear();
+    values.clear();
+    return s;
+  };
   for (const auto& e : entries) {
-    Status s = e.prefix.addr.family == 4 ? v4_.update(key4(e.prefix), e.value)
-                                         : v6_.update(key6(e.prefix), e.value);
-    if (!s) return s.error().wrap(e.prefix.str());
+    if (e.prefix.addr.family != family) continue;
+    keys.push_back(key(e.prefix));
+    values.push_back(e.value);
+    if (keys.size() == kBatch)
+      if (Status s = flush(); !s) return s;
   }
-  return {};
+  return flush();
+}
+
+template <typename K, typename Key>
+Status remove_family(const MapRef<K, rl_src_pair>& trie, uint8_t family,
+                     const std::vector<Prefix>& prefixes, Key&& key) {
+  std::vector<K> keys;
+  for (const auto& p : prefixes) {
+    if (p.addr.family != family) continue;
+    keys.push_back(key(p));
+    if (keys.size() == kBatch) {
+      if (Status s = trie.remove(keys); !s) return s;
+      keys.clear();
+    }
+  }
+  return trie.remove(keys);
+}
+
+}  // namespace
+
+Status BpfSourceTries::write(const std::vector<SourceTrieEntry>& entries) const {
+  if (Status s = write_family(v4_, 4, entries, key4); !s) return s;
+  return write_family(v6_, 6, entries, key6);
 }
 
 Status BpfSourceTries::remove(const std::vector<Prefix>& prefixes) const {
-  for (const auto& p : prefixes) {
-    Status s = p.addr.family == 4 ? v4_.remove(key4(p)) : v6_.remove(key6(p));
-    if (!s) return s.error().wrap(p.str());
-  }
-  return {};
+  if (Status s = remove_family(v4_, 4, prefixes, key4); !s) return s;
+  return remove_family(v6_, 6, prefixes, key6);
 }
 
 Status BpfSourceTries::before_switch(const std::vector<compiler::SourceEntry>& next,
-                                     uint32_t next_gen) {
+                                     uint32_t next_gen, const rl_gen_config& active) {
   if (!known_)
     if (Status s = read_back(); !s) return s.error().wrap("read the source tries");
-  pending_ = plan_source_trie(mirror_, next, next_gen);
+  const bool reads[2] = {active.min_len[0] != 0, active.min_len[1] != 0};
+  pending_ = plan_source_trie(mirror_, next, next_gen, reads);
   // Written or not, the tries no longer hold what the mirror says until step 3 is done.
   known_ = false;
   return write(pending_.before);

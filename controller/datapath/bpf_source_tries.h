@@ -19,7 +19,10 @@ class BpfSourceTries {
   explicit BpfSourceTries(const rl_xdp& skel);
 
   // Step 1 for `next` in generation `next_gen`; the plan's step 3 waits for after_switch().
-  Status before_switch(const std::vector<compiler::SourceEntry>& next, uint32_t next_gen);
+  // `active` is the config of the generation in force, which says whether its packets ask the
+  // tries (plan_source_trie).
+  Status before_switch(const std::vector<compiler::SourceEntry>& next, uint32_t next_gen,
+                       const rl_gen_config& active);
   // Step 3, once no packet reads the generation switched away from. A failure here leaves the
   // new rule set whole (only inactive halves and covered entries are left behind), so it is not
   // the rule set's failure: the next update reads the tries back and finishes the work.

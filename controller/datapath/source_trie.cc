@@ -21,7 +21,8 @@ void climb(std::vector<Cover>& stack, const Prefix& p) {
 }  // namespace
 
 SourceTriePlan plan_source_trie(const std::vector<SourceTrieEntry>& current,
-                                const std::vector<compiler::SourceEntry>& next, uint32_t next_gen) {
+                                const std::vector<compiler::SourceEntry>& next, uint32_t next_gen,
+                                const bool active_reads[2]) {
   const uint32_t b = next_gen & 1, a = b ^ 1;
   SourceTriePlan plan;
   // Both lists in prefix order, walked together: a prefix comes before every prefix it
@@ -39,7 +40,12 @@ SourceTriePlan plan_source_trie(const std::vector<SourceTrieEntry>& current,
     const rl_src_entry answer =
         take_next ? next[j].value : (wanted.empty() ? rl_src_entry{} : wanted.back().answer);
     SourceTrieEntry e{p, {}};
-    if (take_current) {
+    if (!active_reads[p.addr.family == 6]) {
+      e.value.gen[a] = e.value.gen[b] = answer;
+      if (!take_current || !same(current[i].value.gen[a], answer) ||
+          !same(current[i].value.gen[b], answer))
+        plan.before.push_back(e);
+    } else if (take_current) {
       e.value = current[i].value;
       if (!same(e.value.gen[b], answer)) {
         e.value.gen[b] = answer;

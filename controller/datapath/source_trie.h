@@ -41,8 +41,13 @@ struct SourceTriePlan {
 // compiler's flattened entries, sorted, each family's /0 included) in generation `next_gen`.
 // An entry that nothing covers (the tries were empty: a data path that never held a rule set,
 // whose generations are all zeros) answers {0, 0} for the active generation.
+// `active_reads[fam6]`: whether packets of the generation in force ever ask the family's trie
+// (its config's min_len is not 0). When they do not, the active halves are never read, so the
+// plan writes both halves in step 1 and has nothing to level in step 3: a first rule set, or the
+// first with sources of a family, costs one write per entry instead of two.
 SourceTriePlan plan_source_trie(const std::vector<SourceTrieEntry>& current,
-                                const std::vector<compiler::SourceEntry>& next, uint32_t next_gen);
+                                const std::vector<compiler::SourceEntry>& next, uint32_t next_gen,
+                                const bool active_reads[2]);
 
 // The tries' entries once a plan for `next` is carried out: each prefix answering the same in
 // both generations.
