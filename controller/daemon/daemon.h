@@ -34,6 +34,7 @@
 #include "datapath/pins.h"
 #include "datapath/xdp_link.h"
 #include "metrics/snapshot.h"
+#include "policy/set_files.h"
 
 namespace rl::daemon {
 
@@ -136,6 +137,8 @@ class Daemon {
   MadeDirs made_pin_dirs_;   // the pin root's directories this start made (a failed one removes)
   UniqueFd epoll_, signals_, inotify_, listen_;
   std::map<std::string, int> set_watches_;  // directory -> inotify watch
+  // Set files as the last load read them; used by the load worker's one load at a time.
+  std::unique_ptr<policy::SetFileCache> set_cache_ = std::make_unique<policy::SetFileCache>();
   std::unique_ptr<ControlServer> control_;
   std::string notify_status_;             // the last STATUS= sent (loop thread)
   std::string loop_priority_ = "nice 0";  // what the event loop runs at, for rlctl status

@@ -52,6 +52,7 @@ policy::LoadLimits Daemon::load_limits() const {
   policy::LoadLimits limits;
   limits.deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.reload_timeout_ms);
+  limits.set_cache = set_cache_.get();
   return limits;
 }
 

@@ -8,6 +8,8 @@
 
 namespace rl::policy {
 
+class SetFileCache;
+
 struct LoadLimits {
   // A policy nests 6 levels (rules, a rule, match, sources, an entry); the rest is slack.
   size_t max_depth = 32;
@@ -28,6 +30,10 @@ struct LoadLimits {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 
   bool expired() const { return std::chrono::steady_clock::now() > deadline; }
+
+  // Not a bound: where a load finds set files it read before and that did not change since
+  // (policy/set_files.h); none: every file is read. Used by one load at a time.
+  SetFileCache* set_cache = nullptr;
 };
 
 }  // namespace rl::policy

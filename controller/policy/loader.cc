@@ -119,6 +119,7 @@ LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& l
   std::vector<Diagnostic> errors;
   std::vector<detail::Fragment> fragments;
   size_t nodes = 0, set_prefixes = 0;
+  if (limits.set_cache) limits.set_cache->begin();
   for (const auto& path : paths) {
     if (limits.expired()) {
       errors.push_back({SourceLocation{path, 0, 0}, time_limit_error()});
@@ -136,6 +137,7 @@ LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& l
   if (!paths.empty() && limits.expired() &&
       (errors.empty() || errors.back().message != time_limit_error()))
     errors.push_back({SourceLocation{paths.back(), 0, 0}, time_limit_error()});
+  if (limits.set_cache) limits.set_cache->end();
   return finish(std::move(fragments), std::move(errors), paths);
 }
 

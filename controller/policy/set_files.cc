@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 
 #include "policy/file_read.h"
@@ -112,8 +113,32 @@ class FileParser {
   bool stopped_ = false;
 };
 
+// The stamp of the file a path names, as read_bounded_file would open it; nullopt when it could
+// not be read (the read then says why).
+std::optional<SetFileStamp> stamp_path(const std::string& path) {
+  struct stat st {};
+  std::string why;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || !link_stays_inside(path, &why))
+    return std::nullopt;
+  return stamp_of(path, st);
+}
+
 bool read_one(const std::string& path, const LoadLimits& limits, size_t& used, SetSource& source,
               std::vector<Prefix>& out, std::vector<Diagnostic>& errors) {
+  if (limits.set_cache)
+    if (auto stamp = stamp_path(path))
+      if (auto cached = limits.set_cache->find(*stamp)) {
+        if ((used += cached->size()) > limits.max_set_prefixes) {
+          errors.push_back({{path, 0, 0},
+                            "more than " + std::to_string(limits.max_set_prefixes) +
+                                " prefixes in the policy's set files together; "
+                                "refused"});
+          return false;
+        }
+        source.files.push_back(*stamp);
+        out.insert(out.end(), cached->begin(), cached->end());
+        return true;
+      }
   std::string why;
   struct stat st {};
   auto text = read_bounded_file(path, limits.max_set_file_bytes, "a set file", &why, &st);
@@ -122,10 +147,37 @@ bool read_one(const std::string& path, const LoadLimits& limits, size_t& used, S
     return false;
   }
   source.files.push_back(stamp_of(path, st));
-  return FileParser(path, limits, used, errors, out).parse(*text);
+  std::vector<Prefix> mine;
+  if (!FileParser(path, limits, used, errors, mine).parse(*text)) return false;
+  text.reset();
+  std::sort(mine.begin(), mine.end());
+  mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+  out.insert(out.end(), mine.begin(), mine.end());
+  if (limits.set_cache)
+    limits.set_cache->put(source.files.back(),
+                          std::make_shared<const std::vector<Prefix>>(std::move(mine)));
+  return true;
 }
 
 }  // namespace
+
+void SetFileCache::end() {
+  for (auto it = files_.begin(); it != files_.end();)
+    it = used_.count(it->first) ? std::next(it) : files_.erase(it);
+}
+
+SetFileCache::Prefixes SetFileCache::find(const SetFileStamp& stamp) {
+  used_[stamp.path] = true;
+  auto it = files_.find(stamp.path);
+  if (it == files_.end() || it->second.first != stamp) return nullptr;
+  hits_++;
+  return it->second.second;
+}
+
+void SetFileCache::put(const SetFileStamp& stamp, Prefixes prefixes) {
+  used_[stamp.path] = true;
+  files_[stamp.path] = {stamp, std::move(prefixes)};
+}
 
 std::vector<std::string> set_directory_files(const std::string& dir, std::string* why) {
   std::vector<std::string> paths;
@@ -178,8 +230,11 @@ bool read_set_source(SourceSet& set, const LoadLimits& limits, size_t& prefixes_
     for (const auto& p : paths)
       ok = read_one(p, limits, prefixes_used, source, set.prefixes, errors) && ok;
   }
-  std::sort(set.prefixes.begin(), set.prefixes.end());
-  set.prefixes.erase(std::unique(set.prefixes.begin(), set.prefixes.end()), set.prefixes.end());
+  // Each file's prefixes are sorted already; a directory's files together are not.
+  if (source.directory) {
+    std::sort(set.prefixes.begin(), set.prefixes.end());
+    set.prefixes.erase(std::unique(set.prefixes.begin(), set.prefixes.end()), set.prefixes.end());
+  }
   return ok;
 }
 

@@ -5,6 +5,9 @@
 // A bad line is an error at file:line:column, and an error anywhere refuses the whole load.
 #pragma once
 
+#include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "policy/diagnostic.h"
@@ -12,6 +15,27 @@
 #include "policy/model.h"
 
 namespace rl::policy {
+
+// The prefixes of set files as a load read them (sorted, each once), by path and stamp: the next
+// load reads again only the files whose stamp changed. A feed updates one file of several, and a
+// million-prefix file takes about a second to parse. A file no load read since the one before is
+// forgotten.
+class SetFileCache {
+ public:
+  using Prefixes = std::shared_ptr<const std::vector<Prefix>>;
+  // A load begins and ends: files the load did not ask for are forgotten at its end.
+  void begin() { used_.clear(); }
+  void end();
+  Prefixes find(const SetFileStamp& stamp);
+  void put(const SetFileStamp& stamp, Prefixes prefixes);
+  // Files found unchanged since the cache was made.
+  size_t hits() const { return hits_; }
+
+ private:
+  size_t hits_ = 0;
+  std::map<std::string, std::pair<SetFileStamp, Prefixes>> files_;
+  std::map<std::string, bool> used_;
+};
 
 // Reads the files of `set.source` into set.prefixes (sorted, each once) and stamps them into
 // set.source.files. `prefixes_used` counts every set file of the load against

@@ -135,5 +135,28 @@ TEST_F(SetFiles, StampsChangeExactlyWhenAFileDoes) {
   EXPECT_NE(stamp_set_source(src), src.files);
 }
 
+// With a cache, a reload reads again only the files that changed, and gets the same sets.
+TEST_F(SetFiles, ACacheReadsOnlyTheFilesThatChanged) {
+  std::filesystem::create_directories(dir_ / "feeds");
+  write("feeds/a.txt", "198.18.0.0/24\n198.18.9.0/24\n");
+  write("feeds/b.txt", "198.18.1.0/24\n198.18.0.0/24\n");
+  SetFileCache cache;
+  LoadLimits limits;
+  limits.set_cache = &cache;
+  auto first = load("  feed: {dir: feeds}\n", limits);
+  ASSERT_TRUE(first.ok()) << all_errors(first);
+  EXPECT_EQ(cache.hits(), 0u);
+  write("feeds/.b.part", "198.18.2.0/24\n");
+  std::filesystem::rename(dir_ / "feeds/.b.part", dir_ / "feeds/b.txt");
+  auto second = load("  feed: {dir: feeds}\n", limits);
+  ASSERT_TRUE(second.ok()) << all_errors(second);
+  EXPECT_EQ(cache.hits(), 1u) << "a.txt came from the cache";
+  auto fresh = load("  feed: {dir: feeds}\n");
+  ASSERT_TRUE(fresh.ok()) << all_errors(fresh);
+  EXPECT_EQ(feed(second)->prefixes, feed(fresh)->prefixes);
+  EXPECT_EQ(feed(second)->source.files, feed(fresh)->source.files);
+  EXPECT_EQ(feed(second)->prefixes.size(), 3u);
+}
+
 }  // namespace
 }  // namespace rl::policy
