@@ -3,6 +3,8 @@
 
 #include <arpa/inet.h>
 
+#include <cstring>
+
 namespace rl {
 
 Result<Address> Address::parse(std::string_view text) {
@@ -65,9 +67,11 @@ std::string Prefix::str() const { return addr.str() + "/" + std::to_string(len);
 
 bool Prefix::contains(const Address& a) const {
   if (a.family != addr.family) return false;
-  for (size_t i = 0; i < len; i++)
-    if (a.bit(i) != addr.bit(i)) return false;
-  return true;
+  const size_t whole = len / 8, rest = len % 8;
+  if (std::memcmp(a.bytes.data(), addr.bytes.data(), whole) != 0) return false;
+  if (!rest) return true;
+  const auto mask = static_cast<uint8_t>(0xff00u >> rest);
+  return ((a.bytes[whole] ^ addr.bytes[whole]) & mask) == 0;
 }
 
 }  // namespace rl
