@@ -329,10 +329,12 @@ Status Daemon::watch_policy_dir() {
   uint32_t mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE;
   if (::inotify_add_watch(inotify_.get(), cfg_.policy_dir.c_str(), mask) < 0)
     return errno_error("watch " + cfg_.policy_dir);
+  watch_set_files();
   return {};
 }
 
 void Daemon::watch_set_files() {
+  if (!inotify_) return;  // the first load comes before the watches; watch_policy_dir calls this
   std::set<std::string> dirs;
   for (const auto& src : policies_->set_sources())
     dirs.insert(src.directory ? src.path : fs::path(src.path).parent_path().string());
