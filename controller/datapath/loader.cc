@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "datapath/loader.h"
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <sys/random.h>
 #include <unistd.h>
