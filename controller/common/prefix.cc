@@ -3,22 +3,27 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace rl {
 
 Result<Address> Address::parse(std::string_view text) {
-  std::string s(text);
+  // On the stack: set files parse millions of addresses, and an IPv6 one outgrows a string's
+  // inline buffer.
+  char s[INET6_ADDRSTRLEN + 1];
+  const bool v6 = text.find(':') != std::string_view::npos;
   Address a;
-  if (s.find(':') != std::string::npos) {
-    a.family = 6;
-    if (inet_pton(AF_INET6, s.c_str(), a.bytes.data()) != 1)
-      return Error{0, "invalid IPv6 address '" + s + "'"};
-  } else {
-    a.family = 4;
-    if (inet_pton(AF_INET, s.c_str(), a.bytes.data()) != 1)
-      return Error{0, "invalid IPv4 address '" + s + "'"};
+  a.family = v6 ? 6 : 4;
+  bool ok = text.size() < sizeof(s);
+  if (ok) {
+    std::memcpy(s, text.data(), text.size());
+    s[text.size()] = '\0';
+    ok = inet_pton(v6 ? AF_INET6 : AF_INET, s, a.bytes.data()) == 1;
   }
+  if (!ok)
+    return Error{
+        0, std::string("invalid IPv") + (v6 ? "6" : "4") + " address '" + std::string(text) + "'"};
   return a;
 }
 
@@ -32,9 +37,10 @@ Prefix Prefix::of(const Address& a, uint8_t len) {
   Prefix p;
   p.addr = a;
   p.len = len;
-  for (size_t i = len; i < a.width(); i++) p.addr.bytes[i / 8] &= ~(1u << (7 - i % 8));
-  if (a.family == 4)
-    for (size_t i = 4; i < 16; i++) p.addr.bytes[i] = 0;
+  const size_t whole = std::min<size_t>(len, a.width()) / 8, rest = len % 8;
+  size_t from = whole;
+  if (rest && whole < 16) p.addr.bytes[from++] &= static_cast<uint8_t>(0xff00u >> rest);
+  for (size_t i = from; i < 16; i++) p.addr.bytes[i] = 0;
   return p;
 }
 

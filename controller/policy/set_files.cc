@@ -113,6 +113,15 @@ class FileParser {
   bool stopped_ = false;
 };
 
+// Lists are often published sorted, or sorted with lines added at the end: the sorted head is
+// kept, the rest sorted and merged in, so such a file costs a pass rather than a sort.
+void sort_mostly_sorted(std::vector<Prefix>& v) {
+  auto tail = std::is_sorted_until(v.begin(), v.end());
+  if (tail == v.end()) return;
+  std::sort(tail, v.end());
+  std::inplace_merge(v.begin(), tail, v.end());
+}
+
 // The stamp of the file a path names, as read_bounded_file would open it; nullopt when it could
 // not be read (the read then says why).
 std::optional<SetFileStamp> stamp_path(const std::string& path) {
@@ -150,7 +159,7 @@ bool read_one(const std::string& path, const LoadLimits& limits, size_t& used, S
   std::vector<Prefix> mine;
   if (!FileParser(path, limits, used, errors, mine).parse(*text)) return false;
   text.reset();
-  std::sort(mine.begin(), mine.end());
+  sort_mostly_sorted(mine);
   mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
   out.insert(out.end(), mine.begin(), mine.end());
   if (limits.set_cache)
