@@ -40,6 +40,7 @@ struct Candidate {
   uint64_t fingerprint = 0;  // of the directory's files, as read
   bool unchanged = false;    // the files applied last, byte for byte: nothing to do
   policy::LoadResult loaded;
+  std::chrono::steady_clock::duration load_time{};  // reading and checking the files
 };
 
 // Loads `dir` within `limits`. Pure: reads files, touches no data path, so it runs on any
@@ -127,6 +128,8 @@ class PolicyManager {
   Datapath& dp_;
   std::vector<PolicyHooks*> hooks_;
   bool empty_directory_applies_ = false;  // set and read on the loop thread only
+  // The load time of the candidate being committed, for apply's log line (loop thread only).
+  std::chrono::steady_clock::duration load_time_{};
   std::string dir_;
   compiler::CompileOptions options_;
   mutable Mutex mu_;
