@@ -84,11 +84,12 @@ class RldTest : public ::testing::Test {
   std::vector<std::string> rld_extra_args_;  // more of rld's flags, set before start_rld()
   std::string rld_path_ = RL_RLD_PATH;       // the rld start_rld() runs
 
-  void start_rld() {
+  // `wait`: how long rld may take to load its policy and run.
+  void start_rld(std::chrono::milliseconds wait = 10s) {
     auto p = Process::spawn(rld_argv());
     ASSERT_TRUE(p.ok()) << p.error().str();
     rld_ = std::make_unique<Process>(std::move(*p));
-    ASSERT_TRUE(rld_->wait_for("rld running", 10s)) << "rld did not start:\n" << rld_->err();
+    ASSERT_TRUE(rld_->wait_for("rld running", wait)) << "rld did not start:\n" << rld_->err();
   }
 
   std::string socket_path() const { return (dir_ / "rld.sock").string(); }
