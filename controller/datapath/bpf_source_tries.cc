@@ -30,17 +30,14 @@ Prefix prefix_of(const K& k, uint8_t family) {
   return p;
 }
 
+// A few thousand entries a syscall (BPF_MAP_LOOKUP_BATCH): a restarted rld reads millions.
 template <typename K>
 Status read_trie(const MapRef<K, rl_src_pair>& trie, uint8_t family,
                  std::vector<SourceTrieEntry>& out) {
-  auto keys = trie.keys();
-  if (!keys) return keys.error();
-  for (const auto& k : *keys) {
-    auto v = trie.find(k);
-    if (!v) return v.error();
-    if (*v) out.push_back({prefix_of(k, family), **v});
-  }
-  return {};
+  return lookup_batches<K, rl_src_pair>(trie.fd(), trie.name(), 1,
+                                        [&](const K& k, const rl_src_pair* v) {
+                                          out.push_back({prefix_of(k, family), *v});
+                                        });
 }
 
 }  // namespace

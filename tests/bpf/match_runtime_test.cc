@@ -278,6 +278,41 @@ TEST_F(PinnedRuntimeTest, HashHostsAndExpiredEntriesHoldAcrossALoad) {
   EXPECT_EQ(runtime_entries(), 3u) << "the /16, the /24 and 198.18.42.9";
 }
 
+// The source tries hold one entry per prefix for both generations, and a load that adopts them
+// reads them back: the next rule set changes only what differs, and every packet is judged by
+// the sets of the rule set in force, before the load and after it.
+TEST_F(PinnedRuntimeTest, SourceTriesAreReadBackAndUpdatedInPlace) {
+  auto rules = [](const char* small) {
+    policy::Policy p;
+    p.sets = {set("big", {"198.18.0.0/16"}), set("small", {small})};
+    auto a = token_bucket("small-rule", 10, 10);
+    a.match.sources = {"small"};
+    auto b = token_bucket("big-rule", 10, 10);
+    b.match.sources = {"big"};
+    p.rules = {a, b};
+    return p;
+  };
+  apply(rules("198.18.7.0/24"));
+  EXPECT_EQ(send(udp4("198.18.7.1")).rule_pos, 0);
+  EXPECT_EQ(send(udp4("198.18.8.1")).rule_pos, 1);
+  UniqueFd trie = program_map(dp_->prog_fd(), "rl_src_v4");
+  ASSERT_TRUE(trie);
+  EXPECT_EQ(prefix_lengths(trie.get()), (std::vector<uint32_t>{24, 16, 0}))
+      << "each prefix once, the /0 included";
+
+  ASSERT_NO_FATAL_FAILURE(reload());
+  hooks().set_clock(kT0);
+  EXPECT_EQ(send(udp4("198.18.7.1")).rule_pos, 0) << "the adopted rule set";
+  apply(rules("198.18.9.0/24"));
+  EXPECT_EQ(send(udp4("198.18.7.1")).rule_pos, 1);
+  EXPECT_EQ(send(udp4("198.18.9.1")).rule_pos, 0);
+  EXPECT_EQ(send(udp4("203.0.113.1")).rule_pos, -1);
+  trie = program_map(dp_->prog_fd(), "rl_src_v4");
+  ASSERT_TRUE(trie);
+  EXPECT_EQ(prefix_lengths(trie.get()), (std::vector<uint32_t>{24, 16, 0}))
+      << "the old /24 went, the new one came";
+}
+
 // The host table is pinned with the hash seed that places its hosts: a load that adopts it finds
 // every host in the set packets look in, as a restarted rld does.
 TEST_F(PinnedRuntimeTest, TableHostsHoldAcrossALoad) {
