@@ -21,9 +21,7 @@ constexpr uint32_t kAnyTag = UINT32_MAX - 2;  // each family's /0, so every addr
 struct Item {
   Prefix prefix;
   uint32_t tag;
-  bool operator<(const Item& o) const {
-    return prefix != o.prefix ? prefix < o.prefix : tag < o.tag;
-  }
+  auto operator<=>(const Item&) const = default;  // by prefix, then tag
 };
 
 struct Frame {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "datapath/runtime_maps.h"
 #include "rl_xdp.skel.h"
 
 namespace rl {
@@ -21,22 +22,13 @@ rl_src6_key key6(const Prefix& p) {
   return k;
 }
 
-template <typename K>
-Prefix prefix_of(const K& k, uint8_t family) {
-  Prefix p;
-  p.addr.family = family;
-  std::memcpy(p.addr.bytes.data(), k.addr, sizeof(k.addr));
-  p.len = static_cast<uint8_t>(k.prefixlen);
-  return p;
-}
-
 // A few thousand entries a syscall (BPF_MAP_LOOKUP_BATCH): a restarted rld reads millions.
 template <typename K>
 Status read_trie(const MapRef<K, rl_src_pair>& trie, uint8_t family,
                  std::vector<SourceTrieEntry>& out) {
   return lookup_batches<K, rl_src_pair>(trie.fd(), trie.name(), 1,
                                         [&](const K& k, const rl_src_pair* v) {
-                                          out.push_back({prefix_of(k, family), *v});
+                                          out.push_back({runtime::prefix_of(k, family), *v});
                                         });
 }
 

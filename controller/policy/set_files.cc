@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "policy/file_read.h"
+#include "policy/yaml_reader.h"
 
 namespace rl::policy {
 namespace {
@@ -16,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Errors shown per file; the rest are counted in one last line, as for policy files.
-constexpr size_t kMaxErrors = 20;
+constexpr size_t kMaxErrors = detail::Reader::kMaxErrors;
 // A line longer than this is not a prefix and a comment; it is refused, not scanned.
 constexpr size_t kMaxLine = 4096;
 
@@ -30,6 +31,11 @@ SetFileStamp stamp_of(const std::string& path, const struct stat& st) {
 }
 
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+std::string too_many_prefixes(const LoadLimits& limits) {
+  return "more than " + std::to_string(limits.max_set_prefixes) +
+         " prefixes in the policy's set files together; refused";
+}
 
 class FileParser {
  public:
@@ -87,9 +93,7 @@ class FileParser {
       return false;
     }
     if (++used_ > limits_.max_set_prefixes) {
-      error(line, static_cast<int>(start) + 1,
-            "more than " + std::to_string(limits_.max_set_prefixes) +
-                " prefixes in the policy's set files together; refused");
+      error(line, static_cast<int>(start) + 1, too_many_prefixes(limits_));
       stopped_ = true;
       return false;
     }
@@ -122,13 +126,12 @@ void sort_mostly_sorted(std::vector<Prefix>& v) {
   std::inplace_merge(v.begin(), tail, v.end());
 }
 
-// The stamp of the file a path names, as read_bounded_file would open it; nullopt when it could
-// not be read (the read then says why).
+// The stamp of what a path names, a link taken as the loader takes it (the file it names, when
+// allowed); nullopt when there is nothing the loader would read (the read then says why).
 std::optional<SetFileStamp> stamp_path(const std::string& path) {
   struct stat st {};
   std::string why;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || !link_stays_inside(path, &why))
-    return std::nullopt;
+  if (::stat(path.c_str(), &st) != 0 || !link_stays_inside(path, &why)) return std::nullopt;
   return stamp_of(path, st);
 }
 
@@ -138,10 +141,7 @@ bool read_one(const std::string& path, const LoadLimits& limits, size_t& used, S
     if (auto stamp = stamp_path(path))
       if (auto cached = limits.set_cache->find(*stamp)) {
         if ((used += cached->size()) > limits.max_set_prefixes) {
-          errors.push_back({{path, 0, 0},
-                            "more than " + std::to_string(limits.max_set_prefixes) +
-                                " prefixes in the policy's set files together; "
-                                "refused"});
+          errors.push_back({{path, 0, 0}, too_many_prefixes(limits)});
           return false;
         }
         source.files.push_back(*stamp);
@@ -176,7 +176,7 @@ void SetFileCache::end() {
 }
 
 SetFileCache::Prefixes SetFileCache::find(const SetFileStamp& stamp) {
-  used_[stamp.path] = true;
+  used_.insert(stamp.path);
   auto it = files_.find(stamp.path);
   if (it == files_.end() || it->second.first != stamp) return nullptr;
   hits_++;
@@ -184,7 +184,7 @@ SetFileCache::Prefixes SetFileCache::find(const SetFileStamp& stamp) {
 }
 
 void SetFileCache::put(const SetFileStamp& stamp, Prefixes prefixes) {
-  used_[stamp.path] = true;
+  used_.insert(stamp.path);
   files_[stamp.path] = {stamp, std::move(prefixes)};
 }
 
@@ -250,13 +250,7 @@ bool read_set_source(SourceSet& set, const LoadLimits& limits, size_t& prefixes_
 std::vector<SetFileStamp> stamp_set_source(const SetSource& source) {
   std::vector<SetFileStamp> out;
   auto add = [&](const std::string& path) {
-    struct stat st {};
-    std::string why;
-    // A link is stamped as the loader would read it: the file it names, when allowed.
-    if (::stat(path.c_str(), &st) == 0 && link_stays_inside(path, &why))
-      out.push_back(stamp_of(path, st));
-    else
-      out.push_back({path});
+    out.push_back(stamp_path(path).value_or(SetFileStamp{path}));
   };
   add(source.path);
   if (source.directory) {

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,7 @@ class SetFileCache {
  private:
   size_t hits_ = 0;
   std::map<std::string, std::pair<SetFileStamp, Prefixes>> files_;
-  std::map<std::string, bool> used_;
+  std::set<std::string> used_;
 };
 
 // Reads the files of `set.source` into set.prefixes (sorted, each once) and stamps them into
