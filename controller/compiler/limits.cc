@@ -222,6 +222,63 @@ Result<rl_rule> compile_new_sources(const policy::Rule& rule, const CompileOptio
   return r;
 }
 
+namespace {
+
+// Why limit `index` of `rule` cannot take an override, or "".
+std::string override_problem(const policy::Rule& rule, size_t index, const policy::Rate& rate,
+                             uint64_t burst) {
+  if (index > rule.more.size())
+    return "has " + std::to_string(rule.more.size() + 1) + " limits, not " +
+           std::to_string(index + 1);
+  const policy::Limit& lim = index ? rule.more[index - 1].limit : rule.limit;
+  const policy::KeyKind key = index ? rule.more[index - 1].key : rule.key;
+  if (lim.algorithm == Algorithm::kConnections)
+    return "counts connections, not a rate: change it in the policy";
+  if (index == 0 && rule.cluster)
+    return "is the fleet's (a cluster rule), judged in Redis: change it in the policy";
+  if (key != policy::KeyKind::kSourceAddress && key != policy::KeyKind::kSourcePrefix &&
+      key != policy::KeyKind::kSourceAddressPort && key != policy::KeyKind::kSourceDestination)
+    return "keeps no key per source: an override gives the sources of a prefix a limit of "
+           "their own, which needs one";
+  if (rate.unit != lim.rate.unit)
+    return std::string("counts ") + (lim.rate.unit == Unit::kBytes ? "bytes" : "packets") +
+           ": give the override's rate in " + (lim.rate.unit == Unit::kBytes ? "bytes" : "packets");
+  if (burst && lim.algorithm != Algorithm::kTokenBucket)
+    return "is not a token bucket: a burst applies to token buckets only";
+  return "";
+}
+
+}  // namespace
+
+Result<rl_rule> compile_override(const policy::Rule& rule, size_t index, const policy::Rate& rate,
+                                 uint64_t burst, const rl_rule& in_force,
+                                 const CompileOptions& options) {
+  const std::string which =
+      index == 0 ? std::string("its limit") : "its limit '" + rule.more[index - 1].name + "'";
+  if (std::string why = override_problem(rule, index, rate, burst); !why.empty())
+    return rule_error(rule, (index > rule.more.size() ? std::string("it ") : which + " ") + why);
+  policy::Rule one = rule;
+  if (index) {
+    one.key = rule.more[index - 1].key;
+    one.limit = rule.more[index - 1].limit;
+  }
+  one.limit.rate = rate;
+  one.limit.burst = burst;
+  one.cluster.reset();
+  one.more.clear();
+  auto r = compile_limit(one, options);
+  if (!r) return r.error().wrap("override of " + which);
+  rl_rule out = in_force;
+  out.algo = r->algo;
+  out.cost_shift = r->cost_shift;
+  out.interval_fp = r->interval_fp;
+  out.burst_ns = r->burst_ns;
+  out.window_ns = r->window_ns;
+  out.limit = r->limit;
+  out.flags = (in_force.flags & ~RL_RULE_F_PRECISE_CLOCK) | (r->flags & RL_RULE_F_PRECISE_CLOCK);
+  return out;
+}
+
 // A node's share of a fleet limit is amount / nodes per window; each CPU counts its own part.
 // A CPU asks rld for an early sync every quarter of its part (a power of two, so the data path
 // tests one mask), which bounds what a node admits beyond its share between two syncs.
