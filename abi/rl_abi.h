@@ -20,7 +20,7 @@
 #ifndef RL_ABI_VERSION_BUMP
 #define RL_ABI_VERSION_BUMP 0
 #endif
-#define RL_ABI_VERSION (10 + RL_ABI_VERSION_BUMP)
+#define RL_ABI_VERSION (11 + RL_ABI_VERSION_BUMP)
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
@@ -31,6 +31,7 @@
 #define RL_MAX_CLASSES	    16384   /* rule bitmaps per generation (see class layout below) */
 #define RL_MAX_PREFIXES	    8388608 /* source trie entries per family (see below) */
 #define RL_RUNTIME_ACL_MAX  65536   /* runtime allow/deny entries per family */
+#define RL_OVERRIDES_MAX    65536   /* runtime overrides per family (rlctl override) */
 #define RL_MAX_DST_PREFIXES 65536   /* destination LPM entries per family, both generations */
 #define RL_VLAN_MAX_TAGS    8	    /* VLAN tags walked (why 8: bpf/lib/parse.h) */
 #define RL_PORT_KINDS	    4	    /* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
@@ -393,6 +394,41 @@ struct rl_runtime_entry {
 	__u64 expires_ns; /* 0 = never */
 };
 
+/* Runtime overrides (rlctl override): another limit for the sources of a prefix within one limit
+ * of a rule, outside the policy and its generations. Per family an LPM trie keyed by the limit's id
+ * (its first 32 bits, always matched whole) and the source prefix; prefixlen is 32 + the CIDR
+ * length. A packet of a rule whose stats slot counts overrides (rl_override_slots) asks the trie
+ * with its limit's id and source, and the entry found judges it instead of the limit in force: a
+ * copy of that limit with the override's rate and burst, so that every other field is the limit's.
+ * The rest of the entry is rld's record of what the operator asked for, which a restarted or
+ * replacing rld compiles again against the policy in force (a limit whose id changed gets a new
+ * key). A replacing rld carries the entries over as it carries the runtime lists (compat.h). */
+struct rl_override4_key {
+	__u32 prefixlen;
+	__u32 limit_id;
+	__u8 addr[4];
+};
+
+struct rl_override6_key {
+	__u32 prefixlen;
+	__u32 limit_id;
+	__u8 addr[16];
+};
+
+struct rl_override {
+	struct rl_rule limit; /* what the prefix's packets are judged by */
+	__u64 expires_ns;     /* CLOCK_MONOTONIC, 0 = never; an expired entry judges nothing */
+	/* rld's record: the rule by name, which of its limits (0 its own), the rate as written
+	 * (amount per period_ns, in packets or bytes) and the burst (0: the rate's amount). */
+	__u64 amount;
+	__u64 period_ns;
+	__u64 burst;
+	__u8 bytes; /* the rate counts bytes */
+	__u8 limit_index;
+	__u8 pad[6];
+	char rule[RL_RULE_NAME_MAX];
+};
+
 /* Host table: per family, sets of one cache line, each holding a few hosts' addresses with their
  * entries, so that a denied host's packet reads one line. A host's set is rl_host_set_index
  * (rl_hash.h) of its address. A way's word says all of its entry at once: RL_HOST_LIVE while it
@@ -639,6 +675,9 @@ RL_STATIC_ASSERT(sizeof(struct rl_src_pair) == 16, "rl_src_pair layout");
 RL_STATIC_ASSERT(sizeof(struct rl_runtime_lpm4_key) == 8, "rl_runtime_lpm4_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_runtime_lpm6_key) == 20, "rl_runtime_lpm6_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_runtime_entry) == 16, "rl_runtime_entry layout");
+RL_STATIC_ASSERT(sizeof(struct rl_override4_key) == 12, "rl_override4_key layout");
+RL_STATIC_ASSERT(sizeof(struct rl_override6_key) == 24, "rl_override6_key layout");
+RL_STATIC_ASSERT(sizeof(struct rl_override) == 160, "rl_override layout");
 RL_STATIC_ASSERT(sizeof(struct rl_host_set4) == 64, "rl_host_set4 layout: one cache line");
 RL_STATIC_ASSERT(sizeof(struct rl_host_set6) == 64, "rl_host_set6 layout: one cache line");
 RL_STATIC_ASSERT(sizeof(struct rl_bitmap) == RL_MAX_RULES / 8, "rl_bitmap layout");

@@ -176,6 +176,31 @@ struct {
 	__type(value, struct rl_runtime_entry);
 } rl_runtime_v6 SEC(".maps");
 
+/* Runtime overrides (rl_abi.h): per family the trie of (limit id, source prefix), and per stats
+ * slot how many entries name one of the rule's limits, so that a rule without any never asks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_OVERRIDES_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_override4_key);
+	__type(value, struct rl_override);
+} rl_override_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, RL_OVERRIDES_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_override6_key);
+	__type(value, struct rl_override);
+} rl_override_v6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RL_MAX_RULE_IDS);
+	__type(key, __u32);
+	__type(value, __u32);
+} rl_override_slots SEC(".maps");
+
 /* Whether a runtime entry may cover a source (rl_abi.h): word 0 the switch, then the bitsets. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

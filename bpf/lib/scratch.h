@@ -36,6 +36,10 @@ struct rl_scratch {
 	struct rl_outcome outcome;	      /* this packet's, for rl_account */
 	__u32 sample_left; /* matched packets this CPU lets by before its next sample */
 	__u32 pad;
+	union { /* the key of an override's lookup (override.h) */
+		struct rl_override4_key v4;
+		struct rl_override6_key v6;
+	} override_key;
 };
 
 struct {

@@ -19,17 +19,19 @@
 #define RL_BPF_STACKED_H
 
 #include "limiter.h"
+#include "override.h"
 #include "stats.h"
 
 /* What rl_more_limits needs and tells about a packet (a global function takes 5 arguments). */
 struct rl_stack_ctx {
 	__u64 now;
 	__u64 bytes;
-	__u32 ridx;	/* the rule's index in rl_rules */
-	__u32 by;	/* out: the refusing limit (1..), 0 if all admitted */
-	__u64 hash;	/* out: the refusing limit's key hash */
-	__u32 overflow; /* out: the refusing limit's key was judged by an overflow bucket */
-	__u32 inserted; /* out: keys inserted */
+	__u32 ridx;	 /* the rule's index in rl_rules */
+	__u32 by;	 /* out: the refusing limit (1..), 0 if all admitted */
+	__u64 hash;	 /* out: the refusing limit's key hash */
+	__u16 overflow;	 /* out: the refusing limit's key was judged by an overflow bucket */
+	__u16 overrides; /* the rule's limits have runtime overrides (override.h) */
+	__u32 inserted;	 /* out: keys inserted */
 };
 
 /* Limit i + 1 of the rule at c->ridx: judge the packet by it (claiming its key's slot if new);
@@ -44,6 +46,8 @@ __attribute__((noinline)) int rl_stacked_judge(const struct rl_pkt *p, struct rl
 	const struct rl_rule *lim = bpf_map_lookup_elem(&rl_limits, &idx);
 	if (!lim)
 		return RL_LIMIT_EXHAUSTED;
+	if (c->overrides)
+		lim = rl_override_limit(lim, p, c->now);
 	struct rl_key k = {};
 	rl_key_build(&k, lim, p);
 	__u64 h = rl_key_hash(&k, rl_hash_seed);
@@ -78,6 +82,10 @@ __attribute__((noinline)) int rl_stacked_refund(const struct rl_pkt *p, struct r
 	const struct rl_rule *lim = bpf_map_lookup_elem(&rl_limits, &idx);
 	if (!lim)
 		return 0;
+	/* The limit that took the tokens: an override replaced since gives back by its successor's
+	 * rate, an error of one packet's cost at most. */
+	if (c->overrides)
+		lim = rl_override_limit(lim, p, c->now);
 	struct rl_key k = {};
 	rl_key_build(&k, lim, p);
 	int found;

@@ -26,6 +26,7 @@
 #include "scratch.h"
 #include "memo.h"
 #include "outcome.h"
+#include "override.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -49,17 +50,18 @@ struct rl_path {
 	struct rl_pkt *pkt;
 	struct rl_control *ctl;
 	struct rl_gen_config *gc;
-	struct rl_rule *rule;		   /* from the rule stage on */
+	const struct rl_rule *rule;	   /* from the rule stage on */
 	struct rl_rule_counters *counters; /* the rule's; NULL before a rule matched */
 	struct rl_limit_info *info;	   /* the rule's key, and what its limit found */
 	__u64 bytes;
 	__u64 now;
 	__u32 epoch; /* names the rule set (memo.h); its low bit is the generation */
 	__u32 gen;
-	__u32 at;     /* which of scratch->pkt is this packet's */
-	int repeat;   /* the packet has the memo's source (memo.h) */
-	int sc;	      /* the SYN cookie class (syncookie.h) */
-	__u32 resets; /* rl_key_resets as the memo's words were read */
+	__u32 at;      /* which of scratch->pkt is this packet's */
+	int repeat;    /* the packet has the memo's source (memo.h) */
+	int sc;	       /* the SYN cookie class (syncookie.h) */
+	int overrides; /* the rule's limits have runtime overrides (override.h) */
+	__u32 resets;  /* rl_key_resets as the memo's words were read */
 };
 
 static __always_inline int rl_decide(struct rl_outcome *o, __u32 verdict, __u32 reason,
@@ -212,6 +214,12 @@ static __always_inline int rl_stage_rule(struct rl_path *p, struct rl_outcome *o
 	p->rule = bpf_map_lookup_elem(&rl_rules, &ridx);
 	if (!p->rule)
 		return rl_undecided(p, o);
+	/* An operator's override for this source: the rule's own limit with another rate. Its
+	 * stacked limits ask for theirs as they are judged (stacked.h). Expiries are seconds to
+	 * hours away: a tick of lateness does not matter. */
+	p->overrides = rl_overrides_for(p->rule->stats_slot);
+	if (p->overrides)
+		p->rule = rl_override_limit(p->rule, p->pkt, rl_now_coarse());
 	o->d.rule_pos = pos;
 	o->d.rule_id = p->rule->id;
 	p->counters = rl_rule_counters(p->rule->stats_slot);
@@ -322,7 +330,10 @@ static __always_inline int rl_stage_limits(struct rl_path *p, struct rl_outcome 
 	struct rl_limit_info *info = p->info;
 	int res = rl_own_limit(p, o);
 	if (res == RL_LIMIT_ADMIT && r->more_limits) {
-		struct rl_stack_ctx stk = {.now = p->now, .bytes = p->bytes, .ridx = info->ridx};
+		struct rl_stack_ctx stk = {.now = p->now,
+					   .bytes = p->bytes,
+					   .ridx = info->ridx,
+					   .overrides = p->overrides};
 		res = rl_more_limits(r, p->pkt, &stk);
 		if (stk.inserted)
 			rl_count(RL_GC_KEY_INSERTED, 0);

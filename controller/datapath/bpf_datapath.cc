@@ -17,6 +17,9 @@ Result<std::unique_ptr<BpfDatapath>> BpfDatapath::load(const LoadOptions& opts) 
   if (dp->replaced_abi())
     if (Status s = dp->runtime_->carry_from(opts.pin_root, dp->replaced_abi(), dp->now_ns()); !s)
       return s.error();
+  if (dp->replaced_abi())
+    if (Status s = dp->overrides_->carry_from(opts.pin_root, dp->replaced_abi()); !s)
+      return s.error();
   if (opts.key_table_full)
     if (auto grown = dp->keys_->grow_full(); !grown) return grown.error();
   return dp;
@@ -40,6 +43,9 @@ Status BpfDatapath::init(const LoadOptions& opts) {
   auto runtime = BpfRuntimeLists::open(skel, ctl, loaded_.hash_seed);
   if (!runtime) return runtime.error();
   runtime_ = std::move(*runtime);
+  auto overrides = BpfOverrides::open(skel);
+  if (!overrides) return overrides.error();
+  overrides_ = std::move(*overrides);
   auto keys = BpfKeyTable::open(skel, ctl, loaded_.key_sets, loaded_.hash_seed);
   if (!keys) return keys.error();
   keys_ = std::move(*keys);

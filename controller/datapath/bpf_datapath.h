@@ -3,7 +3,7 @@
 // maps, each behind its interface of datapath.h: the rule tables (bpf_rule_tables.h), the
 // counters and events (bpf_counters.h), the runtime lists (bpf_runtime_lists.h), the key table
 // (bpf_key_table.h), the cluster maps (bpf_cluster_maps.h), the connection counts
-// (bpf_connections.h) and the clock (bpf_clock.h). Tests
+// (bpf_connections.h), the runtime overrides (bpf_overrides.h) and the clock (bpf_clock.h). Tests
 // drive the program through DatapathTestHooks (test_hooks.h).
 #pragma once
 
@@ -21,6 +21,7 @@
 #include "datapath/bpf_connections.h"
 #include "datapath/bpf_counters.h"
 #include "datapath/bpf_key_table.h"
+#include "datapath/bpf_overrides.h"
 #include "datapath/bpf_rule_tables.h"
 #include "datapath/bpf_runtime_lists.h"
 #include "datapath/datapath.h"
@@ -68,6 +69,15 @@ class BpfDatapath final : public Datapath {
   }
   Result<std::optional<RuntimeEntry>> runtime_acl_find(const Prefix& prefix) const override {
     return runtime_->runtime_acl_find(prefix);
+  }
+
+  // Overrides (BpfOverrides)
+  Status override_set(const OverrideEntry& e) override { return overrides_->override_set(e); }
+  Result<bool> override_remove(uint32_t limit_id, const Prefix& prefix) override {
+    return overrides_->override_remove(limit_id, prefix);
+  }
+  Result<std::vector<OverrideEntry>> override_list() const override {
+    return overrides_->override_list();
   }
 
   // ClusterMaps (BpfClusterMaps)
@@ -144,6 +154,10 @@ class BpfDatapath final : public Datapath {
   // and why they could not be (a layout whose runtime maps this build cannot read), or "".
   size_t carried_runtime_entries() const { return runtime_->carried(); }
   const std::string& runtime_carry_error() const { return runtime_->carry_error(); }
+  // With replaced_abi(): the overrides of the replaced data path, to be compiled again against
+  // the policy rld applies (their limit ids are the old policy's), and why they could not be read.
+  const std::vector<OverrideEntry>& carried_overrides() const { return overrides_->carried(); }
+  const std::string& override_carry_error() const { return overrides_->carry_error(); }
   // Unpins the maps load() pinned afresh (none when it adopted or replaced another layout): for a
   // start that failed before anything was attached, so that the next start does not adopt a
   // rule set nobody applied.
@@ -160,6 +174,7 @@ class BpfDatapath final : public Datapath {
   std::unique_ptr<BpfCounters> counters_;
   std::unique_ptr<BpfRuleTables> rules_;
   std::unique_ptr<BpfRuntimeLists> runtime_;
+  std::unique_ptr<BpfOverrides> overrides_;
   std::unique_ptr<BpfKeyTable> keys_;
   std::unique_ptr<BpfClusterMaps> cluster_;
   std::unique_ptr<BpfConnections> connections_;

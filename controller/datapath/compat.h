@@ -24,6 +24,10 @@ namespace rl::compat {
 // rld to read the older form); a map whose shape differs all the same is not read.
 inline constexpr uint32_t kRuntimeLayoutSinceAbi = 9;
 
+// The runtime overrides (rl_override_v4/v6) came with this ABI and are read the same way: a
+// change to their keys or entries raises it.
+inline constexpr uint32_t kOverridesSinceAbi = 11;
+
 // Why the runtime maps of data path ABI `abi` cannot be read, or "".
 std::string runtime_layout_unreadable(uint32_t abi);
 

@@ -6,6 +6,7 @@
 //   RuleSets      the rule set in force and its generation switch       PolicyManager, metrics
 //   Counters      global, per-rule and per-limit counters               stats, metrics
 //   RuntimeLists  runtime allow/deny entries (rlctl allow/deny)         acl handlers
+//   Overrides     another limit for a source prefix (rlctl override)    override handlers
 //   KeyTable      one key's slot, its hash, its offender drops          unblock, key show
 //   ClusterMaps   what cluster rules admitted, and keys over the fleet  ClusterSync
 //   Connections   open connections per key of connection limits        ConnectionCounter
@@ -68,6 +69,25 @@ class RuntimeLists {
   virtual Result<std::optional<RuntimeEntry>> runtime_acl_find(const Prefix& prefix) const = 0;
 };
 
+// A runtime override as the kernel holds it: the source prefix, and value.limit the limit that
+// judges it, whose id is the entry's key with the prefix (rl_abi.h, "Runtime overrides").
+struct OverrideEntry {
+  Prefix prefix;
+  rl_override value{};
+};
+
+// Runtime overrides, outside the policy and its generations. rld is their only writer.
+class Overrides {
+ public:
+  virtual ~Overrides() = default;
+  // Inserts or replaces the entry of (value.limit.id, prefix); ENOSPC when its family holds
+  // RL_OVERRIDES_MAX entries already.
+  virtual Status override_set(const OverrideEntry& e) = 0;
+  // Whether there was such an entry.
+  virtual Result<bool> override_remove(uint32_t limit_id, const Prefix& prefix) = 0;
+  virtual Result<std::vector<OverrideEntry>> override_list() const = 0;
+};
+
 class KeyTable {
  public:
   virtual ~KeyTable() = default;
@@ -127,6 +147,7 @@ class Clock {
 class Datapath : public virtual RuleSets,
                  public virtual Counters,
                  public virtual RuntimeLists,
+                 public virtual Overrides,
                  public virtual KeyTable,
                  public virtual ClusterMaps,
                  public virtual Connections,

@@ -10,6 +10,7 @@
 #include "datapath/fake/fake_connections.h"
 #include "datapath/fake/fake_counters.h"
 #include "datapath/fake/fake_key_table.h"
+#include "datapath/fake/fake_overrides.h"
 #include "datapath/fake/fake_rule_sets.h"
 #include "datapath/fake/fake_runtime_lists.h"
 
@@ -19,6 +20,7 @@ class FakeDatapath : public Datapath,
                      public FakeRuleSets,
                      public FakeCounters,
                      public FakeRuntimeLists,
+                     public FakeOverrides,
                      public FakeKeyTable,
                      public FakeClusterMaps,
                      public FakeConnections,
