@@ -138,6 +138,33 @@ void from_json(const Json& j, AclDelRequest& v) {
   v.list = j.value("list", "");
 }
 
+void to_json(Json& j, const OverrideAddRequest& v) {
+  j = {{"rule", v.rule},
+       {"cidr", v.cidr},
+       {"rate", v.rate},
+       {"burst", v.burst},
+       {"ttl_seconds", v.ttl_seconds}};
+  if (!v.limit.empty()) j["limit"] = v.limit;
+}
+void from_json(const Json& j, OverrideAddRequest& v) {
+  need(j, "rule", v.rule);
+  need(j, "cidr", v.cidr);
+  need(j, "rate", v.rate);
+  v.limit = j.value("limit", "");
+  v.burst = j.value("burst", uint64_t{0});
+  v.ttl_seconds = j.value("ttl_seconds", uint64_t{0});
+}
+
+void to_json(Json& j, const OverrideDelRequest& v) {
+  j = {{"rule", v.rule}, {"cidr", v.cidr}};
+  if (!v.limit.empty()) j["limit"] = v.limit;
+}
+void from_json(const Json& j, OverrideDelRequest& v) {
+  need(j, "rule", v.rule);
+  need(j, "cidr", v.cidr);
+  v.limit = j.value("limit", "");
+}
+
 void to_json(Json& j, const UnblockRequest& v) { j = {{"address", v.address}}; }
 void from_json(const Json& j, UnblockRequest& v) { need(j, "address", v.address); }
 
@@ -183,6 +210,8 @@ RL_MEMBERS_JSON(AclAddResponse, list, cidr, ttl_seconds)
 RL_MEMBERS_JSON(AclDelResponse, cidr)
 RL_MEMBERS_JSON(AclEntry, list, cidr, expires_in_seconds)
 RL_MEMBERS_JSON(AclListResponse, entries)
+RL_MEMBERS_JSON(OverrideView, rule, limit, cidr, rate, burst, expires_in_seconds)
+RL_MEMBERS_JSON(OverrideListResponse, entries, capacity_per_family)
 RL_MEMBERS_JSON(UnblockResponse, address, keys_reset)
 RL_MEMBERS_JSON(Offender, rule, key, drops, blocked, last_seen)
 RL_MEMBERS_JSON(TopDropsResponse, offenders)
@@ -218,6 +247,7 @@ void to_json(Json& j, const KeyLimit& v) {
     put(j, "state", v.state);
     j["drops"] = v.drops;
     put(j, "last_drop", v.last_drop);
+    put(j, "override", v.override_by);
   }
   put(j, "limit", v.limit);
   put(j, "index", v.index);
@@ -231,6 +261,7 @@ void from_json(const Json& j, KeyLimit& v) {
   get(j, "state", v.state);
   get(j, "drops", v.drops);
   get(j, "last_drop", v.last_drop);
+  get(j, "override", v.override_by);
 }
 
 void to_json(Json& j, const KeyShowRule& v) {

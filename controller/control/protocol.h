@@ -90,6 +90,19 @@ struct AclDelRequest {
   std::string list;  // "" for either list
   std::string cidr;
 };
+struct OverrideAddRequest {
+  std::string rule;
+  std::string limit;  // a stacked limit's name; "" for the rule's own
+  std::string cidr;
+  std::string rate;          // as a policy writes it: "1000/s", "10MB/s"
+  uint64_t burst = 0;        // token buckets; 0: the rate's amount
+  uint64_t ttl_seconds = 0;  // 0: never expires
+};
+struct OverrideDelRequest {
+  std::string rule;
+  std::string limit;  // "" for the rule's own
+  std::string cidr;
+};
 struct UnblockRequest {
   std::string address;
 };
@@ -204,6 +217,17 @@ struct AclListResponse {
   std::vector<AclEntry> entries;
 };
 
+// A runtime override: a rule's limit for the sources of a prefix.
+struct OverrideView {
+  std::string rule, limit, cidr, rate;
+  uint64_t burst = 0;                     // 0: the rate's amount
+  Nullable<uint64_t> expires_in_seconds;  // null: never
+};
+struct OverrideListResponse {
+  std::vector<OverrideView> entries;
+  uint64_t capacity_per_family = 0;
+};
+
 struct UnblockResponse {
   std::string address;
   uint64_t keys_reset = 0;
@@ -255,6 +279,8 @@ struct KeyLimit {
   std::optional<KeyState> state;  // when tracked
   uint64_t drops = 0;
   Nullable<int64_t> last_drop;  // unix seconds; null: none known
+  // The runtime override that judges the address under this limit instead, if one does.
+  std::optional<OverrideView> override_by;
 };
 // A rule's limits; the first one's fields are also sent at the rule's top level.
 struct KeyShowRule {
@@ -345,6 +371,9 @@ RL_CONTROL_COMMAND(PolicyReload, "policy.reload", NoArgs, ReloadResponse)
 RL_CONTROL_COMMAND(AclAdd, "acl.add", AclAddRequest, AclAddResponse)
 RL_CONTROL_COMMAND(AclDel, "acl.del", AclDelRequest, AclDelResponse)
 RL_CONTROL_COMMAND(AclList, "acl.list", NoArgs, AclListResponse)
+RL_CONTROL_COMMAND(OverrideAdd, "override.add", OverrideAddRequest, OverrideView)
+RL_CONTROL_COMMAND(OverrideDel, "override.del", OverrideDelRequest, OverrideView)
+RL_CONTROL_COMMAND(OverrideList, "override.list", NoArgs, OverrideListResponse)
 RL_CONTROL_COMMAND(Unblock, "unblock", UnblockRequest, UnblockResponse)
 // Answered by TopDropsResponse or, for by "traffic", TopTrafficResponse.
 RL_CONTROL_COMMAND(Top, "top", TopRequest, Json)
@@ -382,6 +411,8 @@ RL_CONTROL_JSON(PolicyFile)
 RL_CONTROL_JSON(PolicyFilesRequest)
 RL_CONTROL_JSON(AclAddRequest)
 RL_CONTROL_JSON(AclDelRequest)
+RL_CONTROL_JSON(OverrideAddRequest)
+RL_CONTROL_JSON(OverrideDelRequest)
 RL_CONTROL_JSON(UnblockRequest)
 RL_CONTROL_JSON(TopRequest)
 RL_CONTROL_JSON(KeyShowRequest)
@@ -402,6 +433,8 @@ RL_CONTROL_JSON(AclAddResponse)
 RL_CONTROL_JSON(AclDelResponse)
 RL_CONTROL_JSON(AclEntry)
 RL_CONTROL_JSON(AclListResponse)
+RL_CONTROL_JSON(OverrideView)
+RL_CONTROL_JSON(OverrideListResponse)
 RL_CONTROL_JSON(UnblockResponse)
 RL_CONTROL_JSON(Offender)
 RL_CONTROL_JSON(TopDropsResponse)

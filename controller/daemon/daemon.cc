@@ -154,6 +154,12 @@ Status Daemon::make_policy_manager() {
   policies_->add_hooks(&synproxy_);
   connections_ = std::make_unique<ConnectionWatch>(*dp_);
   policies_->add_hooks(connections_.get());
+  auto overrides = OverrideBook::open(
+      *dp_, *dp_, [this] { return policies_->rules(); }, co);
+  if (!overrides) return overrides.error();
+  overrides_ = std::move(*overrides);
+  overrides_->carry(dp_->carried_overrides());
+  policies_->add_hooks(overrides_.get());
   if (!dp_->adopted()) return {};
   auto in_force = dp_->active_rules();
   if (!in_force) return in_force.error().wrap("read the rule set in force");
@@ -208,7 +214,11 @@ Status Daemon::take_over_replaced_pins() {
   log::warn("replaced a data path with another layout; per-key state starts fresh",
             {{"old_abi", std::to_string(old)},
              {"new_abi", std::to_string(RL_ABI_VERSION)},
-             {"runtime_entries_kept", std::to_string(dp_->carried_runtime_entries())}});
+             {"runtime_entries_kept", std::to_string(dp_->carried_runtime_entries())},
+             {"overrides_kept", std::to_string(dp_->carried_overrides().size())}});
+  if (!dp_->override_carry_error().empty())
+    log::error("the runtime overrides of the replaced data path are lost: add them again",
+               {{"reason", dp_->override_carry_error()}});
   if (!dp_->runtime_carry_error().empty())
     log::error("the runtime allow/deny entries of the replaced data path are lost: add them again",
                {{"reason", dp_->runtime_carry_error()}});
@@ -499,6 +509,7 @@ void Daemon::housekeeping() {
   // Expired runtime entries no longer apply in the kernel; remove them from the maps, listing
   // them only once one may have expired.
   runtime_expiry_.sweep(*dp_, *dp_);
+  overrides_->sweep();
   if (connections_ && last_housekeeping_ - last_tables_check_ >= std::chrono::seconds(5)) {
     last_tables_check_ = last_housekeeping_;
     connections_->restore();
@@ -525,14 +536,24 @@ void Daemon::register_handlers() {
       [this](const Json& a) { return handlers::acl_add(*dp_, *dp_, a, &runtime_expiry_); });
   h.add<control::AclDel>([this](const Json& a) { return handlers::acl_del(*dp_, a); });
   h.add<control::AclList>([this](const Json&) { return handlers::acl_list(*dp_, *dp_); });
+  h.add<control::OverrideAdd>([this](const Json& a) {
+    return handlers::override_add(*overrides_, policies_->rules(), *dp_, a);
+  });
+  h.add<control::OverrideDel>([this](const Json& a) {
+    return handlers::override_del(*overrides_, policies_->rules(), *dp_, a);
+  });
+  h.add<control::OverrideList>([this](const Json&) {
+    return handlers::override_list(*overrides_, policies_->rules(), *dp_);
+  });
   h.add<control::Unblock>(
       [this](const Json& a) { return handlers::unblock(*dp_, policies_->rules(), a); });
   h.add<control::Top>([this](const Json& a) {
     return handlers::top(
         *offenders_, traffic_.get(), [this](uint32_t id) { return rule_ref(id); }, *dp_, a);
   });
-  h.add<control::KeyShow>(
-      [this](const Json& a) { return key_show(*dp_, policies_->rules(), *offenders_, a); });
+  h.add<control::KeyShow>([this](const Json& a) {
+    return key_show(*dp_, policies_->rules(), *offenders_, a, overrides_.get());
+  });
   h.add<control::Stats>([this](const Json&) {
     rates_.sample(*dp_, policies_->rules(), std::chrono::steady_clock::now());
     return handlers::stats(*dp_, policies_->rules(), rates_);
@@ -583,6 +604,8 @@ Result<metrics::Snapshot> Daemon::snapshot() const {
   if (cluster_) cluster = cluster_->stats();
   auto s = metrics_snapshot(
       *dp_, *dp_, *dp_, [this] { return policies_->rules(); }, status_model(), cluster);
+  if (s)
+    for (const auto& [rule, n] : overrides_->per_rule()) s->overrides[rule] = n;
   if (s && connections_)
     s->connections = {connections_->tracked(), connections_->events_lost(), connections_->errors()};
   return s;

@@ -25,6 +25,7 @@
 #include "daemon/handlers/handlers.h"
 #include "daemon/key_usage.h"
 #include "daemon/offenders/offenders.h"
+#include "daemon/overrides/override_book.h"
 #include "daemon/policy/load_worker.h"
 #include "daemon/policy/policy_manager.h"
 #include "daemon/status.h"
@@ -120,6 +121,7 @@ class Daemon {
   std::unique_ptr<PolicyManager> policies_;
   SynProxy synproxy_{cfg_.netfilter_sysctl_dir};  // the stack side of syn_cookies rules
   std::unique_ptr<ConnectionWatch> connections_;  // connection limits' counts; reads dp_
+  std::unique_ptr<OverrideBook> overrides_;       // runtime overrides; writes dp_
   std::unique_ptr<OffenderLog> offenders_;
   std::unique_ptr<TrafficLog> traffic_;  // traffic samples, when traffic_sample_shift is set
   std::unique_ptr<ClusterSync> cluster_;

@@ -152,6 +152,13 @@ void add_key_table(std::vector<MetricFamily>& out, const Snapshot& s) {
   add_sample(lists, double(s.runtime_allow_entries), {{"list", "allow"}});
   add_sample(lists, double(s.runtime_deny_entries), {{"list", "deny"}});
   out.push_back(std::move(lists));
+  auto overrides = family(
+      "rl_overrides",
+      "Runtime overrides (rlctl override) of a rule's limits, both address families; at most " +
+          std::to_string(RL_OVERRIDES_MAX) + " per family.",
+      MetricType::Gauge);
+  for (const auto& [rule, n] : s.overrides) add_sample(overrides, double(n), {{"rule", rule}});
+  out.push_back(std::move(overrides));
 }
 
 void add_connections(std::vector<MetricFamily>& out, const Snapshot& s) {

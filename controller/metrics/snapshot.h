@@ -91,6 +91,7 @@ struct Snapshot {
   std::string ready_summary;
   uint64_t runtime_allow_entries = 0;
   uint64_t runtime_deny_entries = 0;
+  std::map<std::string, uint64_t> overrides;  // runtime overrides (rlctl override) per rule
   ClusterSnapshot cluster;
   ConnectionsSnapshot connections;
 };

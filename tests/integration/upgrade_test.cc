@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // An upgrade across data path layouts: the rld of this source (ABI RL_ABI_VERSION) runs with
-// rules and runtime allow/deny entries, then an rld built with RL_ABI_VERSION_BUMP=1 (another
-// ABI, and an rl_control of another size) starts on the same pins, as a package of another layout
-// would. Everything is checked on real packets through the veth.
+// rules, runtime allow/deny entries and runtime overrides, then an rld built with
+// RL_ABI_VERSION_BUMP=1 (another ABI, and an rl_control of another size) starts on the same pins,
+// as a package of another layout would. Everything is checked on real packets through the veth.
 #include <bpf/bpf.h>
 #include <net/if.h>
 
@@ -122,6 +122,11 @@ TEST_F(UpgradeTest, RuntimeEntriesOutliveALayoutChange) {
       << "the crowded set's last hosts are in the hosts' hash";
   const auto before = runtime_entries();
   ASSERT_EQ(before.size(), adds.size() + crowded.size());
+  // Runtime overrides of both families, one with a TTL: udp9's burst of 1 raised for them.
+  ctl({"override", "add", "udp9", "198.18.40.0/24", "--rate", "1/min", "--burst", "6", "--ttl",
+       "1h"});
+  ctl({"override", "add", "udp9", "2001:db8:40::/48", "--rate", "1/min", "--burst", "3"});
+  EXPECT_EQ(through("198.18.40.1"), 6u) << "the override, before the upgrade";
   const uint64_t old_prog = attached_prog();
   ASSERT_NE(old_prog, 0u);
   rld_->stop();
@@ -133,6 +138,7 @@ TEST_F(UpgradeTest, RuntimeEntriesOutliveALayoutChange) {
   EXPECT_NE(rld_->err().find("runtime_entries_kept=" + std::to_string(before.size())),
             std::string::npos)
       << rld_->err();
+  EXPECT_NE(rld_->err().find("overrides_kept=2"), std::string::npos) << rld_->err();
   const Pinned now = pinned_control(pin_root_);
   EXPECT_EQ(now.abi, static_cast<uint32_t>(RL_ABI_VERSION + 1)) << "the new layout is pinned";
   EXPECT_EQ(now.value_size, sizeof(rl_control) + 8) << "and its rl_control is larger";
@@ -165,6 +171,19 @@ TEST_F(UpgradeTest, RuntimeEntriesOutliveALayoutChange) {
   EXPECT_EQ(through("2001:db8:21::7"), 20u) << "allowed IPv6 host: past the rule";
   EXPECT_EQ(through("2001:db8:23::1"), 1u) << "the rule is in force for IPv6";
   for (const auto& h : crowded) EXPECT_EQ(through(h), 0u) << "denied host " << h;
+
+  // The overrides, compiled again against the policy the new layout applied, TTL running on.
+  const Json overrides = ctl({"override", "list"});
+  ASSERT_EQ(overrides["entries"].size(), 2u) << overrides.dump();
+  for (const auto& e : overrides["entries"]) {
+    EXPECT_EQ(e["rule"], "udp9");
+    if (e["cidr"] == "198.18.40.0/24")
+      EXPECT_GT(e["expires_in_seconds"].get<int64_t>(), 3500) << e.dump();
+    else
+      EXPECT_TRUE(e["expires_in_seconds"].is_null()) << e.dump();
+  }
+  EXPECT_EQ(through("198.18.40.2"), 6u) << "the override, after the upgrade";
+  EXPECT_EQ(through("2001:db8:40::2"), 3u) << "the IPv6 override, after the upgrade";
 }
 
 TEST_F(UpgradeTest, ABrokenPolicyKeepsTheOldLayoutAttachedWithItsRules) {

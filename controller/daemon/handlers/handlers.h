@@ -14,6 +14,7 @@
 #include "control/protocol.h"
 #include "daemon/cluster_sync.h"
 #include "daemon/offenders/offenders.h"
+#include "daemon/overrides/override_book.h"
 #include "daemon/policy/policy_manager.h"
 #include "daemon/traffic/traffic.h"
 #include "datapath/datapath.h"
@@ -50,6 +51,17 @@ Json acl_list(const RuntimeLists& lists, const Clock& clock);
 // nullopt when the entries could not be listed.
 std::optional<size_t> expire_runtime_entries(RuntimeLists& lists, const Clock& clock,
                                              uint64_t* next_ns = nullptr);
+
+// override.add / override.del / override.list: runtime overrides (overrides.cc). An entry as
+// the protocol shows it, its limit named by `rules` (the rules in force).
+control::OverrideView override_view(const OverrideEntry& e, const std::vector<RuleView>& rules,
+                                    uint64_t now);
+Json override_add(OverrideBook& book, const std::vector<RuleView>& rules, const Clock& clock,
+                  const Json& args);
+Json override_del(OverrideBook& book, const std::vector<RuleView>& rules, const Clock& clock,
+                  const Json& args);
+Json override_list(const OverrideBook& book, const std::vector<RuleView>& rules,
+                   const Clock& clock);
 
 // unblock: every key of the address, under every rule keyed by source (keys.cc).
 Json unblock(KeyTable& keys, const std::vector<RuleView>& rules, const Json& args);

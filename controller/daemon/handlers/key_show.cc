@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/key_text.h"
+#include "daemon/handlers/handlers.h"
 #include "daemon/key_state.h"
 
 namespace rl::daemon {
@@ -22,14 +23,19 @@ KeyLimit noted(const char* note) {
 // What one limit holds for the address: its key, the slot's state, and the drops the offender
 // table knows of that key under that limit (stacked limits have ids of their own, so a /24's
 // drops are not the source's).
-KeyLimit limit_entry(const Datapath& dp, const rl_rule& lim, const Address& addr,
-                     std::optional<uint16_t> port, const std::vector<Offender>& known,
-                     uint64_t now) {
+KeyLimit limit_entry(const Datapath& dp, const rl_rule& in_force, const Address& addr,
+                     std::optional<uint16_t> port, const std::vector<Offender>& known, uint64_t now,
+                     const OverrideBook* overrides, const std::vector<RuleView>& rules) {
+  // An override's copy of the limit judges the address: its state reads by that rate.
+  std::optional<OverrideEntry> over;
+  if (overrides) over = overrides->find(in_force.id, addr);
+  const rl_rule& lim = over ? over->value.limit : in_force;
   if (lim.key_kind == RL_KEY_SRC_DST)
     return noted("keyed by source and destination together: one address names no key");
   if (lim.key_kind == RL_KEY_SRC_ADDR_DPORT && !port)
     return noted("keyed by source and port: give ADDRESS|PORT");
   KeyLimit j;
+  if (over) j.override_by = handlers::override_view(*over, rules, now);
   rl_key k = key_for(lim, addr, port.value_or(0));
   j.key = key_text(k, lim);
   const uint64_t hash = dp.key_hash(k);
@@ -55,7 +61,8 @@ KeyLimit limit_entry(const Datapath& dp, const rl_rule& lim, const Address& addr
 }  // namespace
 
 control::Json key_show(const Datapath& dp, const std::vector<RuleView>& rules,
-                       OffenderLog& offenders, const control::Json& args) {
+                       OffenderLog& offenders, const control::Json& args,
+                       const OverrideBook* overrides) {
   auto req = args.get<control::KeyShowRequest>();
   auto parsed = parse_key_arg(req.key);
   if (!parsed) return control::fail(parsed.error().message);
@@ -84,7 +91,8 @@ control::Json key_show(const Datapath& dp, const std::vector<RuleView>& rules,
                        ? noted(
                              "this limit's parameters are not known: rld adopted the data "
                              "path and has not loaded a policy since (rlctl policy reload)")
-                       : limit_entry(dp, l == 0 ? r : v.more[l - 1], addr, port, known, now);
+                       : limit_entry(dp, l == 0 ? r : v.more[l - 1], addr, port, known, now,
+                                     overrides, rules);
       e.limit = limit_name(v, l);
       e.index = l;
       rule.limits.push_back(std::move(e));

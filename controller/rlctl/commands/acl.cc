@@ -3,8 +3,6 @@
 #include <iostream>
 #include <memory>
 
-#include "common/cli_exit.h"
-#include "policy/rate.h"
 #include "rlctl/commands/command.h"
 #include "rlctl/commands/render.h"
 #include "rlctl/table.h"
@@ -27,32 +25,13 @@ void render_acl_list(const proto::AclListResponse& d, std::ostream& out) {
 
 namespace {
 
-// Whole seconds, a fraction rounded up. Under a second is refused: 0 seconds is how an entry
-// that never expires is sent, so "--ttl 500ms" must not become one.
-uint64_t parse_ttl(const std::string& ttl) {
-  if (ttl.empty()) return 0;
-  auto d = rl::policy::parse_duration_ns(ttl);
-  if (!d) {
-    std::cerr << "rlctl: --ttl: " << d.error().message << "\n";
-    std::exit(rl::kExitUsage);
-  }
-  constexpr uint64_t kSec = 1'000'000'000ULL;
-  if (*d < kSec) {
-    std::cerr << "rlctl: --ttl " << ttl
-              << " is under a second; runtime entries last whole seconds (leave --ttl out for "
-                 "one that does not expire)\n";
-    std::exit(rl::kExitUsage);
-  }
-  return *d / kSec + (*d % kSec != 0);
-}
-
 struct AclOptions {
   std::string list;  // allow or deny
   std::string cidr, ttl;
 };
 
 void do_add(const Globals& g, const AclOptions& o) {
-  Json d = call_or_exit<proto::AclAdd>(g, {o.list, o.cidr, parse_ttl(o.ttl)});
+  Json d = call_or_exit<proto::AclAdd>(g, {o.list, o.cidr, parse_ttl_seconds(o.ttl)});
   if (!json_out(g, d)) render_acl_add(o.list, d.get<proto::AclAddResponse>(), std::cout);
 }
 

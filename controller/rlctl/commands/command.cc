@@ -7,6 +7,7 @@
 
 #include "common/cli_exit.h"
 #include "control/client.h"
+#include "policy/rate.h"
 #include "rlctl/commands/render.h"
 
 namespace rlctl {
@@ -24,6 +25,10 @@ const std::vector<Command>& command_table() {
        bind_allow},
       {"deny", "runtime deny entries, on top of the policy lists; they expire on their own",
        bind_deny},
+      {"override",
+       "another rate for the sources of a prefix within a rule, outside the policy; kept across "
+       "restarts",
+       bind_override},
       {"unblock", "forget an address's limiter state and block in every rule", bind_unblock},
       {"top",
        "current offenders with their over-limit packet counts, or (--by traffic) the keys that "
@@ -39,6 +44,25 @@ const std::vector<Command>& command_table() {
       {"man-commands", "rlctl(8)'s COMMANDS section, as help2man include text", bind_man_commands},
   };
   return kCommands;
+}
+
+// Whole seconds, a fraction rounded up. Under a second is refused: 0 seconds is how an entry
+// that never expires is sent, so "--ttl 500ms" must not become one.
+uint64_t parse_ttl_seconds(const std::string& ttl) {
+  if (ttl.empty()) return 0;
+  auto d = rl::policy::parse_duration_ns(ttl);
+  if (!d) {
+    std::cerr << "rlctl: --ttl: " << d.error().message << "\n";
+    std::exit(rl::kExitUsage);
+  }
+  constexpr uint64_t kSec = 1'000'000'000ULL;
+  if (*d < kSec) {
+    std::cerr << "rlctl: --ttl " << ttl
+              << " is under a second; runtime entries and overrides last whole seconds "
+                 "(leave --ttl out for one that does not expire)\n";
+    std::exit(rl::kExitUsage);
+  }
+  return *d / kSec + (*d % kSec != 0);
 }
 
 Json call_or_exit(const Globals& g, const std::string& cmd, const Json& args) {

@@ -46,6 +46,10 @@ Json call_or_exit(const Globals& g, const typename Command::Request& args = {}) 
   return call_or_exit(g, Command::kName, Json(args));
 }
 
+// --ttl as whole seconds (0 when not given); exits with a usage error for a bad one or one under
+// a second, which would read as "never expires".
+uint64_t parse_ttl_seconds(const std::string& ttl);
+
 // With -o json: prints `data` and returns true.
 bool json_out(const Globals& g, const Json& data);
 
@@ -63,6 +67,7 @@ void bind_detach(CLI::App& cmd, Context& ctx);
 void bind_policy(CLI::App& cmd, Context& ctx);
 void bind_allow(CLI::App& cmd, Context& ctx);
 void bind_deny(CLI::App& cmd, Context& ctx);
+void bind_override(CLI::App& cmd, Context& ctx);
 void bind_unblock(CLI::App& cmd, Context& ctx);
 void bind_top(CLI::App& cmd, Context& ctx);
 void bind_key(CLI::App& cmd, Context& ctx);

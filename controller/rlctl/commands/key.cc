@@ -48,6 +48,17 @@ void render_key_show(const proto::KeyShowResponse& d, std::ostream& out) {
     }
   }
   t.print(out);
+  // The limits a runtime override judges the address by instead (rlctl override).
+  for (const auto& r : d.rules)
+    for (const auto& l : r.limits)
+      if (l.override_by) {
+        out << "override: rule " << r.rule << " limit " << l.limit.value_or("-") << ": "
+            << l.override_by->rate << " for " << l.override_by->cidr;
+        if (l.override_by->burst) out << ", burst " << l.override_by->burst;
+        if (l.override_by->expires_in_seconds)
+          out << ", expires in " << *l.override_by->expires_in_seconds << " s";
+        out << "\n";
+      }
 }
 
 void bind_key(CLI::App& cmd, Context& ctx) {

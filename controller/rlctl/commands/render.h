@@ -40,6 +40,9 @@ void render_acl_add(const std::string& list, const proto::AclAddResponse& d, std
 void render_acl_del(const proto::AclDelResponse& d, std::ostream& out);
 // The entries given (rlctl allow list: the allow list's only).
 void render_acl_list(const proto::AclListResponse& d, std::ostream& out);
+// "added override of rule web limit web for 198.18.0.0/16: 1000/s, burst 2000"
+void render_override(const char* verb, const proto::OverrideView& v, std::ostream& out);
+void render_override_list(const proto::OverrideListResponse& d, std::ostream& out);
 void render_unblock(const proto::UnblockResponse& d, std::ostream& out);
 void render_top_drops(const proto::TopDropsResponse& d, std::ostream& out);
 void render_top_traffic(const proto::TopTrafficResponse& d, std::ostream& out);

@@ -119,6 +119,18 @@ TEST(Render, AttachDetachUnblockAndLists) {
   EXPECT_EQ(text([](auto& o) { render_acl_list({}, o); }), "CIDR  EXPIRES IN (s)\n(none)\n");
 }
 
+TEST(Render, Overrides) {
+  proto::OverrideView v{"web", "per-source", "198.18.0.0/16", "1000/s", 2000, 3599};
+  EXPECT_EQ(text([&](auto& o) { render_override("added", v, o); }),
+            "added override of rule web limit per-source for 198.18.0.0/16: 1000/s, burst 2000, "
+            "expires in 3599 s\n");
+  proto::OverrideListResponse list{{v, {"web", "per-24", "2001:db8::/48", "10/s", 0, {}}}, 65536};
+  EXPECT_EQ(text([&](auto& o) { render_override_list(list, o); }),
+            "RULE  LIMIT       CIDR           RATE    BURST  EXPIRES IN (s)\n"
+            "web   per-source  198.18.0.0/16  1000/s  2000   3599\n"
+            "web   per-24      2001:db8::/48  10/s    -      never\n");
+}
+
 TEST(Render, Policy) {
   proto::PolicyListResponse list{{{0, "web", 10, "drop", "tcp dport 443", "100/s", "any"}}};
   EXPECT_EQ(text([&](auto& o) { render_policy_list(list, o); }),
