@@ -19,7 +19,8 @@
 #include "parse.h"
 #include "scratch.h"
 
-/* Whether any limit of the rule at stats slot `slot` has overrides. */
+/* Whether any limit of the rule at stats slot `slot` has overrides: a rule without one never asks
+ * the tries. */
 static __always_inline int rl_overrides_for(__u32 slot)
 {
 	__u32 idx = slot & (RL_MAX_RULE_IDS - 1);
@@ -27,17 +28,22 @@ static __always_inline int rl_overrides_for(__u32 slot)
 	return n && RL_READ_ONCE(*n);
 }
 
-/* The limit that judges packet p in place of `lim`: an override's copy of it for p's source, or
- * lim when none is in force (none, or expired at `now`). An expired entry shadows no shorter
- * one: rld removes it within a second, and until then the policy's limit judges. The key is built
- * in the CPU's scratch, which leaves the stack's room to the calls below (scratch.h). */
-static __always_inline const struct rl_rule *rl_override_limit(const struct rl_rule *lim,
-							       const struct rl_pkt *p, __u64 now)
+/* The override's copy of `lim` that judges packet p instead, or NULL when none is in force
+ * (none, or expired at `now`). An expired entry shadows no shorter one: rld removes it within a
+ * second, and until then the policy's limit judges. The key is built in the CPU's scratch, which
+ * leaves the stack's room to the calls below (scratch.h). Callers use the copy only for the
+ * judgement and let go of it at once, and no flag of the path remembers that the rule has
+ * overrides: a pointer that may be another map's value, or a flag branched on again later, makes
+ * the verifier walk what follows once per case. */
+static __always_inline const struct rl_rule *rl_override_of(const struct rl_rule *lim,
+							    const struct rl_pkt *p, __u64 now)
 {
+	if (!rl_overrides_for(lim->stats_slot))
+		return 0;
 	__u32 zero = 0;
 	struct rl_scratch *sc = bpf_map_lookup_elem(&rl_scratch, &zero);
 	if (!sc)
-		return lim;
+		return 0;
 	struct rl_override *ov;
 	if (p->family == 4) {
 		struct rl_override4_key *k = &sc->override_key.v4;
@@ -53,7 +59,7 @@ static __always_inline const struct rl_rule *rl_override_limit(const struct rl_r
 		ov = bpf_map_lookup_elem(&rl_override_v6, k);
 	}
 	if (!ov || (ov->expires_ns && ov->expires_ns <= now))
-		return lim;
+		return 0;
 	return &ov->limit;
 }
 

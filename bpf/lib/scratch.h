@@ -36,7 +36,8 @@ struct rl_scratch {
 	struct rl_outcome outcome;	      /* this packet's, for rl_account */
 	__u32 sample_left; /* matched packets this CPU lets by before its next sample */
 	__u32 pad;
-	union { /* the key of an override's lookup (override.h) */
+	struct rl_key stacked_key; /* a stacked limit's key for the packet (stacked.h) */
+	union {			   /* the key of an override's lookup (override.h) */
 		struct rl_override4_key v4;
 		struct rl_override6_key v6;
 	} override_key;

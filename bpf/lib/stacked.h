@@ -26,12 +26,11 @@
 struct rl_stack_ctx {
 	__u64 now;
 	__u64 bytes;
-	__u32 ridx;	 /* the rule's index in rl_rules */
-	__u32 by;	 /* out: the refusing limit (1..), 0 if all admitted */
-	__u64 hash;	 /* out: the refusing limit's key hash */
-	__u16 overflow;	 /* out: the refusing limit's key was judged by an overflow bucket */
-	__u16 overrides; /* the rule's limits have runtime overrides (override.h) */
-	__u32 inserted;	 /* out: keys inserted */
+	__u32 ridx;	/* the rule's index in rl_rules */
+	__u32 by;	/* out: the refusing limit (1..), 0 if all admitted */
+	__u64 hash;	/* out: the refusing limit's key hash */
+	__u32 overflow; /* out: the refusing limit's key was judged by an overflow bucket */
+	__u32 inserted; /* out: keys inserted */
 };
 
 /* Limit i + 1 of the rule at c->ridx: judge the packet by it (claiming its key's slot if new);
@@ -44,13 +43,15 @@ __attribute__((noinline)) int rl_stacked_judge(const struct rl_pkt *p, struct rl
 		return RL_LIMIT_EXHAUSTED;
 	__u32 idx = rl_stacked_index(c->ridx, i % (RL_MAX_LIMITS - 1));
 	const struct rl_rule *lim = bpf_map_lookup_elem(&rl_limits, &idx);
-	if (!lim)
+	__u32 zero = 0;
+	struct rl_scratch *sc = bpf_map_lookup_elem(&rl_scratch, &zero);
+	if (!lim || !sc)
 		return RL_LIMIT_EXHAUSTED;
-	if (c->overrides)
-		lim = rl_override_limit(lim, p, c->now);
-	struct rl_key k = {};
-	rl_key_build(&k, lim, p);
-	__u64 h = rl_key_hash(&k, rl_hash_seed);
+	/* The key in the CPU's scratch: this frame's room is the judgement's below it. */
+	struct rl_key *k = &sc->stacked_key;
+	__builtin_memset(k, 0, sizeof(*k));
+	rl_key_build(k, lim, p);
+	__u64 h = rl_key_hash(k, rl_hash_seed);
 	int found, overflow = 0, res;
 	if (lim->algo == RL_ALGO_CONNECTIONS) {
 		res = rl_conn_judge(lim, p, h);
@@ -61,12 +62,22 @@ __attribute__((noinline)) int rl_stacked_judge(const struct rl_pkt *p, struct rl
 			s = rl_overflow_slot(lim, p);
 			overflow = 1;
 		}
-		res = s ? rl_judge_call(s, lim, c->now, c->bytes) : RL_LIMIT_EXHAUSTED;
+		/* An operator's override of this limit for the source judges the key instead. */
+		const struct rl_rule *ov = rl_override_of(lim, p, c->now);
+		if (!s)
+			res = RL_LIMIT_EXHAUSTED;
+		else if (ov) /* its rate may need the precise clock where the rule's does not */
+			res = rl_judge_call(s, ov,
+					    (ov->flags & RL_RULE_F_PRECISE_CLOCK) ? rl_now_precise()
+										  : c->now,
+					    c->bytes);
+		else
+			res = rl_judge_call(s, lim, c->now, c->bytes);
 	}
 	if (res != RL_LIMIT_ADMIT) {
 		c->hash = h;
 		c->overflow = overflow;
-		rl_offender(lim, &k, h, c->now, res == RL_LIMIT_BLOCKED);
+		rl_offender(lim, k, h, c->now, res == RL_LIMIT_BLOCKED);
 	}
 	return res;
 }
@@ -82,15 +93,16 @@ __attribute__((noinline)) int rl_stacked_refund(const struct rl_pkt *p, struct r
 	const struct rl_rule *lim = bpf_map_lookup_elem(&rl_limits, &idx);
 	if (!lim)
 		return 0;
-	/* The limit that took the tokens: an override replaced since gives back by its successor's
-	 * rate, an error of one packet's cost at most. */
-	if (c->overrides)
-		lim = rl_override_limit(lim, p, c->now);
 	struct rl_key k = {};
 	rl_key_build(&k, lim, p);
 	int found;
 	struct rl_slot *s = rl_key_slot(rl_key_hash(&k, rl_hash_seed), c->now, 0, &found);
-	return s ? rl_refund(s, lim, c->now, c->bytes) : 0;
+	if (!s)
+		return 0;
+	/* The limit that took the tokens: an override replaced since gives back by its successor's
+	 * rate, an error of one packet's cost at most. */
+	const struct rl_rule *ov = rl_override_of(lim, p, c->now);
+	return ov ? rl_refund(s, ov, c->now, c->bytes) : rl_refund(s, lim, c->now, c->bytes);
 }
 
 /* Judge limits 1..more_limits of rule r for a packet its own limit admitted. Returns

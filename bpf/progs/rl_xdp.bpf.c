@@ -57,11 +57,10 @@ struct rl_path {
 	__u64 now;
 	__u32 epoch; /* names the rule set (memo.h); its low bit is the generation */
 	__u32 gen;
-	__u32 at;      /* which of scratch->pkt is this packet's */
-	int repeat;    /* the packet has the memo's source (memo.h) */
-	int sc;	       /* the SYN cookie class (syncookie.h) */
-	int overrides; /* the rule's limits have runtime overrides (override.h) */
-	__u32 resets;  /* rl_key_resets as the memo's words were read */
+	__u32 at;     /* which of scratch->pkt is this packet's */
+	int repeat;   /* the packet has the memo's source (memo.h) */
+	int sc;	      /* the SYN cookie class (syncookie.h) */
+	__u32 resets; /* rl_key_resets as the memo's words were read */
 };
 
 static __always_inline int rl_decide(struct rl_outcome *o, __u32 verdict, __u32 reason,
@@ -214,12 +213,6 @@ static __always_inline int rl_stage_rule(struct rl_path *p, struct rl_outcome *o
 	p->rule = bpf_map_lookup_elem(&rl_rules, &ridx);
 	if (!p->rule)
 		return rl_undecided(p, o);
-	/* An operator's override for this source: the rule's own limit with another rate. Its
-	 * stacked limits ask for theirs as they are judged (stacked.h). Expiries are seconds to
-	 * hours away: a tick of lateness does not matter. */
-	p->overrides = rl_overrides_for(p->rule->stats_slot);
-	if (p->overrides)
-		p->rule = rl_override_limit(p->rule, p->pkt, rl_now_coarse());
 	o->d.rule_pos = pos;
 	o->d.rule_id = p->rule->id;
 	p->counters = rl_rule_counters(p->rule->stats_slot);
@@ -283,11 +276,36 @@ static __always_inline int rl_stage_cluster(struct rl_path *p, struct rl_outcome
 
 /* The rule's own limit: from the memo's refusal of the key or of the rule's unadmitted sources
  * when it holds one (memo.h), else the key table (limiter.h). */
+/* The rule's own limit as an operator's override judges it for this source (override.h): by
+ * the global rl_limit, which the override's copy is handed to and dropped after, without the
+ * inline path's memo or known-key judgement. */
+static __always_inline int rl_overridden_limit(struct rl_path *p, const struct rl_rule *ov)
+{
+	struct rl_memo_unadmitted *unadm = &p->scratch->unadmitted;
+	unadm->kept = 0;
+	unadm->words.seen = 0;
+	/* Its rate may need the precise clock where the rule's does not. */
+	if (ov->flags & RL_RULE_F_PRECISE_CLOCK)
+		p->info->now = rl_now_precise();
+	int res = rl_limit(ov, p->pkt, p->info, &unadm->words);
+	unadm->words.seen = 0;
+	return res;
+}
+
 static __always_inline int rl_own_limit(struct rl_path *p, struct rl_outcome *o)
 {
 	const struct rl_rule *r = p->rule;
 	struct rl_limit_info *info = p->info;
 	struct rl_memo *memo = &p->scratch->memo;
+	const struct rl_rule *ov = rl_override_of(r, p->pkt, p->now);
+	if (ov) {
+		int res = rl_overridden_limit(p, ov);
+		if (info->inserted)
+			rl_count(RL_GC_KEY_INSERTED, 0);
+		if (info->unadmitted)
+			rl_count(RL_GC_NEW_UNADMITTED, p->bytes);
+		return res;
+	}
 	int res = p->repeat ? rl_memo_refusal(memo, r, p->now, p->bytes) : RL_LIMIT_SLOW;
 	p->resets = rl_key_resets; /* before the words (rl_memo_refusal) */
 	if (res == RL_LIMIT_SLOW) {
@@ -330,15 +348,16 @@ static __always_inline int rl_stage_limits(struct rl_path *p, struct rl_outcome 
 	struct rl_limit_info *info = p->info;
 	int res = rl_own_limit(p, o);
 	if (res == RL_LIMIT_ADMIT && r->more_limits) {
-		struct rl_stack_ctx stk = {.now = p->now,
-					   .bytes = p->bytes,
-					   .ridx = info->ridx,
-					   .overrides = p->overrides};
+		struct rl_stack_ctx stk = {.now = p->now, .bytes = p->bytes, .ridx = info->ridx};
 		res = rl_more_limits(r, p->pkt, &stk);
 		if (stk.inserted)
 			rl_count(RL_GC_KEY_INSERTED, 0);
 		if (res != RL_LIMIT_ADMIT) {
-			rl_limit_refund(r, info);
+			const struct rl_rule *ov = rl_override_of(r, p->pkt, p->now);
+			if (ov)
+				rl_limit_refund(ov, info);
+			else
+				rl_limit_refund(r, info);
 			o->d.limit = stk.by;
 			info->hash = stk.hash;
 			info->overflow = stk.overflow;
