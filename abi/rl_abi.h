@@ -495,6 +495,15 @@ struct rl_bitmap {
 	__u64 w[RL_RULE_WORDS];
 };
 
+/* rl_bitmaps[class]: a class's rules, and which of their words hold any (bit i: w[i] != 0), which
+ * rld derives as it writes them. A packet ANDs its classes' summaries first and then reads only
+ * the words that every class has rules in, so a policy of many rules costs it the words where
+ * its first match may be, not every word up to it. */
+struct rl_class_bitmap {
+	__u64 summary;
+	struct rl_bitmap bits;
+};
+
 struct rl_port_classes {
 	__u16 cls[RL_PORTS_PER_ENTRY];
 };
@@ -681,6 +690,8 @@ RL_STATIC_ASSERT(sizeof(struct rl_override) == 160, "rl_override layout");
 RL_STATIC_ASSERT(sizeof(struct rl_host_set4) == 64, "rl_host_set4 layout: one cache line");
 RL_STATIC_ASSERT(sizeof(struct rl_host_set6) == 64, "rl_host_set6 layout: one cache line");
 RL_STATIC_ASSERT(sizeof(struct rl_bitmap) == RL_MAX_RULES / 8, "rl_bitmap layout");
+RL_STATIC_ASSERT(sizeof(struct rl_class_bitmap) == 8 + RL_MAX_RULES / 8, "rl_class_bitmap layout");
+RL_STATIC_ASSERT(RL_RULE_WORDS <= 64, "a summary word covers every rule word");
 RL_STATIC_ASSERT(sizeof(struct rl_port_classes) == 8, "rl_port_classes layout");
 RL_STATIC_ASSERT(sizeof(struct rl_key) == 24, "rl_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_slot) == 16, "rl_slot layout");

@@ -187,7 +187,7 @@ static __always_inline __u32 rl_dst_class(__u32 gen, const struct rl_gen_config 
 	return e ? e->class_id : gc->dst_default[fam6 & 1];
 }
 
-static __always_inline struct rl_bitmap *rl_bitmap_of(__u32 gen, __u32 cls)
+static __always_inline struct rl_class_bitmap *rl_bitmap_of(__u32 gen, __u32 cls)
 {
 	__u32 idx = rl_bitmap_index(gen, cls & (RL_MAX_CLASSES - 1));
 	return bpf_map_lookup_elem(&rl_bitmaps, &idx);
@@ -315,7 +315,7 @@ static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *
 	 * exactly the rules that need no protocol. */
 	int proto_unknown = p->flags & RL_PKT_F_PROTO_UNKNOWN;
 	__u32 proto = proto_unknown ? 0 : p->proto;
-	struct rl_bitmap *bs = rl_bitmap_of(gen, src_class);
+	struct rl_class_bitmap *bs = rl_bitmap_of(gen, src_class);
 	if (!bs)
 		return -1;
 	/* A dimension that cannot narrow this packet's match (no rule of the generation uses it, or
@@ -323,31 +323,37 @@ static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *
 	 * which ANDs to itself from a line already read. A packet then reads only the bitmaps that
 	 * can narrow its match, for a plain policy three or four lines instead of ten. */
 	__u32 dims = gc->dims_used;
-	struct rl_bitmap *bp = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + proto);
-	struct rl_bitmap *bq = proto_unknown ? rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + 1) : bs;
-	struct rl_bitmap *bl = rl_bitmap_of(gen, rl_l4_class(gen, p));
-	struct rl_bitmap *bd =
+	struct rl_class_bitmap *bp = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + proto);
+	struct rl_class_bitmap *bq =
+	    proto_unknown ? rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + 1) : bs;
+	struct rl_class_bitmap *bl = rl_bitmap_of(gen, rl_l4_class(gen, p));
+	struct rl_class_bitmap *bd =
 	    (dims & RL_DIM_DESTINATION) ? rl_bitmap_of(gen, rl_dst_class(gen, gc, p)) : bs;
-	struct rl_bitmap *bo = gc->sport_used ? rl_bitmap_of(gen, rl_sport_class(gen, gc, p)) : bs;
-	struct rl_bitmap *bf =
+	struct rl_class_bitmap *bo =
+	    gc->sport_used ? rl_bitmap_of(gen, rl_sport_class(gen, gc, p)) : bs;
+	struct rl_class_bitmap *bf =
 	    (dims & RL_DIM_TCP_FLAGS) ? rl_bitmap_of(gen, rl_tcp_flags_class(gen, gc, p)) : bs;
-	struct rl_bitmap *bt =
+	struct rl_class_bitmap *bt =
 	    (dims & RL_DIM_TTL) ? rl_bitmap_of(gen, rl_ttl_class(gen, gc, p)) : bs;
-	struct rl_bitmap *bz =
+	struct rl_class_bitmap *bz =
 	    (dims & RL_DIM_LENGTH) ? rl_bitmap_of(gen, rl_len_class(gen, gc, p)) : bs;
 	/* Packets that are not a new TCP connection (including TCP fragments, whose flags are
 	 * unknown) must not match rules that require one, nor rules of another fragment class. */
 	__u32 kinds = (dims / RL_DIM_FRAGMENT) | ((dims / RL_DIM_NEW_CONN) & ~(__u32)p->tcp_new);
-	struct rl_bitmap *bn = (kinds & 1) ? rl_bitmap_of(gen, rl_kind_class(dims, p)) : bs;
+	struct rl_class_bitmap *bn = (kinds & 1) ? rl_bitmap_of(gen, rl_kind_class(dims, p)) : bs;
 	if (!bp || !bq || !bl || !bn || !bd || !bo || !bf || !bt || !bz)
 		return -1;
 
-	__u32 words = gc->rule_words;
-	for (__u32 i = 0; i < RL_RULE_WORDS; i++) {
-		if (i >= words)
-			break;
-		__u64 m = bs->w[i] & bp->w[i] & bq->w[i] & bl->w[i] & bd->w[i] & bo->w[i] &
-			  bf->w[i] & bt->w[i] & bz->w[i] & bn->w[i];
+	/* The words where every class has rules, lowest (highest priority) first: only those are
+	 * read, and one that ANDs to 0 all the same is passed by. Summaries hold no bit past the
+	 * rule set's words, so the walk ends at the last word any match may be in. */
+	__u64 words = bs->summary & bp->summary & bq->summary & bl->summary & bd->summary &
+		      bo->summary & bf->summary & bt->summary & bz->summary & bn->summary;
+	for (__u32 n = 0; n < RL_RULE_WORDS && words; n++, words &= words - 1) {
+		__u32 i = rl_ctz64(words) & (RL_RULE_WORDS - 1);
+		__u64 m = bs->bits.w[i] & bp->bits.w[i] & bq->bits.w[i] & bl->bits.w[i] &
+			  bd->bits.w[i] & bo->bits.w[i] & bf->bits.w[i] & bt->bits.w[i] &
+			  bz->bits.w[i] & bn->bits.w[i];
 		if (m)
 			return i * 64 + rl_ctz64(m);
 	}

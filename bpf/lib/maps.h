@@ -65,7 +65,7 @@ struct {
 	__uint(max_entries, RL_BITMAP_ENTRIES);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, struct rl_bitmap);
+	__type(value, struct rl_class_bitmap);
 } rl_bitmaps SEC(".maps");
 
 struct {

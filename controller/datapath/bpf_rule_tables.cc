@@ -160,8 +160,13 @@ Status BpfRuleTables::write_rules(const compiler::CompiledRuleSet& rs, uint32_t 
 }
 
 void BpfRuleTables::write_tables(const compiler::CompiledRuleSet& rs, uint32_t gen) {
-  rl_bitmap* bm = bitmaps_.as<rl_bitmap>() + rl_bitmap_index(gen, 0);
-  std::memcpy(bm, rs.classes.data(), rs.classes.size() * sizeof(rl_bitmap));
+  rl_class_bitmap* bm = bitmaps_.as<rl_class_bitmap>() + rl_bitmap_index(gen, 0);
+  for (size_t c = 0; c < rs.classes.size(); c++) {
+    rl_class_bitmap b{0, rs.classes[c]};
+    for (uint32_t i = 0; i < RL_RULE_WORDS; i++)
+      if (b.bits.w[i]) b.summary |= 1ULL << i;
+    bm[c] = b;
+  }
   for (uint32_t t = 0; t < RL_PORT_TABLES; t++)
     write_classes(ports_.as<rl_port_classes>(), rs.port_classes[t], RL_PORT_VALUES,
                   [&](uint32_t v) { return rl_port_class_index(gen, t, v); });
