@@ -31,7 +31,7 @@
 #include "datapath/test_hooks.h"
 #include "jit_lines.h"
 #include "packet.h"
-#include "rl_empty.skel.h"
+#include "prog_run.h"
 
 namespace {
 
@@ -63,38 +63,9 @@ bool write_lines(const char* path, std::initializer_list<int> prog_fds) {
   return std::rename(part.c_str(), path) == 0;
 }
 
-// The kernel's own accounting of a map's memory (/proc/self/fdinfo "memlock").
-uint64_t memlock(int fd) {
-  FILE* f = std::fopen(("/proc/self/fdinfo/" + std::to_string(fd)).c_str(), "r");
-  if (!f) return 0;
-  char line[256];
-  uint64_t v = 0;
-  while (std::fgets(line, sizeof(line), f))
-    if (std::sscanf(line, "memlock: %lu", &v) == 1) break;
-  std::fclose(f);
-  return v;
-}
-
-// Median over rounds of ns per run. The kernel's own figure (o.duration) is a whole number of
-// ns, too coarse next to a 4 ns floor, so the call is timed from here: one syscall's overhead
-// spread over millions of runs is below 0.001 ns.
+// Median over rounds of ns per run (prog_run.h).
 double measure(int prog_fd, const std::vector<uint8_t>& frame, uint32_t repeat = 0) {
-  std::vector<double> v;
-  uint32_t n = repeat ? repeat : g_repeat;
-  for (int r = 0; r < g_rounds; r++) {
-    LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame.data(),
-                .data_size_in = static_cast<uint32_t>(frame.size()), .repeat = static_cast<int>(n));
-    timespec t0{}, t1{};
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (bpf_prog_test_run_opts(prog_fd, &o) != 0) {
-      std::perror("BPF_PROG_TEST_RUN");
-      std::exit(1);
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    v.push_back(((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n);
-  }
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return rl::bench::ns_per_run(prog_fd, frame, repeat ? repeat : g_repeat, g_rounds);
 }
 
 // Median over rounds of (b - a) in ns per run, a and b measured one after the other in each
@@ -363,7 +334,7 @@ void print_counters(BpfDatapath& sampled, BpfDatapath& spread, BpfDatapath& budg
     std::printf("budget run: %lu keys inserted, %lu packets judged on the shared bucket\n",
                 (unsigned long)(*bc)[RL_GC_KEY_INSERTED].pkts,
                 (unsigned long)(*bc)[RL_GC_NEW_UNADMITTED].pkts);
-  uint64_t mem = memlock(dp.keys_fd());
+  uint64_t mem = rl::bench::memlock(dp.keys_fd());
   uint64_t keys = static_cast<uint64_t>(dp.key_sets()) * RL_WAYS;
   std::printf("key table: %lu keys in %lu bytes (kernel memlock): %.1f bytes per key\n",
               (unsigned long)keys, (unsigned long)mem, keys ? double(mem) / keys : 0.0);
@@ -461,11 +432,7 @@ void print_results(const std::vector<Path>& paths, uint32_t sources, size_t runt
 int main(int argc, char** argv) {
   if (!parse_args(argc, argv)) return 2;
 
-  rl_empty* empty = rl_empty__open_and_load();
-  if (!empty) {
-    std::perror("load rl_empty");
-    return 1;
-  }
+  const rl::bench::EmptyProgram empty;
   auto dp = load(0);
   // RL_BENCH_SOURCES changes the stream's source count (to see how the cost follows the key
   // table's footprint in the CPU caches).
@@ -519,7 +486,7 @@ int main(int argc, char** argv) {
     return 1;
 
   std::vector<Path> paths = {
-      {"empty XDP program (floor)", bpf_program__fd(empty->progs.rl_empty), &pass},
+      {"empty XDP program (floor)", empty.fd(), &pass},
       {"allow-listed source", fd, &allow},
       {"token bucket, admitted", fd, &pass},
       {"token bucket, dropped (IPv4)", fd, &drop},
@@ -553,6 +520,5 @@ int main(int argc, char** argv) {
         measure_difference(fd, sampled->prog_fd(), drop));
   reader.stop();
   print_counters(*sampled, *spread, *budgeted, *dp, reader.consumed());
-  rl_empty__destroy(empty);
   return 0;
 }
