@@ -133,7 +133,10 @@ TEST_F(ClusterTest, AFloodOfNewKeysStaysLightAndHidesNoHeavyKey) {
   EXPECT_EQ(admitted("192.0.2.7"), 60u) << "the heavy key is counted exactly";
 }
 
-// Sources that each pass the threshold are each promoted: the sketch never under-counts.
+// Sources that each pass the threshold are each promoted: the sketch never under-counts. It may
+// over-count a key whose cells it shares with another's, which then starts at the threshold a
+// packet early (rl_cluster_light_count: at most light - 1 + the packet), so a key of 3 packets
+// reads 3, or up to 2 more for the few that collide.
 TEST_F(ClusterTest, EveryKeyPastItsThresholdIsPromoted) {
   cluster_rule(100'000);
   ASSERT_TRUE(dp_->cluster_set_light(compiled_.rules[0].stats_slot, {60 * kSec, 3, 0}).ok());
@@ -146,7 +149,13 @@ TEST_F(ClusterTest, EveryKeyPastItsThresholdIsPromoted) {
   auto all = dp_->cluster_admitted();
   ASSERT_TRUE(all.ok());
   ASSERT_EQ(all->size(), static_cast<size_t>(kKeys));
-  for (const auto& c : *all) EXPECT_EQ(c.admitted, 3u);
+  size_t over = 0;
+  for (const auto& c : *all) {
+    EXPECT_GE(c.admitted, 3u) << "never under-counted";
+    EXPECT_LE(c.admitted, 3u + (3 - 1)) << "started at most at the threshold";
+    over += c.admitted > 3;
+  }
+  EXPECT_LE(over, static_cast<size_t>(kKeys / 100)) << "collisions are rare";
 }
 
 }  // namespace
