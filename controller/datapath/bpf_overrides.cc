@@ -6,7 +6,6 @@
 #include "datapath/compat.h"
 #include "datapath/loader.h"
 #include "datapath/map.h"
-#include "datapath/pins.h"
 #include "rl_xdp.skel.h"
 
 namespace rl {
@@ -132,16 +131,16 @@ Status BpfOverrides::carry_from(const std::string& root, uint32_t old_abi) {
     return {};
   }
   for (const bpf_map* like : {skel_->maps.rl_override_v4, skel_->maps.rl_override_v6}) {
-    const std::string name = bpf_map__name(like);
-    if (std::string why = pinned_map_mismatch(root, like, false); !why.empty()) {
-      carry_error_ = "the replaced data path's " + why;
+    auto fd = open_replaced_map(root, like);
+    if (!fd && fd.error().err == EPROTO) {
+      carry_error_ = fd.error().message;
       return {};
     }
-    UniqueFd fd(bpf_obj_get(pinned_map_path(root, name).c_str()));
-    if (!fd) return errno_error("open the replaced data path's " + name);
+    if (!fd) return fd.error();
+    const std::string name = bpf_map__name(like);
     Status s = like == skel_->maps.rl_override_v4
-                   ? list_trie(MapRef<rl_override4_key, rl_override>(fd.get(), name), 4, carried_)
-                   : list_trie(MapRef<rl_override6_key, rl_override>(fd.get(), name), 6, carried_);
+                   ? list_trie(MapRef<rl_override4_key, rl_override>(fd->get(), name), 4, carried_)
+                   : list_trie(MapRef<rl_override6_key, rl_override>(fd->get(), name), 6, carried_);
     if (!s) return s.error().wrap("read the replaced overrides");
   }
   return {};

@@ -170,6 +170,16 @@ std::string pinned_map_mismatch(const std::string& root, const bpf_map* m, bool 
   return "";
 }
 
+Result<UniqueFd> open_replaced_map(const std::string& root, const bpf_map* like) {
+  const std::string name = bpf_map__name(like);
+  if (std::string why = pinned_map_mismatch(root, like, false); !why.empty())
+    return Error{EPROTO, "the replaced data path's " + why};
+  UniqueFd fd(bpf_obj_get(pinned_map_path(root, name).c_str()));
+  if (!fd && errno == ENOENT) return Error{EPROTO, "the replaced data path has no " + name};
+  if (!fd) return errno_error("open the replaced data path's " + name);
+  return fd;
+}
+
 Result<LoadedSkeleton> load_skeleton(const LoadOptions& opts) {
   LoadedSkeleton out;
   out.skel.reset(rl_xdp__open());

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "common/fd.h"
 #include "common/result.h"
 #include "rl_abi.h"
 
@@ -55,6 +56,11 @@ Result<LoadedSkeleton> load_skeleton(const LoadOptions& opts);
 // Why the map pinned under `root` cannot be reused as `m` (libbpf would refuse to load it), or
 // "". A map the loader sizes with the key table (`sized_by_keys`) is compared in shape only.
 std::string pinned_map_mismatch(const std::string& root, const bpf_map* m, bool sized_by_keys);
+
+// The map pinned under `root` by a data path this one replaces, opened only if its shape is
+// `like`'s, so that it can be read as this build's own; EPROTO when it is not pinned or has
+// another shape (what the carry of runtime state reports and goes on without).
+Result<UniqueFd> open_replaced_map(const std::string& root, const bpf_map* like);
 
 // Pins every map under `root` in place of the ones another layout left there.
 Status take_over_pins(const rl_xdp& skel, const std::string& root);

@@ -50,16 +50,7 @@ class ReplacedRuntimeMaps {
   }
 
  private:
-  // EPROTO: the map is not pinned, or has another shape.
-  Result<UniqueFd> open(const bpf_map* like) {
-    const std::string name = bpf_map__name(like);
-    if (std::string why = pinned_map_mismatch(root_, like, false); !why.empty())
-      return Error{EPROTO, "the replaced data path's " + why};
-    UniqueFd fd(bpf_obj_get(pinned_map_path(root_, name).c_str()));
-    if (!fd && errno == ENOENT) return Error{EPROTO, "the replaced data path has no " + name};
-    if (!fd) return errno_error("open the replaced data path's " + name);
-    return fd;
-  }
+  Result<UniqueFd> open(const bpf_map* like) { return open_replaced_map(root_, like); }
 
   template <typename Set>
   Result<std::vector<Set>> copy_sets(const bpf_map* like) {
