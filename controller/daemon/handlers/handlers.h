@@ -40,6 +40,11 @@ class RuntimeExpiry {
   uint64_t next_ns_ = 0;  // the earliest expiry of an entry in the maps, 0: none expires
 };
 
+// Why a requested lifetime of `ttl_seconds` cannot be taken, or "": a longer one than 3650 days
+// (or a negative one, which JSON hands over as a huge number) would wrap the expiry around to a
+// time already past. `what` names the thing that could instead never expire.
+std::string ttl_problem(uint64_t ttl_seconds, const std::string& what);
+
 // acl.add / acl.del / acl.list: runtime allow and deny entries (runtime_lists.cc). acl_add tells
 // `expiry` (when given) the entry's expiry.
 Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args,

@@ -7,7 +7,6 @@
 namespace rl::daemon::handlers {
 
 namespace {
-constexpr uint64_t kMaxTtlSeconds = 3650ULL * 24 * 3600;
 constexpr uint64_t kSec = 1'000'000'000ULL;
 }  // namespace
 
@@ -34,12 +33,8 @@ Json override_add(OverrideBook& book, const std::vector<RuleView>& rules, const 
   if (!p) return control::fail(p.error().message);
   auto rate = policy::parse_rate(req.rate);
   if (!rate) return control::fail("rate '" + req.rate + "': " + rate.error().message);
-  // A longer one (or a negative one, which JSON hands over as a huge number) would wrap the
-  // expiry around to a time already past.
-  if (req.ttl_seconds > kMaxTtlSeconds)
-    return control::fail("ttl_seconds " + std::to_string(req.ttl_seconds) +
-                         " is longer than the maximum of 3650 days; leave it out for an "
-                         "override that does not expire");
+  if (std::string why = ttl_problem(req.ttl_seconds, "an override"); !why.empty())
+    return control::fail(why);
   auto e = book.add({req.rule, req.limit, *p, *rate, req.burst, req.ttl_seconds * kSec});
   if (!e) return control::fail(e.error().message);
   return control::ok(override_view(*e, rules, clock.now_ns()));

@@ -16,6 +16,13 @@ const char* list_name(uint32_t flags) {
 
 }  // namespace
 
+std::string ttl_problem(uint64_t ttl_seconds, const std::string& what) {
+  if (ttl_seconds <= kMaxTtlSeconds) return "";
+  return "ttl_seconds " + std::to_string(ttl_seconds) +
+         " is longer than the maximum of 3650 days; leave it out for " + what +
+         " that does not expire";
+}
+
 Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args, RuntimeExpiry* expiry) {
   auto req = args.get<control::AclAddRequest>();
   auto p = Prefix::parse(req.cidr);
@@ -23,12 +30,7 @@ Json acl_add(RuntimeLists& lists, const Clock& clock, const Json& args, RuntimeE
   const bool allow = req.list == control::kAllowList;
   if (!allow && req.list != control::kDenyList) return control::fail("list must be allow or deny");
   uint64_t ttl = req.ttl_seconds;
-  // A longer one (or a negative one, which JSON hands over as a huge number) would wrap the
-  // expiry around to a time already past, and the entry would never apply.
-  if (ttl > kMaxTtlSeconds)
-    return control::fail("ttl_seconds " + std::to_string(ttl) +
-                         " is longer than the maximum of 3650 days; leave it out for an entry "
-                         "that does not expire");
+  if (std::string why = ttl_problem(ttl, "an entry"); !why.empty()) return control::fail(why);
   uint64_t expires = ttl ? clock.now_ns() + ttl * 1'000'000'000ULL : 0;
   if (auto s = lists.runtime_acl_set(*p, allow ? RL_SRC_F_ALLOW : RL_SRC_F_DENY, expires); !s)
     return control::fail(s.error().str());
