@@ -34,8 +34,6 @@ Result<uint32_t> limit_index(const RuleView& v, const std::string& name) {
                "rule '" + v.name + "' has no limit '" + name + "' (its limits: " + names + ")"};
 }
 
-std::string limit_label(const RuleView& v, uint32_t index) { return limit_name(v, index); }
-
 bool expired(const OverrideEntry& e, uint64_t now) {
   return e.value.expires_ns && e.value.expires_ns <= now;
 }
@@ -63,7 +61,7 @@ Result<OverrideEntry> compile_override_entry(const RuleView& v, uint32_t limit_i
   const rl_rule& in_force = limit_index ? v.more[limit_index - 1] : v.compiled;
   const uint8_t key_len = prefix.addr.family == 6 ? in_force.v6_prefix : in_force.v4_prefix;
   if (prefix.len > key_len && in_force.key_kind != RL_KEY_RULE)
-    return Error{EINVAL, "limit '" + limit_label(v, limit_index) + "' of rule '" + v.name +
+    return Error{EINVAL, "limit '" + limit_name(v, limit_index) + "' of rule '" + v.name +
                              "' keeps one key per /" + std::to_string(key_len) + " of IPv" +
                              (prefix.addr.family == 6 ? "6" : "4") +
                              " sources: an override covers whole ones (" + prefix.str() +
@@ -134,7 +132,7 @@ Result<OverrideEntry> OverrideBook::add(const OverrideRequest& req) {
     return s.error();
   }
   log::info("override added", {{"rule", req.rule},
-                               {"limit", limit_label(*v, *index)},
+                               {"limit", limit_name(*v, *index)},
                                {"prefix", req.prefix.str()},
                                {"rate", policy::format_rate(req.rate)},
                                {"burst", std::to_string(req.burst)},
@@ -146,10 +144,10 @@ Result<std::optional<OverrideEntry>> OverrideBook::remove(const std::string& rul
                                                           const std::string& limit,
                                                           const Prefix& prefix) {
   // By what was asked for, not by the id in force: an entry whose rule changed is found too.
+  const auto rules = rules_();
+  const RuleView* v = rule_named(rules, rule);
   for (const auto& [key, e] : entries_) {
     if (e.prefix != prefix || rule_of(e) != rule) continue;
-    const auto rules = rules_();
-    const RuleView* v = rule_named(rules, rule);
     uint32_t index = 0;
     if (v && policy_known(*v)) {
       auto i = limit_index(*v, limit);
