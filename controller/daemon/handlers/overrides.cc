@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <cstring>
+#include <map>
 
 #include "daemon/handlers/handlers.h"
 #include "policy/rate.h"
@@ -7,23 +8,35 @@
 namespace rl::daemon::handlers {
 
 namespace {
-constexpr uint64_t kSec = 1'000'000'000ULL;
-}  // namespace
 
-control::OverrideView override_view(const OverrideEntry& e, const std::vector<RuleView>& rules,
-                                    uint64_t now) {
+constexpr uint64_t kSec = 1'000'000'000ULL;
+
+std::string rule_name_of(const rl_override& o) {
+  return std::string(o.rule, strnlen(o.rule, sizeof(o.rule)));
+}
+
+// The entry with its limit named by `rule`, its rule in force (null: not in force).
+control::OverrideView view_under(const OverrideEntry& e, const RuleView* rule, uint64_t now) {
   const rl_override& o = e.value;
   control::OverrideView v;
-  v.rule.assign(o.rule, strnlen(o.rule, sizeof(o.rule)));
-  v.limit = "limit" + std::to_string(o.limit_index);
-  for (const auto& r : rules)
-    if (r.name == v.rule) v.limit = limit_name(r, o.limit_index);
+  v.rule = rule_name_of(o);
+  v.limit = rule ? limit_name(*rule, o.limit_index) : "limit" + std::to_string(o.limit_index);
   v.cidr = e.prefix.str();
   v.rate = policy::format_rate(
       {o.amount, o.period_ns, o.bytes ? policy::Unit::kBytes : policy::Unit::kPackets});
   v.burst = o.burst;
   if (o.expires_ns) v.expires_in_seconds = o.expires_ns > now ? (o.expires_ns - now) / kSec : 0;
   return v;
+}
+
+}  // namespace
+
+control::OverrideView override_view(const OverrideEntry& e, const std::vector<RuleView>& rules,
+                                    uint64_t now) {
+  const std::string name = rule_name_of(e.value);
+  for (const auto& r : rules)
+    if (r.name == name) return view_under(e, &r, now);
+  return view_under(e, nullptr, now);
 }
 
 Json override_add(OverrideBook& book, const std::vector<RuleView>& rules, const Clock& clock,
@@ -59,7 +72,13 @@ Json override_list(const OverrideBook& book, const std::vector<RuleView>& rules,
   const uint64_t now = clock.now_ns();
   control::OverrideListResponse out;
   out.capacity_per_family = RL_OVERRIDES_MAX;
-  for (const auto& e : book.list()) out.entries.push_back(override_view(e, rules, now));
+  // Each entry's rule by name, found once: a list may hold 131,072 entries.
+  std::map<std::string, const RuleView*> by_name;
+  for (const auto& r : rules) by_name[r.name] = &r;
+  for (const auto& e : book.list()) {
+    auto it = by_name.find(rule_name_of(e.value));
+    out.entries.push_back(view_under(e, it == by_name.end() ? nullptr : it->second, now));
+  }
   return control::ok(out);
 }
 
