@@ -20,21 +20,24 @@
 #ifndef RL_ABI_VERSION_BUMP
 #define RL_ABI_VERSION_BUMP 0
 #endif
-#define RL_ABI_VERSION (11 + RL_ABI_VERSION_BUMP)
+#define RL_ABI_VERSION (12 + RL_ABI_VERSION_BUMP)
 
 /* ---- Sizes ---------------------------------------------------------------------------------- */
 
-#define RL_MAX_RULES	    1024 /* rules per generation; bit position == priority order */
-#define RL_RULE_WORDS	    (RL_MAX_RULES / 64)
-#define RL_MAX_RULE_IDS	    2048 /* stable rule ids: two full generations can coexist */
-#define RL_GENERATIONS	    2
-#define RL_MAX_CLASSES	    16384   /* rule bitmaps per generation (see class layout below) */
-#define RL_MAX_PREFIXES	    8388608 /* source trie entries per family (see below) */
-#define RL_RUNTIME_ACL_MAX  65536   /* runtime allow/deny entries per family */
-#define RL_OVERRIDES_MAX    65536   /* runtime overrides per family (rlctl override) */
-#define RL_MAX_DST_PREFIXES 65536   /* destination LPM entries per family, both generations */
-#define RL_VLAN_MAX_TAGS    8	    /* VLAN tags walked (why 8: bpf/lib/parse.h) */
-#define RL_PORT_KINDS	    4	    /* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
+/* Rules per generation (bit position == priority order): rld.yaml max_rules, a multiple of 64 up
+ * to RL_MAX_RULES_CAP, sizes the maps that follow it at load (rl_layout.h, "Map sizes"). */
+#define RL_DEFAULT_MAX_RULES 1024
+#define RL_MAX_RULES_CAP     16384
+#define RL_RULE_WORDS_MAX    (RL_MAX_RULES_CAP / 64)  /* 64-bit words of a rule bitmap */
+#define RL_SUMMARY_WORDS_MAX (RL_RULE_WORDS_MAX / 64) /* words of its summary: a bit per word */
+#define RL_GENERATIONS	     2
+#define RL_MAX_CLASSES	     16384   /* rule bitmaps per generation (see class layout below) */
+#define RL_MAX_PREFIXES	     8388608 /* source trie entries per family (see below) */
+#define RL_RUNTIME_ACL_MAX   65536   /* runtime allow/deny entries per family */
+#define RL_OVERRIDES_MAX     65536   /* runtime overrides per family (rlctl override) */
+#define RL_MAX_DST_PREFIXES  65536   /* destination LPM entries per family, both generations */
+#define RL_VLAN_MAX_TAGS     8	     /* VLAN tags walked (why 8: bpf/lib/parse.h) */
+#define RL_PORT_KINDS	     4	     /* tcp, udp, icmp, icmpv6: the L4 "port" index dimension */
 /* Source prefixes a policy may hold per family, by default; rld.yaml source_prefixes sets it, up
  * to half of RL_MAX_PREFIXES (an update holds the old entries and the new for a moment). */
 #define RL_DEFAULT_SOURCE_PREFIXES 2097152
@@ -491,18 +494,12 @@ struct rl_host_set6 {
 #define RL_RTF_HOSTS_SHIFT	    18
 #define RL_RTF_HASH_SHIFT	    20
 
-struct rl_bitmap {
-	__u64 w[RL_RULE_WORDS];
-};
-
-/* rl_bitmaps[class]: a class's rules, and which of their words hold any (bit i: w[i] != 0), which
- * rld derives as it writes them. A packet ANDs its classes' summaries first and then reads only
- * the words that every class has rules in, so a policy of many rules costs it the words where
- * its first match may be, not every word up to it. */
-struct rl_class_bitmap {
-	__u64 summary;
-	struct rl_bitmap bits;
-};
+/* rl_bitmaps[class]: a class's rules, one bit per rule (rl_rule_words words), after a summary
+ * of which of those words hold any (rl_summary_words words; bit i of the summary: word i != 0),
+ * which rld derives as it writes them. A packet ANDs its classes' summaries first and then reads
+ * only the words that every class has rules in, so a policy of many rules costs it the words
+ * where its first match may be, not every word up to it. The value is that many __u64 (its size
+ * is set at load, rl_bitmap_value_size), so it has no struct. */
 
 struct rl_port_classes {
 	__u16 cls[RL_PORTS_PER_ENTRY];
@@ -689,9 +686,8 @@ RL_STATIC_ASSERT(sizeof(struct rl_override6_key) == 24, "rl_override6_key layout
 RL_STATIC_ASSERT(sizeof(struct rl_override) == 160, "rl_override layout");
 RL_STATIC_ASSERT(sizeof(struct rl_host_set4) == 64, "rl_host_set4 layout: one cache line");
 RL_STATIC_ASSERT(sizeof(struct rl_host_set6) == 64, "rl_host_set6 layout: one cache line");
-RL_STATIC_ASSERT(sizeof(struct rl_bitmap) == RL_MAX_RULES / 8, "rl_bitmap layout");
-RL_STATIC_ASSERT(sizeof(struct rl_class_bitmap) == 8 + RL_MAX_RULES / 8, "rl_class_bitmap layout");
-RL_STATIC_ASSERT(RL_RULE_WORDS <= 64, "a summary word covers every rule word");
+RL_STATIC_ASSERT(RL_DEFAULT_MAX_RULES % 64 == 0 && RL_MAX_RULES_CAP % 4096 == 0,
+		 "rule bitmaps are whole words with whole summary words");
 RL_STATIC_ASSERT(sizeof(struct rl_port_classes) == 8, "rl_port_classes layout");
 RL_STATIC_ASSERT(sizeof(struct rl_key) == 24, "rl_key layout");
 RL_STATIC_ASSERT(sizeof(struct rl_slot) == 16, "rl_slot layout");

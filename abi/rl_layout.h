@@ -19,9 +19,41 @@
 
 /* ---- Map sizes ---- */
 
-#define RL_RULE_ENTRIES	       (RL_GENERATIONS * RL_MAX_RULES) /* rl_rules, rl_new_sources */
+/* Maps that follow rld.yaml max_rules (a multiple of 64 up to RL_MAX_RULES_CAP): maps.h declares
+ * them for RL_DEFAULT_MAX_RULES, and the loader sizes them with these before it creates them. */
+RL_LAYOUT_INLINE __u32 rl_rule_words(__u32 max_rules)
+{
+	return max_rules / 64;
+}
+
+RL_LAYOUT_INLINE __u32 rl_summary_words(__u32 max_rules)
+{
+	return (rl_rule_words(max_rules) + 63) / 64;
+}
+
+/* rl_bitmaps' value: the summary's words, then the rule words. */
+RL_LAYOUT_INLINE __u32 rl_bitmap_value_size(__u32 max_rules)
+{
+	return 8 * (rl_summary_words(max_rules) + rl_rule_words(max_rules));
+}
+
+/* rl_rules, rl_new_sources: every position of both generations. */
+RL_LAYOUT_INLINE __u32 rl_rule_entries(__u32 max_rules)
+{
+	return RL_GENERATIONS * max_rules;
+}
+
+/* Stable rule ids (rl_rule_meta, the per-rule counters): two full generations can coexist. */
+RL_LAYOUT_INLINE __u32 rl_rule_ids(__u32 max_rules)
+{
+	return RL_GENERATIONS * max_rules;
+}
+
+#define RL_RULE_ENTRIES	       (RL_GENERATIONS * RL_DEFAULT_MAX_RULES)
+#define RL_MAX_RULE_IDS	       (RL_GENERATIONS * RL_DEFAULT_MAX_RULES)
 #define RL_LIMIT_ENTRIES       (RL_RULE_ENTRIES * (RL_MAX_LIMITS - 1)) /* rl_limits */
 #define RL_BITMAP_ENTRIES      (RL_GENERATIONS * RL_MAX_CLASSES)       /* rl_bitmaps */
+#define RL_BITMAP_VALUE_SIZE   (8 * (RL_DEFAULT_MAX_RULES / 64 + 1))
 #define RL_PORT_CLASS_ENTRIES  (RL_GENERATIONS * RL_PORT_TABLES * RL_PORT_ENTRIES_PER_KIND)
 #define RL_BYTE_CLASS_ENTRIES  (RL_GENERATIONS * RL_BYTE_TABLES * RL_BYTE_ENTRIES)
 #define RL_SRC_FILTER_ENTRIES  (RL_GENERATIONS * 2 * RL_FILTER_WORDS) /* rl_src_filter */
@@ -31,10 +63,11 @@
 
 /* ---- The rule set, per generation ---- */
 
-/* rl_rules and rl_new_sources: the rule at priority position `pos` of generation `gen`. */
+/* rl_rules and rl_new_sources: the rule at priority position `pos` of generation `gen`. The two
+ * generations alternate, so that the index does not depend on max_rules. */
 RL_LAYOUT_INLINE __u32 rl_rule_index(__u32 gen, __u32 pos)
 {
-	return gen * RL_MAX_RULES + pos;
+	return pos * RL_GENERATIONS + gen;
 }
 
 /* rl_limits: stacked limit `i + 1` (i from 0 to more_limits - 1) of the rule at rule index

@@ -5,8 +5,8 @@
  * new-connection flag and fragment class) selects one precomputed bitmap of the rules it satisfies,
  * through a table lookup indexed by the packet's value (never a scan over rules); the AND of those
  * bitmaps has the matching rules set, and the lowest set bit is the highest-priority rule (the
- * compiler orders bits by priority). At most RL_RULE_WORDS 64-bit words are ANDed, and only as many
- * as the active generation uses.
+ * compiler orders bits by priority). The bitmaps' summaries say which of their words hold rules,
+ * so only the words where every class has some are ANDed.
  */
 #ifndef RL_BPF_CLASSIFY_H
 #define RL_BPF_CLASSIFY_H
@@ -187,7 +187,12 @@ static __always_inline __u32 rl_dst_class(__u32 gen, const struct rl_gen_config 
 	return e ? e->class_id : gc->dst_default[fam6 & 1];
 }
 
-static __always_inline struct rl_class_bitmap *rl_bitmap_of(__u32 gen, __u32 cls)
+/* The bitmaps' shape, from rld.yaml max_rules (rl_layout.h): each is rl_summary_words words of
+ * summary, then rl_rule_words words of rules (the loader sets both). */
+const volatile __u32 rl_bitmap_words = RL_DEFAULT_MAX_RULES / 64;
+const volatile __u32 rl_bitmap_summary_words = (RL_DEFAULT_MAX_RULES / 64 + 63) / 64;
+
+static __always_inline __u64 *rl_bitmap_of(__u32 gen, __u32 cls)
 {
 	__u32 idx = rl_bitmap_index(gen, cls & (RL_MAX_CLASSES - 1));
 	return bpf_map_lookup_elem(&rl_bitmaps, &idx);
@@ -299,13 +304,23 @@ static __always_inline __u32 rl_ctz64(__u64 x)
 	return rl_ctz_table[((x & -x) * 0x03f79d71b4cb0a89ULL) >> 58];
 }
 
-/* Position of the first rule that matches, or -1.
+/* Candidates the inline walk reads before it hands the rest to rl_match_rest: as many as the
+ * words of a default-sized rule set, so that such a set never needs the call. */
+#define RL_MATCH_INLINE_WORDS 16
+/* rl_match_rule's answer when words from `from` on are still to be read: RL_MATCH_REST - from
+ * (below every other negative answer, memo.h's included). */
+#define RL_MATCH_REST (-16)
+
+/* The rule bitmaps the packet's classes select, ANDed word by word from word `from` of the rule
+ * bits: the position of the first rule that matches, -1 when none does, or (inline only)
+ * RL_MATCH_REST
+ * - w when word w and those after it are still to be read.
  *
- * Inlined, without a call (a BPF function's return mispredicts on CPUs with return thunks). *p
- * is in a map value (scratch.h), which the verifier does not track, so the lookups are verified
+ * *p is in a map value (scratch.h), which the verifier does not track, so the lookups are verified
  * once per state that reaches them rather than once per parse outcome. */
-static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc, __u32 src_class,
-					 const struct rl_pkt *p)
+static __always_inline int rl_match_bitmaps(__u32 gen, const struct rl_gen_config *gc,
+					    __u32 src_class, const struct rl_pkt *p, __u32 from,
+					    const int inline_walk)
 {
 	if (!gc || !p)
 		return -1;
@@ -315,7 +330,7 @@ static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *
 	 * exactly the rules that need no protocol. */
 	int proto_unknown = p->flags & RL_PKT_F_PROTO_UNKNOWN;
 	__u32 proto = proto_unknown ? 0 : p->proto;
-	struct rl_class_bitmap *bs = rl_bitmap_of(gen, src_class);
+	__u64 *bs = rl_bitmap_of(gen, src_class);
 	if (!bs)
 		return -1;
 	/* A dimension that cannot narrow this packet's match (no rule of the generation uses it, or
@@ -323,41 +338,99 @@ static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *
 	 * which ANDs to itself from a line already read. A packet then reads only the bitmaps that
 	 * can narrow its match, for a plain policy three or four lines instead of ten. */
 	__u32 dims = gc->dims_used;
-	struct rl_class_bitmap *bp = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + proto);
-	struct rl_class_bitmap *bq =
-	    proto_unknown ? rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + 1) : bs;
-	struct rl_class_bitmap *bl = rl_bitmap_of(gen, rl_l4_class(gen, p));
-	struct rl_class_bitmap *bd =
-	    (dims & RL_DIM_DESTINATION) ? rl_bitmap_of(gen, rl_dst_class(gen, gc, p)) : bs;
-	struct rl_class_bitmap *bo =
-	    gc->sport_used ? rl_bitmap_of(gen, rl_sport_class(gen, gc, p)) : bs;
-	struct rl_class_bitmap *bf =
+	__u64 *bp = rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + proto);
+	__u64 *bq = proto_unknown ? rl_bitmap_of(gen, RL_CLASS_PROTO_BASE + 1) : bs;
+	__u64 *bl = rl_bitmap_of(gen, rl_l4_class(gen, p));
+	__u64 *bd = (dims & RL_DIM_DESTINATION) ? rl_bitmap_of(gen, rl_dst_class(gen, gc, p)) : bs;
+	__u64 *bo = gc->sport_used ? rl_bitmap_of(gen, rl_sport_class(gen, gc, p)) : bs;
+	__u64 *bf =
 	    (dims & RL_DIM_TCP_FLAGS) ? rl_bitmap_of(gen, rl_tcp_flags_class(gen, gc, p)) : bs;
-	struct rl_class_bitmap *bt =
-	    (dims & RL_DIM_TTL) ? rl_bitmap_of(gen, rl_ttl_class(gen, gc, p)) : bs;
-	struct rl_class_bitmap *bz =
-	    (dims & RL_DIM_LENGTH) ? rl_bitmap_of(gen, rl_len_class(gen, gc, p)) : bs;
+	__u64 *bt = (dims & RL_DIM_TTL) ? rl_bitmap_of(gen, rl_ttl_class(gen, gc, p)) : bs;
+	__u64 *bz = (dims & RL_DIM_LENGTH) ? rl_bitmap_of(gen, rl_len_class(gen, gc, p)) : bs;
 	/* Packets that are not a new TCP connection (including TCP fragments, whose flags are
 	 * unknown) must not match rules that require one, nor rules of another fragment class. */
 	__u32 kinds = (dims / RL_DIM_FRAGMENT) | ((dims / RL_DIM_NEW_CONN) & ~(__u32)p->tcp_new);
-	struct rl_class_bitmap *bn = (kinds & 1) ? rl_bitmap_of(gen, rl_kind_class(dims, p)) : bs;
+	__u64 *bn = (kinds & 1) ? rl_bitmap_of(gen, rl_kind_class(dims, p)) : bs;
 	if (!bp || !bq || !bl || !bn || !bd || !bo || !bf || !bt || !bz)
 		return -1;
 
-	/* The words where every class has rules, lowest (highest priority) first: only those are
-	 * read, and one that ANDs to 0 all the same is passed by. Summaries hold no bit past the
-	 * rule set's words, so the walk ends at the last word any match may be in. */
-	__u64 words = bs->summary & bp->summary & bq->summary & bl->summary & bd->summary &
-		      bo->summary & bf->summary & bt->summary & bz->summary & bn->summary;
-	for (__u32 n = 0; n < RL_RULE_WORDS && words; n++, words &= words - 1) {
-		__u32 i = rl_ctz64(words) & (RL_RULE_WORDS - 1);
-		__u64 m = bs->bits.w[i] & bp->bits.w[i] & bq->bits.w[i] & bl->bits.w[i] &
-			  bd->bits.w[i] & bo->bits.w[i] & bf->bits.w[i] & bt->bits.w[i] &
-			  bz->bits.w[i] & bn->bits.w[i];
-		if (m)
-			return i * 64 + rl_ctz64(m);
+		/* The words where every class has rules, lowest (highest priority) first: only
+		 * those are read, and one that ANDs to 0 all the same is passed by. Summaries hold
+		 * no bit past the rule set's words, so the walk ends at the last word any match may
+		 * be in. The bitmaps' shape is a load-time constant, which bounds every word read
+		 * within the maps' values; it is read where used (volatile), which keeps it out of
+		 * the stack the caller chain shares. */
+#define RL_AND_WORD(x)                                                                             \
+	(bs[x] & bp[x] & bq[x] & bl[x] & bd[x] & bo[x] & bf[x] & bt[x] & bz[x] & bn[x])
+	__u32 s = from / 64;
+	if (s >= RL_SUMMARY_WORDS_MAX || s >= rl_bitmap_summary_words)
+		return -1;
+	__u64 words = RL_AND_WORD(s) & (~0ULL << (from % 64));
+	if (inline_walk) {
+		/* At most RL_MATCH_INLINE_WORDS candidates, in one flat loop: the verifier walks it
+		 * once for every state that reaches it. */
+		for (__u32 n = 0; n < RL_MATCH_INLINE_WORDS + RL_SUMMARY_WORDS_MAX; n++) {
+			if (!words) {
+				if (++s >= RL_SUMMARY_WORDS_MAX || s >= rl_bitmap_summary_words)
+					return -1;
+				words = RL_AND_WORD(s);
+				continue;
+			}
+			__u32 i = s * 64 + rl_ctz64(words);
+			words &= words - 1;
+			if (i >= rl_bitmap_words)
+				return -1;
+			__u64 m = RL_AND_WORD(rl_bitmap_summary_words + i);
+			if (m)
+				return i * 64 + rl_ctz64(m);
+		}
+		/* Candidates are left in this summary word or the next ones: on from the next. */
+		return RL_MATCH_REST - (words ? s * 64 + rl_ctz64(words) : (s + 1) * 64);
+	}
+	/* To the end, a summary word at a time: the states the verifier meets at the outer loop
+	 * differ in the summary word alone, so it walks each summary word's candidates once. */
+	for (__u32 k = 0; k < RL_SUMMARY_WORDS_MAX; k++) {
+		for (__u32 n = 0; n < 64 && words; n++, words &= words - 1) {
+			__u32 i = s * 64 + rl_ctz64(words);
+			if (i >= rl_bitmap_words)
+				return -1;
+			__u64 m = RL_AND_WORD(rl_bitmap_summary_words + i);
+			if (m)
+				return i * 64 + rl_ctz64(m);
+		}
+		if (++s >= RL_SUMMARY_WORDS_MAX || s >= rl_bitmap_summary_words)
+			return -1;
+		words = RL_AND_WORD(s);
 	}
 	return -1;
+#undef RL_AND_WORD
+}
+
+/* Position of the first rule that matches, -1 when none does, or RL_MATCH_REST - from when the
+ * inline walk left words from `from` on to rl_match_rest.
+ *
+ * Inlined, without a call (a BPF function's return mispredicts on CPUs with return thunks) for
+ * every packet whose first candidate words hold its match. */
+static __always_inline int rl_match_rule(__u32 gen, const struct rl_gen_config *gc, __u32 src_class,
+					 const struct rl_pkt *p)
+{
+	return rl_match_bitmaps(gen, gc, src_class, p, 0, 1);
+}
+
+/* rl_match_rule's walk from word `from` on, to the end, for a packet of generation `gen` whose
+ * source lists decided nothing: a rule set's rare packet whose candidate words outnumber what the
+ * inline walk reads. Verified once, whatever the states of its callers; it finds the packet's
+ * source class again rather than have every packet keep it across the inline walk. */
+__attribute__((noinline)) int rl_match_rest(const struct rl_pkt *p, __u32 gen, __u32 from)
+{
+	__u32 g = gen & 1;
+	const struct rl_gen_config *gc = bpf_map_lookup_elem(&rl_gen_config, &g);
+	if (!gc || !p)
+		return -1;
+	const struct rl_src_entry *src = rl_lookup_source(g, gc, p);
+	if (!src)
+		return -1;
+	return rl_match_bitmaps(g, gc, src->class_id, p, from, 0);
 }
 
 #endif /* RL_BPF_CLASSIFY_H */

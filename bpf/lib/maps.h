@@ -64,8 +64,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, RL_BITMAP_ENTRIES);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, struct rl_class_bitmap);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, RL_BITMAP_VALUE_SIZE); /* words of __u64 (rl_abi.h); set at load */
 } rl_bitmaps SEC(".maps");
 
 struct {

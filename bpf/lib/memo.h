@@ -22,7 +22,7 @@
 #include "rl_abi.h"
 
 /* The outcomes before a rule: the source lists decided, or nothing matched; and no outcome. A
- * rule's outcome is its position (0 to RL_MAX_RULES - 1). */
+ * rule's outcome is its position (0 to max_rules - 1). */
 #define RL_MEMO_UNDECIDED (-1)
 #define RL_MEMO_ALLOW	  (-2)
 #define RL_MEMO_DENY	  (-3)

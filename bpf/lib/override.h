@@ -23,8 +23,7 @@
  * the tries. */
 static __always_inline int rl_overrides_for(__u32 slot)
 {
-	__u32 idx = slot & (RL_MAX_RULE_IDS - 1);
-	__u32 *n = bpf_map_lookup_elem(&rl_override_slots, &idx);
+	__u32 *n = bpf_map_lookup_elem(&rl_override_slots, &slot);
 	return n && RL_READ_ONCE(*n);
 }
 

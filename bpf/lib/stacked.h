@@ -132,8 +132,7 @@ __attribute__((noinline)) int rl_more_limits(const struct rl_rule *r, const stru
 /* Count a packet of a rule with stacked limits against the limit that refused it. */
 static __always_inline void rl_count_limit(__u32 stats_slot, __u32 limit, __u64 bytes)
 {
-	__u32 idx =
-	    rl_limit_stats_index(stats_slot & (RL_MAX_RULE_IDS - 1), limit & (RL_MAX_LIMITS - 1));
+	__u32 idx = rl_limit_stats_index(stats_slot, limit & (RL_MAX_LIMITS - 1));
 	struct rl_counter *c = bpf_map_lookup_elem(&rl_limit_stats, &idx);
 	if (c) {
 		c->pkts++;

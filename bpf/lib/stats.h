@@ -21,8 +21,7 @@ static __always_inline void rl_count(__u32 idx, __u64 bytes)
 
 static __always_inline struct rl_rule_counters *rl_rule_counters(__u32 stats_slot)
 {
-	__u32 idx = stats_slot & (RL_MAX_RULE_IDS - 1);
-	return bpf_map_lookup_elem(&rl_rule_stats, &idx);
+	return bpf_map_lookup_elem(&rl_rule_stats, &stats_slot);
 }
 
 /* One token from the report budget shared by all keys (RL_REPORTS_PER_SEC, burst as many): a

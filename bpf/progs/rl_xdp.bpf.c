@@ -166,7 +166,8 @@ static __always_inline int rl_stage_runtime_lists(struct rl_path *p, struct rl_o
 }
 
 /* The source lists' verdict on the packet (RL_MEMO_ALLOW or RL_MEMO_DENY), else the position of
- * the first rule that matches it, else RL_MEMO_UNDECIDED: what the CPU's memo keeps (memo.h). */
+ * the first rule that matches it, else RL_MEMO_UNDECIDED: what the CPU's memo keeps (memo.h). Or
+ * RL_MATCH_REST - w, for rl_match_rest to go on from word w. */
 static __always_inline int rl_match(__u32 gen, const struct rl_gen_config *gc,
 				    const struct rl_pkt *p)
 {
@@ -180,7 +181,7 @@ static __always_inline int rl_match(__u32 gen, const struct rl_gen_config *gc,
 	if (!gc->rule_count)
 		return RL_MEMO_UNDECIDED;
 	int pos = rl_match_rule(gen, gc, src->class_id, p);
-	return pos < 0 ? RL_MEMO_UNDECIDED : pos;
+	return pos < 0 && pos > RL_MATCH_REST ? RL_MEMO_UNDECIDED : pos;
 }
 
 /* No list and no rule decided the packet. */
@@ -199,6 +200,10 @@ static __always_inline int rl_stage_rule(struct rl_path *p, struct rl_outcome *o
 	int pos = rl_memo_outcome(memo, p->epoch, p->gc, p->pkt, &p->scratch->pkt[p->at ^ 1]);
 	if (pos == RL_MEMO_MISS) {
 		pos = rl_match(p->gen, p->gc, p->pkt);
+		/* Called here, where what it needs is in *p, rather than where the inline walk
+		 * would keep it in registers it needs for its bitmaps. */
+		if (pos <= RL_MATCH_REST)
+			pos = rl_match_rest(p->pkt, p->gen, (__u32)(RL_MATCH_REST - pos));
 		rl_memo_keep(memo, p->epoch, p->at, pos);
 	} else {
 		o->d.memo = 1;
@@ -207,7 +212,7 @@ static __always_inline int rl_stage_rule(struct rl_path *p, struct rl_outcome *o
 		return rl_decide(o, XDP_PASS, RL_REASON_ALLOWLIST, RL_GC_ALLOWLISTED);
 	if (pos == RL_MEMO_DENY)
 		return rl_decide(o, XDP_DROP, RL_REASON_DENYLIST, RL_GC_DENYLISTED);
-	if (pos < 0 || pos >= RL_MAX_RULES)
+	if (pos < 0)
 		return rl_undecided(p, o);
 	__u32 ridx = rl_rule_index(p->gen, pos);
 	p->rule = bpf_map_lookup_elem(&rl_rules, &ridx);

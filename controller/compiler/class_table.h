@@ -10,15 +10,16 @@
 
 #include "common/result.h"
 #include "compiler/bitmap.h"
+#include "rl_abi.h"
 
 namespace rl::compiler {
 
 class ClassTable {
  public:
-  explicit ClassTable(std::vector<rl_bitmap>& classes) : classes_(classes) {
-    classes_.resize(RL_CLASS_FIRST_DYNAMIC, rl_bitmap{});
+  explicit ClassTable(std::vector<RuleBitmap>& classes) : classes_(classes) {
+    classes_.resize(RL_CLASS_FIRST_DYNAMIC, RuleBitmap{});
   }
-  Result<uint16_t> intern(const rl_bitmap& b) {
+  Result<uint16_t> intern(const RuleBitmap& b) {
     auto it = index_.find(b);
     if (it != index_.end()) return it->second;
     if (classes_.size() >= RL_MAX_CLASSES)
@@ -32,8 +33,8 @@ class ClassTable {
   }
 
  private:
-  std::vector<rl_bitmap>& classes_;
-  std::map<rl_bitmap, uint16_t, BitmapLess> index_;
+  std::vector<RuleBitmap>& classes_;
+  std::map<RuleBitmap, uint16_t> index_;
 };
 
 // Fills a table of `size` classes indexed by a field's value (a port, a length, a byte). The
@@ -45,7 +46,7 @@ Status fill_classes(const std::set<unsigned>& bounds, unsigned size, size_t rule
   cls.assign(size, 0);
   for (auto it = bounds.begin(); std::next(it) != bounds.end(); ++it) {
     unsigned lo = *it, hi = *std::next(it);
-    rl_bitmap b{};
+    RuleBitmap b{};
     for (size_t pos = 0; pos < rules; pos++)
       if (admits(pos, lo)) bitmap_set(b, pos);
     auto id = table.intern(b);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/prefix.h"
+#include "compiler/bitmap.h"
 #include "rl_layout.h"
 
 namespace rl::compiler {
@@ -37,6 +38,8 @@ struct CompileOptions {
   uint32_t cpus = 1;
   // Flattened source entries a family may hold (rld.yaml source_prefixes).
   uint32_t source_prefixes = RL_DEFAULT_SOURCE_PREFIXES;
+  // Rules the data path holds per generation (rld.yaml max_rules).
+  uint32_t max_rules = RL_DEFAULT_MAX_RULES;
 };
 
 struct SourceEntry {
@@ -51,8 +54,8 @@ struct CompiledRuleSet {
   // Stacked limit i (1..more_limits) of the rule at a position at rl_stacked_index(position,
   // i - 1); zero elsewhere.
   std::vector<rl_rule> more_limits;
-  std::vector<std::string> names;  // by position
-  std::vector<rl_bitmap> classes;  // by class id; at least RL_CLASS_FIRST_DYNAMIC entries
+  std::vector<std::string> names;   // by position
+  std::vector<RuleBitmap> classes;  // by class id; at least RL_CLASS_FIRST_DYNAMIC entries
   // RL_PORT_VALUES class ids per table: the L4 index per port kind, then TCP and UDP source ports
   // (empty when no rule names a source port), then the L3 length (empty when no rule names one).
   std::array<std::vector<uint16_t>, RL_PORT_TABLES> port_classes;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "compiler/passes.h"
+#include "rl_layout.h"
 
 namespace rl::compiler {
 namespace {
@@ -28,7 +29,8 @@ uint64_t signature(const rl_rule& r, const rl_rule* more) {
   return h;
 }
 
-Status assign_identities(const RuleIds& previous, CompiledRuleSet& out) {
+Status assign_identities(const RuleIds& previous, uint32_t max_rules, CompiledRuleSet& out) {
+  const uint32_t slots = rl_rule_ids(max_rules);
   std::set<uint32_t> used_slots;
   for (const auto& [name, ident] : previous.by_name) used_slots.insert(ident.stats_slot);
   out.ids.next_id = std::max<uint32_t>(previous.next_id, 1);
@@ -49,8 +51,8 @@ Status assign_identities(const RuleIds& previous, CompiledRuleSet& out) {
         ident.stats_slot = it->second.stats_slot;  // same rule name: counters continue
       } else {
         uint32_t slot = 0;
-        while (slot < RL_MAX_RULE_IDS && used_slots.count(slot)) slot++;
-        if (slot == RL_MAX_RULE_IDS) return Error{E2BIG, "no free rule counter slot"};
+        while (slot < slots && used_slots.count(slot)) slot++;
+        if (slot == slots) return Error{E2BIG, "no free rule counter slot"};
         ident.stats_slot = slot;
         out.new_slots.push_back(slot);
       }
@@ -72,8 +74,10 @@ Status assign_identities(const RuleIds& previous, CompiledRuleSet& out) {
 
 Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& previous,
                                 const CompileOptions& options) {
-  if (policy.rules.size() > RL_MAX_RULES)
-    return Error{E2BIG, "at most " + std::to_string(RL_MAX_RULES) + " rules"};
+  if (policy.rules.size() > options.max_rules)
+    return Error{E2BIG, "the policy has " + std::to_string(policy.rules.size()) +
+                            " rules; the data path holds at most " +
+                            std::to_string(options.max_rules) + " (rld.yaml max_rules)"};
 
   std::vector<const policy::Rule*> order;
   for (const auto& r : policy.rules) order.push_back(&r);
@@ -107,7 +111,7 @@ Result<CompiledRuleSet> compile(const policy::Policy& policy, const RuleIds& pre
     out.new_sources.push_back(*budget);
     out.names.push_back(rule->name);
   }
-  if (auto s = assign_identities(previous, out); !s) return s.error();
+  if (auto s = assign_identities(previous, options.max_rules, out); !s) return s.error();
   for (size_t pos = 0; pos < out.rules.size(); pos++)
     if (out.rules[pos].flags & RL_RULE_F_NEW_SOURCES) {
       // Budget keys carry the rule's id, so they start fresh exactly when the rule's keys do.

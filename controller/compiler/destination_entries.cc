@@ -11,8 +11,8 @@ namespace rl::compiler {
 
 Status destination_entries(const std::vector<const policy::Rule*>& rules, ClassTable& table,
                            CompiledRuleSet& out) {
-  rl_bitmap wildcard{};
-  std::map<Prefix, rl_bitmap> own;
+  RuleBitmap wildcard{};
+  std::map<Prefix, RuleBitmap> own;
   for (size_t pos = 0; pos < rules.size(); pos++) {
     const auto& dsts = rules[pos]->match.destinations;
     if (dsts.empty()) bitmap_set(wildcard, pos);
@@ -25,14 +25,14 @@ Status destination_entries(const std::vector<const policy::Rule*>& rules, ClassT
 
   struct Frame {
     Prefix prefix;
-    rl_bitmap rules;
+    RuleBitmap rules;
     uint16_t cls;
   };
   size_t per_family[2] = {0, 0};
   std::vector<Frame> stack;
   for (const auto& [prefix, bits] : own) {
     while (!stack.empty() && !stack.back().prefix.contains(prefix)) stack.pop_back();
-    rl_bitmap eff = bitmap_or(stack.empty() ? wildcard : stack.back().rules, bits);
+    RuleBitmap eff = bitmap_or(stack.empty() ? wildcard : stack.back().rules, bits);
     auto cls = table.intern(eff);
     if (!cls) return cls.error();
     size_t fam6 = prefix.addr.family == 6;

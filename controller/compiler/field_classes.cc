@@ -25,7 +25,7 @@ struct IndexedField {
 
 Status field(const std::vector<const policy::Rule*>& rules, const IndexedField& f,
              ClassTable& table, CompiledRuleSet& out) {
-  rl_bitmap none{};
+  RuleBitmap none{};
   std::set<unsigned> bounds{0, f.size};
   bool used = false;
   for (size_t pos = 0; pos < rules.size(); pos++) {

@@ -37,7 +37,7 @@ Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& t
   // Ports and ICMP type/code pairs index tables of their own, each with its own bounds.
   std::set<unsigned> bounds{0, RL_PORT_VALUES}, icmp_bounds{0, RL_PORT_VALUES},
       source_bounds{0, RL_PORT_VALUES};
-  rl_bitmap no_source_port{};
+  RuleBitmap no_source_port{};
   for (size_t pos = 0; pos < rules.size(); pos++) {
     const policy::Match& m = rules[pos]->match;
     add_bounds(bounds, m.ports);

@@ -36,8 +36,8 @@ struct Frame {
 // kept, and the others are remembered by (parent, sets).
 class Classes {
  public:
-  Classes(ClassTable& table, const std::vector<rl_bitmap>& classes,
-          const std::vector<rl_bitmap>& set_rules, const rl_bitmap& wildcard)
+  Classes(ClassTable& table, const std::vector<RuleBitmap>& classes,
+          const std::vector<RuleBitmap>& set_rules, const RuleBitmap& wildcard)
       : table_(table), classes_(classes), set_rules_(set_rules), wildcard_(wildcard) {}
 
   // parent: a class id, or kNoParent for a /0.
@@ -51,7 +51,7 @@ class Classes {
     if (it != known_.end()) {
       cls = it->second;
     } else {
-      rl_bitmap eff = parent == kNoParent ? wildcard_ : classes_[parent];
+      RuleBitmap eff = parent == kNoParent ? wildcard_ : classes_[parent];
       for (uint32_t s : sets) eff = bitmap_or(eff, set_rules_[s]);
       auto id = table_.intern(eff);
       if (!id) return id.error();
@@ -67,9 +67,9 @@ class Classes {
 
  private:
   ClassTable& table_;
-  const std::vector<rl_bitmap>& classes_;
-  const std::vector<rl_bitmap>& set_rules_;
-  const rl_bitmap& wildcard_;
+  const std::vector<RuleBitmap>& classes_;
+  const std::vector<RuleBitmap>& set_rules_;
+  const RuleBitmap& wildcard_;
   std::map<std::pair<uint32_t, std::vector<uint32_t>>, uint16_t> known_;
   bool have_last_ = false;
   uint32_t last_parent_ = 0;
@@ -108,9 +108,9 @@ Status source_entries(const policy::Policy& policy, const std::vector<const poli
   for (const auto& s : policy.sets) sets[s.name] = &s;
 
   // The rules of each set that rules name, and every prefix each gives.
-  rl_bitmap wildcard{};
+  RuleBitmap wildcard{};
   std::map<std::string, uint32_t> set_index;
-  std::vector<rl_bitmap> set_rules;
+  std::vector<RuleBitmap> set_rules;
   for (size_t pos = 0; pos < rules.size(); pos++) {
     const auto& names = rules[pos]->match.sources;
     if (names.empty()) bitmap_set(wildcard, pos);

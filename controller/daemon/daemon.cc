@@ -123,6 +123,7 @@ Status Daemon::claim_pin_root() {
 Status Daemon::load_datapath() {
   LoadOptions lo;
   lo.key_capacity = cfg_.key_capacity;
+  lo.max_rules = rule_capacity(cfg_);
   lo.key_table_full = cfg_.key_table_full;
   lo.pin_root = cfg_.pin_root;
   lo.traffic_sample_shift = cfg_.traffic_sample_shift;
@@ -149,6 +150,7 @@ Status Daemon::make_policy_manager() {
   co.cpus = static_cast<uint32_t>(std::max(libbpf_num_possible_cpus(), 1));
   co.cluster_nodes = std::max<uint32_t>(cfg_.cluster_nodes, 1);
   co.source_prefixes = cfg_.source_prefixes;
+  co.max_rules = rule_capacity(cfg_);
   policies_ = std::make_unique<PolicyManager>(*dp_, cfg_.policy_dir, co, ids);
   synproxy_.enable(!cfg_.interfaces.empty() || !pinned_links(cfg_.pin_root).empty());
   policies_->add_hooks(&synproxy_);

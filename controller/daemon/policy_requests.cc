@@ -53,6 +53,7 @@ policy::LoadLimits Daemon::load_limits() const {
   limits.deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.reload_timeout_ms);
   limits.set_cache = set_cache_.get();
+  limits.max_rules = rule_capacity(cfg_);
   return limits;
 }
 

@@ -62,9 +62,9 @@ Result<uint64_t> BpfClusterMaps::cluster_prune_over(uint64_t now_ns) {
 }
 
 Status BpfClusterMaps::cluster_set_light(uint32_t stats_slot, const rl_cluster_light& light) {
-  if (stats_slot >= RL_MAX_RULE_IDS)
-    return Error{EINVAL, "stats slot " + std::to_string(stats_slot) + " out of range"};
-  return light_.update(stats_slot, light);
+  if (Status s = light_.update(stats_slot, light); !s)
+    return s.error().wrap("stats slot " + std::to_string(stats_slot));
+  return {};
 }
 
 }  // namespace rl

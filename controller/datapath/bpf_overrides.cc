@@ -51,18 +51,18 @@ Result<std::unique_ptr<BpfOverrides>> BpfOverrides::open(const rl_xdp& skel) {
 }
 
 Status BpfOverrides::load() {
-  slot_counts_.assign(RL_MAX_RULE_IDS, 0);
+  slot_counts_.assign(bpf_map__max_entries(skel_->maps.rl_override_slots), 0);
   auto all = override_list();
   if (!all) return all.error();
   for (const auto& e : *all) {
-    const uint32_t slot = e.value.limit.stats_slot % RL_MAX_RULE_IDS;
+    const uint32_t slot = e.value.limit.stats_slot % slot_counts_.size();
     mirror_[{e.value.limit.id, e.prefix}] = slot;
     per_family_[e.prefix.addr.family == 6]++;
     slot_counts_[slot]++;
   }
   // Written whole: a count a crash left too high (or too low) is mended here.
   MapRef<uint32_t, uint32_t> slots(skel_->maps.rl_override_slots);
-  for (uint32_t i = 0; i < RL_MAX_RULE_IDS; i++)
+  for (uint32_t i = 0; i < slot_counts_.size(); i++)
     if (Status s = slots.update(i, slot_counts_[i]); !s) return s;
   return {};
 }
@@ -74,7 +74,7 @@ Status BpfOverrides::count(uint32_t slot, int delta) {
 
 Status BpfOverrides::override_set(const OverrideEntry& e) {
   const uint32_t id = e.value.limit.id;
-  const uint32_t slot = e.value.limit.stats_slot % RL_MAX_RULE_IDS;
+  const uint32_t slot = e.value.limit.stats_slot % slot_counts_.size();
   const bool fam6 = e.prefix.addr.family == 6;
   auto it = mirror_.find({id, e.prefix});
   if (it == mirror_.end() && per_family_[fam6] >= RL_OVERRIDES_MAX)

@@ -57,9 +57,12 @@ Status write_tries(const bpf_map* m4, const bpf_map* m6, uint32_t gen,
   return {};
 }
 
-Status check_limits(const compiler::CompiledRuleSet& rs, bool syn_cookies) {
-  if (rs.rules.size() > RL_MAX_RULES || rs.classes.size() > RL_MAX_CLASSES)
-    return Error{E2BIG, "rule set exceeds the data path's limits"};
+Status check_limits(const compiler::CompiledRuleSet& rs, uint32_t max_rules, bool syn_cookies) {
+  if (rs.rules.size() > max_rules)
+    return Error{E2BIG, std::to_string(rs.rules.size()) + " rules; the data path holds " +
+                            std::to_string(max_rules) + " (rld.yaml max_rules)"};
+  if (rs.classes.size() > RL_MAX_CLASSES)
+    return Error{E2BIG, "rule set exceeds the data path's rule classes"};
   if (!syn_cookies)
     for (size_t pos = 0; pos < rs.rules.size(); pos++)
       if (rs.rules[pos].flags & RL_RULE_F_SYN_COOKIES)
@@ -78,6 +81,7 @@ BpfRuleTables::BpfRuleTables(const rl_xdp& skel, rl_control* control, const BpfC
       control_(control),
       counters_(&counters),
       syn_cookies_(syn_cookies),
+      max_rules_(bpf_map__max_entries(skel.maps.rl_rules) / RL_GENERATIONS),
       gen_config_(skel.maps.rl_gen_config),
       rules_(skel.maps.rl_rules),
       budgets_(skel.maps.rl_new_sources),
@@ -109,7 +113,7 @@ Result<std::vector<std::pair<std::string, rl_rule>>> BpfRuleTables::active_rules
   auto cfg = gen_config_.lookup(gen);
   if (!cfg) return cfg.error();
   std::vector<std::pair<std::string, rl_rule>> out;
-  for (uint32_t pos = 0; pos < cfg->rule_count && pos < RL_MAX_RULES; pos++) {
+  for (uint32_t pos = 0; pos < cfg->rule_count && pos < max_rules_; pos++) {
     auto r = rules_.lookup(rl_rule_index(gen, pos));
     if (!r) return r.error();
     auto m = meta_.lookup(r->stats_slot);
@@ -160,12 +164,17 @@ Status BpfRuleTables::write_rules(const compiler::CompiledRuleSet& rs, uint32_t 
 }
 
 void BpfRuleTables::write_tables(const compiler::CompiledRuleSet& rs, uint32_t gen) {
-  rl_class_bitmap* bm = bitmaps_.as<rl_class_bitmap>() + rl_bitmap_index(gen, 0);
-  for (size_t c = 0; c < rs.classes.size(); c++) {
-    rl_class_bitmap b{0, rs.classes[c]};
-    for (uint32_t i = 0; i < RL_RULE_WORDS; i++)
-      if (b.bits.w[i]) b.summary |= 1ULL << i;
-    bm[c] = b;
+  // Each bitmap: its summary's words, then its rule words (rl_abi.h, rl_bitmaps).
+  const uint32_t nsum = rl_summary_words(max_rules_), nwords = rl_rule_words(max_rules_);
+  uint64_t* bm = bitmaps_.as<uint64_t>() + size_t{rl_bitmap_index(gen, 0)} * (nsum + nwords);
+  for (size_t c = 0; c < rs.classes.size(); c++, bm += nsum + nwords) {
+    std::fill_n(bm, nsum + nwords, 0);
+    const auto& w = rs.classes[c].w;
+    for (uint32_t i = 0; i < nwords && i < w.size(); i++)
+      if (w[i]) {
+        bm[i / 64] |= 1ULL << (i % 64);
+        bm[nsum + i] = w[i];
+      }
   }
   for (uint32_t t = 0; t < RL_PORT_TABLES; t++)
     write_classes(ports_.as<rl_port_classes>(), rs.port_classes[t], RL_PORT_VALUES,
@@ -184,7 +193,7 @@ void BpfRuleTables::write_tables(const compiler::CompiledRuleSet& rs, uint32_t g
 }
 
 Status BpfRuleTables::apply(const compiler::CompiledRuleSet& rs) {
-  if (Status s = check_limits(rs, syn_cookies_); !s) return s;
+  if (Status s = check_limits(rs, max_rules_, syn_cookies_); !s) return s;
   const uint32_t in_force = epoch();
   const uint32_t next = (in_force & 1) ^ 1;
 

@@ -53,6 +53,7 @@ class BpfRuleTables final : public RuleSets {
   rl_control* control_;
   const BpfCounters* counters_;
   bool syn_cookies_;
+  uint32_t max_rules_;  // per generation, as the loader sized the maps (rld.yaml max_rules)
   MapRef<uint32_t, rl_gen_config> gen_config_;
   MapRef<uint32_t, rl_rule> rules_;
   MapRef<uint32_t, rl_rule> budgets_;  // rl_new_sources

@@ -103,6 +103,36 @@ bool kernel_has_ct_lookup() {
   return found;
 }
 
+Status set_size(bpf_map* m, uint32_t n) {
+  if (int err = bpf_map__set_max_entries(m, n); err)
+    return errno_error(std::string("size ") + bpf_map__name(m), err);
+  return {};
+}
+
+// The maps that follow max_rules (rl_layout.h), sized before the pins are compared with them.
+Status size_rule_maps(const LoadOptions& opts, rl_xdp& skel) {
+  if (std::string why = max_rules_problem(opts.max_rules); !why.empty()) return Error{EINVAL, why};
+  const uint32_t rules = rl_rule_entries(opts.max_rules), ids = rl_rule_ids(opts.max_rules);
+  const std::pair<bpf_map*, uint32_t> sizes[] = {
+      {skel.maps.rl_rules, rules},
+      {skel.maps.rl_new_sources, rules},
+      {skel.maps.rl_limits, rules * (RL_MAX_LIMITS - 1)},
+      {skel.maps.rl_rule_meta, ids},
+      {skel.maps.rl_rule_stats, ids},
+      {skel.maps.rl_limit_stats, ids * RL_MAX_LIMITS},
+      {skel.maps.rl_override_slots, ids},
+      {skel.maps.rl_cluster_light, ids},
+  };
+  for (const auto& [m, n] : sizes)
+    if (Status s = set_size(m, n); !s) return s;
+  if (int err = bpf_map__set_value_size(skel.maps.rl_bitmaps, rl_bitmap_value_size(opts.max_rules));
+      err)
+    return errno_error("size rl_bitmaps' value", err);
+  skel.rodata->rl_bitmap_words = rl_rule_words(opts.max_rules);
+  skel.rodata->rl_bitmap_summary_words = rl_summary_words(opts.max_rules);
+  return {};
+}
+
 // Adopts the maps pinned under opts.pin_root, or sets them aside for another layout's.
 Status adopt_pins(const LoadOptions& opts, LoadedSkeleton& out) {
   auto pinned = pinned_layout(opts.pin_root, *out.skel);
@@ -140,21 +170,22 @@ Status configure(const LoadOptions& opts, LoadedSkeleton& out) {
   skel->rodata->rl_traffic_sample_shift = opts.traffic_sample_shift;
   out.syn_cookies = opts.syn_cookies && kernel_has_ct_lookup();
   skel->rodata->rl_syncookies_available = out.syn_cookies ? 1 : 0;
-  auto size = [](bpf_map* m, uint32_t n) -> Status {
-    if (int err = bpf_map__set_max_entries(m, n); err)
-      return errno_error(std::string("size ") + bpf_map__name(m), err);
-    return {};
-  };
-  if (Status s = size(skel->maps.rl_keys, out.key_sets); !s) return s;
-  if (Status s = size(skel->maps.rl_key_summary, rl_summary_lines(out.key_sets)); !s) return s;
+  if (Status s = set_size(skel->maps.rl_keys, out.key_sets); !s) return s;
+  if (Status s = set_size(skel->maps.rl_key_summary, rl_summary_lines(out.key_sets)); !s) return s;
   if (!out.adopted)
-    return size(skel->maps.rl_cluster_admitted, std::max<uint32_t>(opts.cluster_keys, 64));
+    return set_size(skel->maps.rl_cluster_admitted, std::max<uint32_t>(opts.cluster_keys, 64));
   return {};
 }
 
 }  // namespace
 
 void SkeletonDeleter::operator()(rl_xdp* s) const { rl_xdp__destroy(s); }
+
+std::string max_rules_problem(uint32_t max_rules) {
+  if (max_rules >= 64 && max_rules <= RL_MAX_RULES_CAP && max_rules % 64 == 0) return "";
+  return "max_rules " + std::to_string(max_rules) + " is not a multiple of 64 from 64 to " +
+         std::to_string(RL_MAX_RULES_CAP);
+}
 
 std::string pinned_map_mismatch(const std::string& root, const bpf_map* m, bool sized_by_keys) {
   std::string name = bpf_map__name(m);
@@ -187,6 +218,7 @@ Result<LoadedSkeleton> load_skeleton(const LoadOptions& opts) {
   out.key_sets = round_up_pow2(std::max<uint32_t>(opts.key_capacity / RL_WAYS, 1));
   if (getrandom(&out.hash_seed, sizeof(out.hash_seed), 0) != sizeof(out.hash_seed))
     return errno_error("key hash seed");
+  if (Status s = size_rule_maps(opts, *out.skel); !s) return s.error();
   if (!opts.pin_root.empty())
     if (Status s = adopt_pins(opts, out); !s) return s.error();
   if (Status s = configure(opts, out); !s) return s.error();

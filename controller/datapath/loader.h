@@ -23,7 +23,10 @@ struct LoadOptions {
   // pinned there are adopted with their state, and their key capacity wins over key_capacity.
   std::string pin_root;
   uint32_t cluster_keys = RL_CLUSTER_KEYS;  // keys of cluster rules counted between syncs
-  bool trace_decisions = false;             // tests: record every decision (see DatapathTestHooks)
+  // Rules per generation the maps hold (rld.yaml max_rules): a multiple of 64 from 64 to
+  // RL_MAX_RULES_CAP. Pins of another size are replaced, as another layout's.
+  uint32_t max_rules = RL_DEFAULT_MAX_RULES;
+  bool trace_decisions = false;   // tests: record every decision (see DatapathTestHooks)
   uint32_t bench_src_spread = 0;  // benchmarks: vary IPv6 sources over this many addresses
   // Sample 1 in 2^k packets of matched rules into rl_samples (bpf/lib/sample.h); 0: off.
   uint32_t traffic_sample_shift = 0;
@@ -49,6 +52,9 @@ struct LoadedSkeleton {
   bool syn_cookies = false;
   uint32_t replaced_abi = 0;  // the ABI of pinned maps of another layout, left to their program
 };
+
+// Why `max_rules` cannot size the data path, or "".
+std::string max_rules_problem(uint32_t max_rules);
 
 // Opens the skeleton, adopts or sets aside pinned maps, sizes the maps and runs the verifier.
 Result<LoadedSkeleton> load_skeleton(const LoadOptions& opts);

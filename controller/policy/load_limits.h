@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstddef>
 
+#include "rl_abi.h"
+
 namespace rl::policy {
 
 class SetFileCache;
@@ -25,6 +27,8 @@ struct LoadLimits {
   size_t max_set_file_bytes = size_t{256} << 20;
   size_t max_set_dir_files = 4096;
   size_t max_set_prefixes = size_t{1} << 24;
+  // Rules in all files together: the data path's rule table (rld.yaml max_rules).
+  size_t max_rules = RL_DEFAULT_MAX_RULES;
   // Checked while scanning and between steps; past it the load stops with an error. rld also
   // stops waiting at its own deadline (reload_timeout_ms).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();

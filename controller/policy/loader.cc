@@ -50,9 +50,9 @@ void sort_errors(std::vector<Diagnostic>& errors, const std::vector<std::string>
 }
 
 LoadResult finish(std::vector<detail::Fragment> fragments, std::vector<Diagnostic> errors,
-                  const std::vector<std::string>& files) {
+                  const std::vector<std::string>& files, const LoadLimits& limits) {
   LoadResult result;
-  result.policy = detail::merge(std::move(fragments), errors);
+  result.policy = detail::merge(std::move(fragments), limits.max_rules, errors);
   sort_errors(errors, files);
   result.errors = std::move(errors);
   return result;
@@ -111,7 +111,7 @@ LoadResult load_string(const std::string& text, const std::string& filename,
   std::vector<detail::Fragment> fragments;
   size_t nodes = 0, set_prefixes = 0;
   read_text(text, filename, limits, nodes, set_prefixes, fragments, errors);
-  return finish(std::move(fragments), std::move(errors), {filename});
+  return finish(std::move(fragments), std::move(errors), {filename}, limits);
 }
 
 LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& limits,
@@ -138,7 +138,7 @@ LoadResult load_files(const std::vector<std::string>& paths, const LoadLimits& l
       (errors.empty() || errors.back().message != time_limit_error()))
     errors.push_back({SourceLocation{paths.back(), 0, 0}, time_limit_error()});
   if (limits.set_cache) limits.set_cache->end();
-  return finish(std::move(fragments), std::move(errors), paths);
+  return finish(std::move(fragments), std::move(errors), paths, limits);
 }
 
 std::vector<std::string> policy_files(const std::string& dir, std::string* why) {

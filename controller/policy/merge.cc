@@ -43,7 +43,8 @@ std::string origin(const Placed& p) {
 
 class Merger {
  public:
-  explicit Merger(std::vector<Diagnostic>& errors) : errors_(errors) {}
+  Merger(std::vector<Diagnostic>& errors, size_t max_rules)
+      : errors_(errors), max_rules_(max_rules) {}
 
   Policy run(std::vector<Fragment>& fragments) {
     merge_malformed(fragments, p_, errors_);
@@ -77,8 +78,9 @@ class Merger {
   }
 
   void add_rule(RuleDraft& d) {
-    if (++rule_count_ == kMaxRules + 1)
-      error(d.rule.where, "too many rules: a policy holds at most " + std::to_string(kMaxRules));
+    if (++rule_count_ == max_rules_ + 1)
+      error(d.rule.where, "too many rules: a policy holds at most " + std::to_string(max_rules_) +
+                              " (rld.yaml max_rules)");
     if (d.rule.name.empty()) return;  // already reported; nothing to refer to it by
     if (auto it = rule_names_.find(d.rule.name); it != rule_names_.end()) {
       error(d.name_at, "duplicate rule name '" + d.rule.name + "' (first defined at " +
@@ -178,6 +180,7 @@ class Merger {
   std::set<std::string> broken_sets_;
   std::map<std::string, SourceLocation> rule_names_;
   std::vector<RuleDraft*> drafts_;
+  size_t max_rules_;
   size_t rule_count_ = 0;
   std::map<Prefix, Placed> allowed_;
   std::map<Prefix, Placed> denied_;
@@ -185,8 +188,8 @@ class Merger {
 
 }  // namespace
 
-Policy merge(std::vector<Fragment> fragments, std::vector<Diagnostic>& errors) {
-  return Merger(errors).run(fragments);
+Policy merge(std::vector<Fragment> fragments, size_t max_rules, std::vector<Diagnostic>& errors) {
+  return Merger(errors, std::min(max_rules, kMaxRules)).run(fragments);
 }
 
 }  // namespace rl::policy::detail

@@ -12,10 +12,11 @@
 
 namespace rl::policy::detail {
 
-// At most this many rules in a policy: the data path's rule table.
-inline constexpr size_t kMaxRules = RL_MAX_RULES;
+// At most this many rules in a policy: the largest rule table a data path holds (rld.yaml
+// max_rules sizes the one in use).
+inline constexpr size_t kMaxRules = RL_MAX_RULES_CAP;
 
 // `fragments` in load order; that order breaks priority ties.
-Policy merge(std::vector<Fragment> fragments, std::vector<Diagnostic>& errors);
+Policy merge(std::vector<Fragment> fragments, size_t max_rules, std::vector<Diagnostic>& errors);
 
 }  // namespace rl::policy::detail

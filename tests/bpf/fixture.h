@@ -39,6 +39,7 @@ class BpfTest : public ::testing::Test {
     o.cluster_keys = 4096;
     o.trace_decisions = true;
     options(o);
+    compile_options_.max_rules = o.max_rules;
     auto dp = BpfDatapath::load(o);
     ASSERT_TRUE(dp.ok()) << dp.error().str();
     dp_ = std::move(*dp);
@@ -52,7 +53,7 @@ class BpfTest : public ::testing::Test {
   DatapathTestHooks hooks() const { return DatapathTestHooks(*dp_); }
 
   void apply(const policy::Policy& p) {
-    auto c = compiler::compile(p, ids_);
+    auto c = compiler::compile(p, ids_, compile_options_);
     ASSERT_TRUE(c.ok()) << c.error().str();
     ids_ = c->ids;
     compiled_ = *c;
@@ -105,6 +106,7 @@ class BpfTest : public ::testing::Test {
   }
 
   std::unique_ptr<BpfDatapath> dp_;
+  compiler::CompileOptions compile_options_;
   compiler::RuleIds ids_;
   compiler::CompiledRuleSet compiled_;
 };

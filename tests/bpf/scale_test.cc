@@ -50,7 +50,7 @@ TEST_F(ScaleTest, ThousandRulesAndHundredThousandPrefixes) {
     p.sets.push_back(set);
   }
   // 1,024 rules: rule k matches set k % 100 and destination port 1000 + k.
-  for (int k = 0; k < RL_MAX_RULES; k++) {
+  for (int k = 0; k < RL_DEFAULT_MAX_RULES; k++) {
     auto r = token_bucket("rule" + std::to_string(k), 100, 100);
     r.match.sources = {"set" + std::to_string(k % 100)};
     r.match.ports = {{static_cast<uint16_t>(1000 + k), static_cast<uint16_t>(1000 + k)}};
@@ -63,7 +63,7 @@ TEST_F(ScaleTest, ThousandRulesAndHundredThousandPrefixes) {
 
   // Address n belongs to set n / 1000; rule k needs set k % 100 and port 1000 + k.
   for (int trial = 0; trial < 300; trial++) {
-    int k = rng() % RL_MAX_RULES;
+    int k = rng() % RL_DEFAULT_MAX_RULES;
     int n = (k % 100) * 1000 + static_cast<int>(2 * (rng() % 500)) + 1;  // an IPv4 member (odd i)
     std::string src = "198." + std::to_string(18 + (n >> 16 & 1)) + "." +
                       std::to_string((n >> 8) & 255) + "." + std::to_string(n & 255);
@@ -80,7 +80,7 @@ TEST_F(ScaleTest, ThousandRulesAndHundredThousandPrefixes) {
 TEST_F(ScaleTest, ThousandRulesOnTcpFlagsTtlAndLength) {
   policy::Policy p;
   auto len_of = [](int k) { return static_cast<uint16_t>(40 + k * 16); };
-  for (int k = 0; k < RL_MAX_RULES; k++) {
+  for (int k = 0; k < RL_DEFAULT_MAX_RULES; k++) {
     auto r = token_bucket("rule" + std::to_string(k), 100, 100);
     r.match.protocol = 6;
     r.match.length = {{len_of(k), static_cast<uint16_t>(len_of(k) + 15)}};
@@ -104,7 +104,7 @@ TEST_F(ScaleTest, ThousandRulesOnTcpFlagsTtlAndLength) {
   };
   std::mt19937 rng(5);
   for (int trial = 0; trial < 300; trial++) {
-    int k = rng() % RL_MAX_RULES;
+    int k = rng() % RL_DEFAULT_MAX_RULES;
     uint16_t len = static_cast<uint16_t>(len_of(k) + rng() % 16);
     uint8_t ttl = static_cast<uint8_t>(k % 200 + rng() % 56);
     uint8_t flags = k % 2 ? packet::kRst : packet::kAck | packet::kPsh;
@@ -113,6 +113,44 @@ TEST_F(ScaleTest, ThousandRulesOnTcpFlagsTtlAndLength) {
     ASSERT_EQ(send(frame(len, ttl, packet::kAck | packet::kRst)).rule_pos, -1);
   }
   EXPECT_EQ(send(frame(len_of(1023), 1023 % 200, packet::kRst)).rule_pos, 1023);
+}
+
+// A data path sized for the most rules rld.yaml may ask for: the verifier accepts the program with
+// its bitmaps' largest shape, and the walk over summary words finds rules in every word.
+class MostRulesTest : public BpfTest {
+  void options(LoadOptions& o) override { o.max_rules = RL_MAX_RULES_CAP; }
+};
+
+TEST_F(MostRulesTest, EveryWordOfSixteenThousandRules) {
+  policy::Policy p;
+  // Set s holds 198.18.s.0/24. Rules 2j and 2j + 1 share port 1000 + j and need sets 2j % 100
+  // and (2j + 1) % 100: a source of either set matches its own rule, whichever word it is in.
+  for (int s = 0; s < 100; s++) {
+    policy::SourceSet set;
+    set.name = "set" + std::to_string(s);
+    set.prefixes.push_back(*Prefix::parse("198.18." + std::to_string(s) + ".0/24"));
+    p.sets.push_back(set);
+  }
+  for (int k = 0; k < RL_MAX_RULES_CAP; k++) {
+    auto r = token_bucket("rule" + std::to_string(k), 100, 100);
+    r.match.sources = {"set" + std::to_string(k % 100)};
+    r.match.ports = {{static_cast<uint16_t>(1000 + k / 2), static_cast<uint16_t>(1000 + k / 2)}};
+    r.priority = k;
+    p.rules.push_back(r);
+  }
+  apply(p);
+  if (HasFatalFailure()) return;
+  auto from = [](int k) { return "198.18." + std::to_string(k % 100) + ".7"; };
+  std::mt19937 rng(7);
+  std::vector<int> ks = {
+      0, 1, 63, 64, 4095, 4096, 8191, RL_MAX_RULES_CAP - 2, RL_MAX_RULES_CAP - 1};
+  for (int trial = 0; trial < 200; trial++)
+    ks.push_back(static_cast<int>(rng() % RL_MAX_RULES_CAP));
+  for (int k : ks) {
+    const auto port = static_cast<uint16_t>(1000 + k / 2);
+    ASSERT_EQ(send(udp4(from(k), port)).rule_pos, k) << "rule " << k;
+    ASSERT_EQ(send(udp4("198.18.200.1", port)).rule_pos, -1) << "rule " << k;
+  }
 }
 
 }  // namespace

@@ -27,6 +27,8 @@ struct Config {
   uint32_t key_capacity = 1048576;
   // Source prefixes a policy may hold per family, sets from files included.
   uint32_t source_prefixes = RL_DEFAULT_SOURCE_PREFIXES;
+  // Rules a policy may hold (rounded up to a multiple of 64): sizes the rule maps and bitmaps.
+  uint32_t max_rules = RL_DEFAULT_MAX_RULES;
   uint32_t offender_capacity = 65536;  // offenders kept for `rlctl top`, least recent evicted
   // `rlctl top --by traffic`: the data path samples 1 in 2^k packets of matched rules; 0: off.
   uint32_t traffic_sample_shift = 0;
@@ -82,5 +84,8 @@ struct Config {
 Status load_config_file(const std::string& path, Config& cfg);
 
 Status validate_config(const Config& cfg);
+
+// The rules the data path holds: max_rules rounded up to whole bitmap words.
+inline uint32_t rule_capacity(const Config& cfg) { return (cfg.max_rules + 63) / 64 * 64; }
 
 }  // namespace rl::daemon

@@ -69,6 +69,10 @@ std::vector<ConfigOption> datapath_options() {
        "source prefixes a policy may hold per family, sets read from files included; the "
        "kernel's memory grows with those a policy holds (about 100 to 200 bytes each)",
        "prefixes", 1024, RL_MAX_PREFIXES / 2},
+      {"", "max_rules", "--max-rules", &Config::max_rules,
+       "rules a policy may hold, rounded up to a multiple of 64; the kernel's memory for rule "
+       "bitmaps grows with it (16,384 classes of a bit per rule, per generation)",
+       "rules", 64, RL_MAX_RULES_CAP},
       {"", "key_table_full", "--key-table-full", &Config::key_table_full,
        "use the whole key table from the start instead of growing it as keys arrive: no new "
        "source meets a full set while it grows, but a few keys cost more cache misses",

@@ -149,8 +149,10 @@ std::optional<uint64_t> PolicyManager::applied_fingerprint() const {
 }
 
 ReloadReport PolicyManager::reload(const std::string& trigger, bool force) {
+  policy::LoadLimits limits;
+  limits.max_rules = options_.max_rules;
   return commit(
-      load_candidate(dir_, {}, force ? std::nullopt : applied_fingerprint(), set_sources()),
+      load_candidate(dir_, limits, force ? std::nullopt : applied_fingerprint(), set_sources()),
       trigger);
 }
 

@@ -72,9 +72,14 @@ proto::PolicyFilesRequest read_files(const std::vector<std::string>& paths) {
 // What `rlctl policy validate` loads: a directory alone is loaded exactly as rld loads its
 // policy directory; otherwise each directory stands for its *.yaml/*.yml files (sorted, not
 // hidden), merged with the files named, so cross-file checks (duplicate rule names) see them all.
+// Offline, rld.yaml's max_rules is not known: the rules are checked against the most any data path
+// holds, and rld checks its own bound when it applies them.
 rl::policy::LoadResult load_for_validation(const std::vector<std::string>& args) {
+  rl::policy::LoadLimits limits;
+  limits.max_rules = RL_MAX_RULES_CAP;
   std::error_code ec;
-  if (args.size() == 1 && fs::is_directory(args[0], ec)) return rl::policy::load_directory(args[0]);
+  if (args.size() == 1 && fs::is_directory(args[0], ec))
+    return rl::policy::load_directory(args[0], limits);
   std::vector<std::string> paths;
   for (const auto& a : args) {
     if (!fs::is_directory(a, ec)) {
@@ -91,7 +96,7 @@ rl::policy::LoadResult load_for_validation(const std::vector<std::string>& args)
     std::sort(in_dir.begin(), in_dir.end());
     paths.insert(paths.end(), in_dir.begin(), in_dir.end());
   }
-  return rl::policy::load_files(paths);
+  return rl::policy::load_files(paths, limits);
 }
 
 void do_validate(const Globals& g, const std::vector<std::string>& files) {

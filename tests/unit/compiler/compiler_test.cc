@@ -227,7 +227,7 @@ TEST(Compiler, DimensionsNoRuleUsesHoldEveryRule) {
   ASSERT_TRUE(with_frag.ok());
   EXPECT_EQ(with_frag->config.dims_used, RL_DIM_NEW_CONN | RL_DIM_FRAGMENT);
   for (unsigned j = 0; j < RL_CLASS_KINDS; j++) {
-    const rl_bitmap& kind = with_frag->classes[RL_CLASS_OF_KIND(j)];
+    const compiler::RuleBitmap& kind = with_frag->classes[RL_CLASS_OF_KIND(j)];
     bool is_new = j & 1, is_later = (j >> 1) == RL_FRAG_LATER;
     EXPECT_TRUE(compiler::bitmap_test(kind, 0)) << j;
     EXPECT_EQ(compiler::bitmap_test(kind, 2), is_new) << j;
@@ -296,12 +296,12 @@ TEST(Compiler, TcpFlagClassesFollowTheMask) {
   const auto& t = c->byte_classes[RL_BYTE_TABLE_TCP_FLAGS];
   ASSERT_EQ(t.size(), 256u);
   for (unsigned f = 0; f < 256; f++) {
-    const rl_bitmap& b = c->classes[t[f]];
+    const compiler::RuleBitmap& b = c->classes[t[f]];
     EXPECT_EQ(compiler::bitmap_test(b, 0), (f & 0x17) == 0x10) << f;
     EXPECT_EQ(compiler::bitmap_test(b, 1), (f & 0x04) != 0) << f;
     EXPECT_TRUE(compiler::bitmap_test(b, 2)) << f;
   }
-  const rl_bitmap& none = c->classes[c->config.tcp_flags_none];
+  const compiler::RuleBitmap& none = c->classes[c->config.tcp_flags_none];
   EXPECT_FALSE(compiler::bitmap_test(none, 0));
   EXPECT_FALSE(compiler::bitmap_test(none, 1));
   EXPECT_TRUE(compiler::bitmap_test(none, 2));
@@ -343,7 +343,7 @@ TEST(Compiler, IcmpCodesNarrowTheirTypes) {
   for (unsigned kind : {RL_PORT_KIND_ICMP, RL_PORT_KIND_ICMPV6})
     for (unsigned i = 0; i < 65536; i++) {
       unsigned type = i >> 8, code = i & 255;
-      const rl_bitmap& b = c->classes[c->port_classes[kind][i]];
+      const compiler::RuleBitmap& b = c->classes[c->port_classes[kind][i]];
       // Both rules admit either ICMP kind here: the protocol is its own dimension.
       EXPECT_EQ(compiler::bitmap_test(b, 0), type == 3 && (code == 4 || (code >= 10 && code <= 12)))
           << kind << " " << i;
@@ -404,9 +404,18 @@ TEST(Compiler, ClockChoiceFollowsBucketSize) {
 
 TEST(Compiler, LimitsAreEnforced) {
   policy::Policy p;
-  for (int i = 0; i <= RL_MAX_RULES; i++)
+  for (int i = 0; i <= RL_DEFAULT_MAX_RULES; i++)
     p.rules.push_back(token_bucket("r" + std::to_string(i), 1, 1));
-  EXPECT_FALSE(compile(p).ok());
+  auto over = compile(p);
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.error().message.find("rld.yaml max_rules"), std::string::npos)
+      << over.error().message;
+  compiler::CompileOptions bigger;
+  bigger.max_rules = 2 * RL_DEFAULT_MAX_RULES;
+  auto fits = compiler::compile(p, {}, bigger);
+  ASSERT_TRUE(fits.ok()) << fits.error().str();
+  // Stats slots come from both generations' ids: at most two per rule the data path holds.
+  for (const auto& r : fits->rules) EXPECT_LT(r.stats_slot, 2u * bigger.max_rules);
   auto sw = window("sw", policy::Algorithm::kSlidingWindow, 1 << 20, 1'000'000'000);
   EXPECT_FALSE(compiler::compile_limit(sw).ok());
 }

@@ -143,7 +143,12 @@ TEST_F(PolicyDir, AtMost1024RulesInTotal) {
   std::string c = write("c.yaml", rules(1024, 1030));
   auto r = load_files({a, b, c});
   ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
-  EXPECT_EQ(r.errors[0].str(), c + ":2:5: error: too many rules: a policy holds at most 1024");
+  EXPECT_EQ(r.errors[0].str(),
+            c + ":2:5: error: too many rules: a policy holds at most 1024 (rld.yaml max_rules)");
+  policy::LoadLimits more;
+  more.max_rules = 2048;
+  auto larger = policy::load_files({a, b, c}, more);
+  EXPECT_TRUE(larger.ok()) << all_errors(larger);
 }
 
 TEST_F(PolicyDir, ErrorsAreOrderedByFileThenLine) {
