@@ -21,6 +21,11 @@ inline void bitmap_set(RuleBitmap& b, size_t pos) {
   if (b.w.size() <= pos / 64) b.w.resize(pos / 64 + 1, 0);
   b.w[pos / 64] |= 1ULL << (pos % 64);
 }
+inline void bitmap_clear(RuleBitmap& b, size_t pos) {
+  if (b.w.size() <= pos / 64) return;
+  b.w[pos / 64] &= ~(1ULL << (pos % 64));
+  while (!b.w.empty() && !b.w.back()) b.w.pop_back();
+}
 inline bool bitmap_test(const RuleBitmap& b, size_t pos) {
   return (b.word(pos / 64) >> (pos % 64)) & 1;
 }

@@ -3,7 +3,7 @@
 // dimension selects the same set of rules share one bitmap in the data path.
 #pragma once
 
-#include <iterator>
+#include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
@@ -37,21 +37,39 @@ class ClassTable {
   std::map<RuleBitmap, uint16_t> index_;
 };
 
-// Fills a table of `size` classes indexed by a field's value (a port, a length, a byte). The
-// rules admitted are constant between two consecutive `bounds` (which include 0 and `size`), so
-// `admits(pos, value)` is asked once per interval and rule, not once per value.
-template <typename Admits>
-Status fill_classes(const std::set<unsigned>& bounds, unsigned size, size_t rules,
-                    ClassTable& table, std::vector<uint16_t>& cls, Admits admits) {
+// Fills a table of `size` classes indexed by a field's value (a port, a length, a byte).
+// `changes(pos, set)` adds the values where the rule at `pos` may start or stop admitting one; the
+// rules admitted are constant between two consecutive such values of all rules, and a rule's
+// `admits(pos, value)` is asked again only at its own: a policy of thousands of rules with a port
+// each costs each rule two questions, not one per interval.
+template <typename Admits, typename Changes>
+Status fill_classes(unsigned size, size_t rules, ClassTable& table, std::vector<uint16_t>& cls,
+                    Admits admits, Changes changes) {
+  std::map<unsigned, std::vector<size_t>> at;  // value -> rules that may change there
+  std::set<unsigned> mine;
+  for (size_t pos = 0; pos < rules; pos++) {
+    mine.clear();
+    changes(pos, mine);
+    for (unsigned v : mine)
+      if (v > 0 && v < size) at[v].push_back(pos);
+  }
+  at.emplace(size, std::vector<size_t>{});  // the end of the last interval
   cls.assign(size, 0);
-  for (auto it = bounds.begin(); std::next(it) != bounds.end(); ++it) {
-    unsigned lo = *it, hi = *std::next(it);
-    RuleBitmap b{};
-    for (size_t pos = 0; pos < rules; pos++)
-      if (admits(pos, lo)) bitmap_set(b, pos);
+  RuleBitmap b;
+  for (size_t pos = 0; pos < rules; pos++)
+    if (admits(pos, 0)) bitmap_set(b, pos);
+  unsigned lo = 0;
+  for (const auto& [hi, changing] : at) {
     auto id = table.intern(b);
     if (!id) return id.error();
-    for (unsigned i = lo; i < hi && i < size; i++) cls[i] = *id;
+    std::fill(cls.begin() + lo, cls.begin() + hi, *id);
+    for (size_t pos : changing) {
+      if (admits(pos, hi))
+        bitmap_set(b, pos);
+      else
+        bitmap_clear(b, pos);
+    }
+    lo = hi;
   }
   return {};
 }

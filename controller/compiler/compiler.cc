@@ -31,6 +31,7 @@ uint64_t signature(const rl_rule& r, const rl_rule* more) {
 
 Status assign_identities(const RuleIds& previous, uint32_t max_rules, CompiledRuleSet& out) {
   const uint32_t slots = rl_rule_ids(max_rules);
+  uint32_t free_slot = 0;  // slots below it are taken: the search goes on from there
   std::set<uint32_t> used_slots;
   for (const auto& [name, ident] : previous.by_name) used_slots.insert(ident.stats_slot);
   out.ids.next_id = std::max<uint32_t>(previous.next_id, 1);
@@ -50,11 +51,10 @@ Status assign_identities(const RuleIds& previous, uint32_t max_rules, CompiledRu
       if (it != previous.by_name.end()) {
         ident.stats_slot = it->second.stats_slot;  // same rule name: counters continue
       } else {
-        uint32_t slot = 0;
-        while (slot < slots && used_slots.count(slot)) slot++;
-        if (slot == slots) return Error{E2BIG, "no free rule counter slot"};
-        ident.stats_slot = slot;
-        out.new_slots.push_back(slot);
+        while (free_slot < slots && used_slots.count(free_slot)) free_slot++;
+        if (free_slot == slots) return Error{E2BIG, "no free rule counter slot"};
+        ident.stats_slot = free_slot;
+        out.new_slots.push_back(free_slot);
       }
       ident.signature = sig;
     }

@@ -26,26 +26,28 @@ struct IndexedField {
 Status field(const std::vector<const policy::Rule*>& rules, const IndexedField& f,
              ClassTable& table, CompiledRuleSet& out) {
   RuleBitmap none{};
-  std::set<unsigned> bounds{0, f.size};
   bool used = false;
   for (size_t pos = 0; pos < rules.size(); pos++) {
-    const policy::Match& m = rules[pos]->match;
-    if (!f.has_condition(m)) {
+    if (f.has_condition(rules[pos]->match))
+      used = true;
+    else
       bitmap_set(none, pos);
-      continue;
-    }
-    used = true;
-    f.bounds(m, bounds);
   }
   auto id = table.intern(none);
   if (!id) return id.error();
   *f.none = *id;
   if (!used) return {};
   out.config.dims_used |= f.dim;
-  return fill_classes(bounds, f.size, rules.size(), table, *f.table, [&](size_t pos, unsigned v) {
-    const auto& m = rules[pos]->match;
-    return !f.has_condition(m) || f.admits(m, v);
-  });
+  return fill_classes(
+      f.size, rules.size(), table, *f.table,
+      [&](size_t pos, unsigned v) {
+        const auto& m = rules[pos]->match;
+        return !f.has_condition(m) || f.admits(m, v);
+      },
+      [&](size_t pos, std::set<unsigned>& changes) {
+        const auto& m = rules[pos]->match;
+        if (f.has_condition(m)) f.bounds(m, changes);
+      });
 }
 
 }  // namespace

@@ -34,26 +34,27 @@ const std::vector<policy::PortRange> kAnyCode{{0, 255}};
 
 Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& table,
                     CompiledRuleSet& out) {
-  // Ports and ICMP type/code pairs index tables of their own, each with its own bounds.
-  std::set<unsigned> bounds{0, RL_PORT_VALUES}, icmp_bounds{0, RL_PORT_VALUES},
-      source_bounds{0, RL_PORT_VALUES};
   RuleBitmap no_source_port{};
   for (size_t pos = 0; pos < rules.size(); pos++) {
-    const policy::Match& m = rules[pos]->match;
-    add_bounds(bounds, m.ports);
-    for (unsigned t : m.icmp_types)
-      add_bounds(icmp_bounds, m.icmp_codes.empty() ? kAnyCode : m.icmp_codes, rl_icmp_index(t, 0));
-    add_bounds(source_bounds, m.source_ports);
-    if (m.source_ports.empty())
+    if (rules[pos]->match.source_ports.empty())
       bitmap_set(no_source_port, pos);
     else
       out.config.sport_used = 1;
   }
+  // Ports and ICMP type/code pairs index tables of their own, each with its own bounds.
   for (unsigned kind = 0; kind < RL_PORT_KINDS; kind++) {
     bool icmp = kind == RL_PORT_KIND_ICMP || kind == RL_PORT_KIND_ICMPV6;
     auto s = fill_classes(
-        icmp ? icmp_bounds : bounds, RL_PORT_VALUES, rules.size(), table, out.port_classes[kind],
-        [&](size_t pos, unsigned i) { return admits(rules[pos]->match, kind, i); });
+        RL_PORT_VALUES, rules.size(), table, out.port_classes[kind],
+        [&](size_t pos, unsigned i) { return admits(rules[pos]->match, kind, i); },
+        [&](size_t pos, std::set<unsigned>& changes) {
+          const policy::Match& m = rules[pos]->match;
+          if (!icmp) return add_bounds(changes, m.ports);
+          if (!m.ports.empty()) return;  // admits no ICMP index at all
+          for (unsigned t : m.icmp_types)
+            add_bounds(changes, m.icmp_codes.empty() ? kAnyCode : m.icmp_codes,
+                       rl_icmp_index(t, 0));
+        });
     if (!s) return s;
   }
   auto none = table.intern(no_source_port);
@@ -63,8 +64,11 @@ Status port_classes(const std::vector<const policy::Rule*>& rules, ClassTable& t
   if (!out.config.sport_used) return {};
   for (unsigned t = RL_SPORT_TABLE; t < RL_SPORT_TABLE + 2; t++) {  // TCP, UDP
     auto s = fill_classes(
-        source_bounds, RL_PORT_VALUES, rules.size(), table, out.port_classes[t],
-        [&](size_t pos, unsigned i) { return admits_source_port(rules[pos]->match, i); });
+        RL_PORT_VALUES, rules.size(), table, out.port_classes[t],
+        [&](size_t pos, unsigned i) { return admits_source_port(rules[pos]->match, i); },
+        [&](size_t pos, std::set<unsigned>& changes) {
+          add_bounds(changes, rules[pos]->match.source_ports);
+        });
     if (!s) return s;
   }
   return {};

@@ -280,6 +280,62 @@ TEST(Compiler, PortClassesFollowRanges) {
   EXPECT_FALSE(compiler::bitmap_test(c->classes[RL_CLASS_NO_PORT], 0));
 }
 
+// Each port's class holds exactly the rules whose ranges hold it, for random overlapping ranges,
+// ICMP types and codes, and source ports: the sweep re-asks a rule only at its own bounds.
+TEST(Compiler, PortClassesAgreeWithEveryRuleAtEveryPort) {
+  std::mt19937 rng(11);
+  auto range = [&](unsigned span) {
+    auto lo = static_cast<uint16_t>(rng() % 65536);
+    auto hi = static_cast<uint16_t>(std::min<unsigned>(65535, lo + rng() % span));
+    return policy::PortRange{lo, hi};
+  };
+  policy::Policy p;
+  for (int i = 0; i < 300; i++) {
+    auto r = token_bucket("r" + std::to_string(i), 1, 1);
+    switch (i % 4) {
+      case 0:
+        r.match.ports = {range(8), range(3000)};
+        break;
+      case 1:
+        r.match.icmp_types = {static_cast<uint8_t>(rng() % 4 + 3)};
+        if (i % 8 == 1) r.match.icmp_codes = {{static_cast<uint16_t>(rng() % 5), 9}};
+        break;
+      case 2:
+        r.match.source_ports = {range(20000)};
+        break;
+      default:
+        break;
+    }
+    p.rules.push_back(r);
+  }
+  auto c = compile(p);
+  ASSERT_TRUE(c.ok()) << c.error().str();
+  auto in = [](const std::vector<policy::PortRange>& rs, unsigned v) {
+    for (const auto& r : rs)
+      if (v >= r.first && v <= r.last) return true;
+    return false;
+  };
+  for (unsigned v = 0; v < RL_PORT_VALUES; v += 1 + rng() % 7) {
+    for (size_t pos = 0; pos < p.rules.size(); pos++) {
+      const auto& m = p.rules[pos].match;  // no priorities: positions are the policy order
+      const bool icmp_ok = !m.icmp_types.empty() && m.icmp_types[0] == v / 256 &&
+                           (m.icmp_codes.empty() || in(m.icmp_codes, v % 256));
+      const bool any = m.ports.empty() && m.icmp_types.empty();
+      const bool tcp = any || in(m.ports, v);
+      const bool icmp = any || icmp_ok;
+      ASSERT_EQ(compiler::bitmap_test(c->classes[c->port_classes[RL_PORT_KIND_TCP][v]], pos), tcp)
+          << pos << " " << v;
+      ASSERT_EQ(compiler::bitmap_test(c->classes[c->port_classes[RL_PORT_KIND_UDP][v]], pos), tcp)
+          << pos << " " << v;
+      ASSERT_EQ(compiler::bitmap_test(c->classes[c->port_classes[RL_PORT_KIND_ICMP][v]], pos), icmp)
+          << pos << " " << v;
+      const bool sport = m.source_ports.empty() || in(m.source_ports, v);
+      ASSERT_EQ(compiler::bitmap_test(c->classes[c->port_classes[RL_SPORT_TABLE][v]], pos), sport)
+          << pos << " " << v;
+    }
+  }
+}
+
 TEST(Compiler, TcpFlagClassesFollowTheMask) {
   policy::Policy p;
   auto ack = token_bucket("ack", 1, 1);
