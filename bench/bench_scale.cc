@@ -4,7 +4,7 @@
 // BPF_PROG_TEST_RUN, beside an empty XDP program measured in the same configuration. Not a test:
 // it prints figures.
 //
-//   sudo ./build/bench/bench_scale [--rules 10,100,1000] [--prefixes 1000,100000,1000000]
+//   sudo ./build/bench/bench_scale [--rules 10,1000,10000] [--prefixes 1000,100000,1000000]
 //                                  [--repeat N] [--rounds R]
 //
 // Rule i matches UDP to port 2000 + i, every other one only from the set. The last one, on port
@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -41,7 +42,7 @@ namespace {
 using namespace rl;
 using Clock = std::chrono::steady_clock;
 
-std::vector<uint32_t> g_rules = {10, 100, 1000};
+std::vector<uint32_t> g_rules = {10, 1000, 10000};
 std::vector<uint32_t> g_prefixes = {1000, 100'000, 1'000'000};
 uint32_t g_repeat = 1'000'000;
 int g_rounds = 5;
@@ -176,11 +177,15 @@ void fail(const char* what, const std::string& why) {
 Row run(uint32_t rules, uint32_t prefixes, int empty_fd) {
   Row row{rules, prefixes};
   const auto p = policy_of(rules, prefixes);
+  // The rule table as an operator sizes it: the default, or rld.yaml max_rules for more rules.
+  compiler::CompileOptions co;
+  co.max_rules = std::max<uint32_t>(RL_DEFAULT_MAX_RULES, (rules + 63) / 64 * 64);
   auto t = Clock::now();
-  auto c = compiler::compile(p);
+  auto c = compiler::compile(p, {}, co);
   if (!c) fail("compile", c.error().str());
   row.compile_ms = ms_since(t);
   LoadOptions o;
+  o.max_rules = co.max_rules;
   o.bench_src_spread = 1u << 20;
   auto dp = BpfDatapath::load(o);
   if (!dp) fail("load", dp.error().str());
