@@ -37,12 +37,22 @@ bench_lab_up() {
   cif=$client_if sif=$server_if
   # shellcheck source=scripts/lab-rld.sh
   source scripts/lab-rld.sh
+  trap bench_lab_cleanup EXIT
   cli="ip netns exec $lab-cli" srv="ip netns exec $lab-srv"
   rlflood="$build/tools/rlflood/rlflood"
   mac=$($srv cat /sys/class/net/"$sif"/address)
   napi_setup
   raw_file=${raw:-$work/raw.tsv}
   : >"$raw_file"
+}
+
+# On exit, the benchmark's own clean-up steps first (functions it adds here, each run even if
+# another failed), then the lab's (rl_lab_cleanup: rld, its pins, the namespaces, $work).
+bench_cleanup_hooks=()
+bench_lab_cleanup() {
+  local h
+  for h in "${bench_cleanup_hooks[@]}"; do "$h" || true; done
+  rl_lab_cleanup
 }
 
 log() { echo "$bench_name: $*" >&2; }
@@ -175,11 +185,13 @@ new_flood_args() {
 # their set full go again once it has grown, as they would in a flood that lasts, until rld's
 # count holds them all and the table has stopped growing (at most one key per set on average),
 # so that no split runs during the measurement. With a new-source budget only one pass is sent:
-# the budget admits the rest slowly, as it would in a flood.
+# the budget admits the rest slowly, as it would in a flood. A warm-up stops after
+# $bench_warm_seconds (default 30): a contender that takes fewer frames a second than that allows
+# meets the rest of its sources for the first time in the measurement.
 warm_known() { # contender count rlflood-args...
   local who=$1 count=$2 tracked in_use pass
   shift 2
-  flood "$@" --count "$count" --rate 200000 --max-seconds 30 >/dev/null
+  flood "$@" --count "$count" --rate 200000 --max-seconds "${bench_warm_seconds:-30}" >/dev/null
   case $who in
     rl | rlb)
       for pass in $(seq 10); do
@@ -188,7 +200,7 @@ warm_known() { # contender count rlflood-args...
         read -r tracked in_use < <(rl_key_table)
         [ "$tracked" -lt $((count * 99 / 100)) ] || [ $((tracked * 4)) -gt "$in_use" ] || break
         [ "$pass" -lt 10 ] || fail "$who: the key table did not settle ($tracked keys, $in_use slots)"
-        flood "$@" --count "$count" --rate 200000 --max-seconds 30 >/dev/null
+        flood "$@" --count "$count" --rate 200000 --max-seconds "${bench_warm_seconds:-30}" >/dev/null
       done
       # After a settled warm-up only: otherwise the count (once a second) may predate it.
       if [ "${tracked:-}" ]; then

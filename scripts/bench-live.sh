@@ -7,7 +7,7 @@
 #   scripts/bench-live.sh [--rounds N] [--seconds S] [--smoke] [--no-build] [--raw FILE]
 #                         [--contenders LIST] [--floods LIST] [--modes fast,paced]
 #                         [--paced-rate PPS] [--paced-burst N] [--batch N]
-#                         [--new-sources RATE]
+#                         [--new-sources RATE] [--rules N] [--set-prefixes M]
 #
 # Two modes, both by default, each printed in its own tables:
 #   fast   the flood as fast as the generator goes: it offers more than any contender takes, the
@@ -52,6 +52,39 @@
 # says how each expresses it); the floods of known sources then warm only slowly, so it is meant
 # for udp6-1M-new.
 #
+# Policy size (--rules N and/or --set-prefixes M; defaults 10 and 1,000 once either is given):
+# every limiter carries a policy of N rules and a source set of M prefixes per family, the shape
+# of bench/bench_scale.cc. Rule i (0 to N-2) matches UDP to port 2000 + i, every odd one only
+# from the set; the last matches the flood (UDP to port 9) only from the set and limits it per
+# source as above (1 packet a minute, burst 1, so the flood is mostly dropped). Filler rules never
+# match the flood but carry the same per-source limit (in small tables), and a linear engine walks
+# them all before the flood's. The set: M IPv4 /24s and M IPv6 /48s spread over the unicast space
+# (none covering the lab's addresses), then 198.18.0.0/15 and 2001:db8::/32, the floods' sources.
+# scripts/bench-scale-policy.py writes it for each contender (its comments say how each expresses
+# it); scripts/bench-scale-lab.sh builds each contender once per run, measuring its load time,
+# and switches it on and off per measurement with one jump or attach. Contenders (--contenders,
+# default none,drop,rl,nftchain,nftvmap,iptchain,ipset; src, slot, nft and ipt may be added):
+#   rl        rld with the policy, its set from a file (max_rules in rld.yaml past 1,024 rules)
+#   nftchain  nftables as a user writes it: the rules one after another in one chain (an IPv4 and
+#             an IPv6 rule per policy rule), the set as a named interval set per family
+#   nftvmap   nftables as an expert writes it: verdict maps on the family and on the port, a
+#             chain per rule, the same interval sets
+#   iptchain  iptables and ip6tables in raw as a user without ipset writes them: the rules in
+#             order, the set as a chain of one rule per prefix walked once per packet, the
+#             floods' prefixes last (skipped past 100,000 prefixes,
+#             RL_BENCH_IPTCHAIN_MAX_PREFIXES)
+#   ipset     the set as a hash:net ipset per family, the rules in groups of sqrt(N) ports, each
+#             behind one jump on its port range (iptables has no verdict maps)
+# (iptables is whichever backend `iptables` runs, nf_tables on Debian 12: the report's Netfilter
+# line names it.) Per-source state lives across a configuration's measurements (a source owes its
+# token after the warm-up either way), and warm-ups stop after 5 s (bench_warm_seconds).
+# Floods: UDP to port 9 only (default udp4-1,udp6-131k; the smoke run's udp4-1,udp6-1k). The
+# report (scripts/bench-scale-report.py) has a table per flood: ns per packet, its ratio to no
+# filter and to XDP drop-all in the same rounds, the share of frames the stack still took (what
+# the limiter let through), and each contender's load time. scripts/bench-scale-live.sh runs the
+# 3 x 3 configurations of rules and prefixes. Not with --new-sources, RL_BENCH_RLD_B or the
+# runtime deny variants.
+#
 # The lab: two namespaces joined by a veth pair. In the sending namespace rlflood makes the
 # frames in the kernel (BPF_PROG_TEST_RUN with live frames, XDP_TX out of the veth) on one CPU,
 # or, where the kernel refuses live frames, writes them into a packet ring (the report says which);
@@ -90,7 +123,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=3 seconds=2 smoke=0 build_first=1 raw="" only_contenders="" only_floods=""
-modes=fast,paced paced_rate=400000 paced_burst=128 batch=256 new_budget=0
+modes=fast,paced paced_rate=400000 paced_burst=128 batch=256 new_budget=0 rules="" set_prefixes=""
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
@@ -105,9 +138,11 @@ while [ $# -gt 0 ]; do
     --paced-burst) paced_burst=$2; shift 2 ;;
     --batch) batch=$2; shift 2 ;;
     --new-sources) new_budget=$2; shift 2 ;;
+    --rules) rules=$2; shift 2 ;;
+    --set-prefixes) set_prefixes=$2; shift 2 ;;
     *) echo "usage: $0 [--rounds N] [--seconds S] [--smoke] [--no-build] [--raw FILE]" \
          "[--contenders LIST] [--floods LIST] [--modes fast,paced] [--paced-rate PPS]" \
-         "[--paced-burst N] [--batch N] [--new-sources RATE]" >&2; exit 2 ;;
+         "[--paced-burst N] [--batch N] [--new-sources RATE] [--rules N] [--set-prefixes M]" >&2; exit 2 ;;
   esac
 done
 [[ $new_budget =~ ^[0-9]+$ ]] || { echo "$0: --new-sources takes new sources per second" >&2; exit 2; }
@@ -115,16 +150,47 @@ mapfile -t modes < <(tr , '\n' <<<"$modes")
 for m in "${modes[@]}"; do
   case $m in fast | paced) ;; *) echo "$0: --modes takes fast and/or paced, not $m" >&2; exit 2 ;; esac
 done
+# Policy size: on with either option.
+scale=0
+if [ -n "$rules$set_prefixes" ]; then
+  scale=1 rules=${rules:-10} set_prefixes=${set_prefixes:-1000}
+  if ! [[ $rules =~ ^[0-9]+$ ]] || [ "$rules" -lt 2 ] || [ "$rules" -gt 16384 ]; then
+    echo "$0: --rules takes 2 to 16384" >&2
+    exit 2
+  fi
+  if ! [[ $set_prefixes =~ ^[1-9][0-9]*$ ]]; then
+    echo "$0: --set-prefixes takes a count of prefixes per family" >&2
+    exit 2
+  fi
+  [ "$new_budget" = 0 ] || { echo "$0: --new-sources does not go with --rules/--set-prefixes" >&2; exit 2; }
+elif [[ ,$only_contenders, =~ ,(nftchain|nftvmap|iptchain|ipset), ]]; then
+  echo "$0: ${BASH_REMATCH[1]} carries a policy of --rules N and --set-prefixes M: give them" >&2
+  exit 2
+fi
+
 bench_name=bench-live
 source scripts/bench-lab.sh
+if [ "$scale" = 1 ]; then
+  # shellcheck source=scripts/bench-scale-lab.sh
+  source scripts/bench-scale-lab.sh
+  bench_cleanup_hooks+=(scale_cleanup)
+  # rl is rld started once with the policy (scale_setup), attached and detached per measurement.
+  rl_on() { scale_rl_on; }
+  rl_off() { scale_rl_off; }
+fi
 bench_lab_up rl-livebench rlbc0 rlbs0
 
-contenders=(none drop src slot rl) # the report's rows, in this order
-if [ -n "${RL_BENCH_RLD_B:-}" ]; then
-  [ -x "$RL_BENCH_RLD_B" ] || { echo "$0: RL_BENCH_RLD_B=$RL_BENCH_RLD_B is not an executable" >&2; exit 1; }
-  contenders+=(rlb)
+if [ "$scale" = 0 ]; then
+  contenders=(none drop src slot rl) # the report's rows, in this order
+  if [ -n "${RL_BENCH_RLD_B:-}" ]; then
+    [ -x "$RL_BENCH_RLD_B" ] || { echo "$0: RL_BENCH_RLD_B=$RL_BENCH_RLD_B is not an executable" >&2; exit 1; }
+    contenders+=(rlb)
+  fi
+  contenders+=(nft ipt)
+else
+  contenders=(none drop src slot rl nftchain nftvmap iptchain ipset nft ipt)
+  [ -n "$only_contenders" ] || only_contenders=none,drop,rl,nftchain,nftvmap,iptchain,ipset
 fi
-contenders+=(nft ipt)
 mapfile -t contenders < <(only "$only_contenders" "${contenders[@]}")
 [ ${#contenders[@]} -gt 0 ] || { echo "$0: --contenders $only_contenders names none of them" >&2; exit 2; }
 
@@ -138,8 +204,26 @@ if [ "$smoke" = 1 ]; then
     "syn4-1k|4|--src 198.18.0.0/16 --sources 1000 --proto tcp-syn --dport 80 --dst $bench_v4|1000"
   )
 fi
+if [ "$scale" = 1 ] && [ -z "$only_floods" ]; then
+  only_floods=udp4-1,udp6-131k
+  [ "$smoke" = 0 ] || only_floods=udp4-1,udp6-1k
+fi
 mapfile -t floods < <(only "$only_floods" "${floods[@]}")
 [ ${#floods[@]} -gt 0 ] || { echo "$0: --floods $only_floods names none of them" >&2; exit 2; }
+if [ "$scale" = 1 ]; then
+  # The policy's last rule is the floods' (UDP to port 9).
+  for spec in "${floods[@]}"; do
+    [[ $spec != *--proto* && $spec != *--dport* ]] ||
+      { echo "$0: --rules/--set-prefixes measure UDP floods to port 9, not ${spec%%|*}" >&2; exit 2; }
+  done
+  # The slowest contenders (a linear chain of 10,000 rules, a set of 100,000 as rules) take a few
+  # thousand frames a second: a warm-up of 131,071 sources would take minutes from the packet
+  # ring, which sends every refused frame again. They get 5 s; what they did not take then passes
+  # once in the measurement, which costs them little beside their walk of the rules.
+  bench_warm_seconds=5
+  asked_contenders=$(IFS=,; echo "${contenders[*]}") # before scale_setup skips any
+  scale_setup
+fi
 
 measure() { # contender round flood-spec mode
   local who=$1 round=$2 spec=$3 mode=$4 name fam args warm
@@ -178,6 +262,8 @@ measure() { # contender round flood-spec mode
     sleep 0.3 # perf's set-up would otherwise fall into the flood
   fi
   sleep 0.05 # let the warm-up's last frames drain
+  local st0=0 st1=0
+  [ "$scale" = 0 ] || st0=$(stack_udp)
   read -r rt0 wt0 < <(sched_ns "$pid")
   rx0=$(rx_packets) dr0=$(ring_drops)
   # shellcheck disable=SC2086
@@ -194,7 +280,8 @@ measure() { # contender round flood-spec mode
   fi
   read -r rt1 wt1 < <(sched_ns "$pid")
   rx1=$(rx_packets) dr1=$(ring_drops)
-  # Warm-up included: from rld's start.
+  [ "$scale" = 0 ] || st1=$(stack_udp)
+  # Warm-up included: from rld's start (policy size: rld runs for the whole run).
   case $who in rl | rlb) log "$who $name $mode: $(rl_verdicts)" ;; esac
   [ "$(napi_pid)" = "$pid" ] || fail "$who/$name: the NAPI thread changed during the measurement"
   local sent secs
@@ -204,11 +291,16 @@ measure() { # contender round flood-spec mode
   # A few frames beyond the flood are the lab link's own (IPv6 router and multicast-listener
   # solicitations in the seconds after it comes up); more would mean a second sender.
   [ "$rx" -le $((sent + 16)) ] || fail "$who/$name: received $rx of $sent frames sent"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$who" "$name" "$sent" "$secs" "$rx" "$rt" "$wt" "$dr" \
-    "$mode" >>"$raw_file"
+  local extra=""
+  # Policy size: the configuration, and the datagrams the stack took (what the limiter passed).
+  [ "$scale" = 0 ] || extra=$(printf '\t%s\t%s\t%s' "$rules" "$set_prefixes" $((st1 - st0)))
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n' "$round" "$who" "$name" "$sent" "$secs" "$rx" "$rt" "$wt" "$dr" \
+    "$mode" "$extra" >>"$raw_file"
   local late=""
   [ "$mode" = paced ] && late=", bursts late $(json late_bursts "$out") (schedule skipped: $(json skipped "$out") frames)"
-  log "round $round $who $name $mode: sent $sent in ${secs}s, received $rx, ring drops $dr$late, $((rt / rx)) ns/pkt"
+  local took=""
+  [ "$scale" = 0 ] || took=", the stack took $((st1 - st0))"
+  log "round $round $who $name $mode: sent $sent in ${secs}s, received $rx, ring drops $dr$late$took, $((rt / rx)) ns/pkt"
 }
 
 # Each flood and mode is measured for every contender back to back, so that the ratios in the
@@ -228,9 +320,19 @@ for round in $(seq "$rounds"); do
   done
 done
 
+[ "$scale" = 0 ] || scale_verdicts
 echo "Machine: $(bench_machine); sender on CPU $send_cpu, receiving NAPI thread on CPU $recv_cpu"
 echo "Sender: $(flood_engine)"
-echo "Command: scripts/bench-live.sh --rounds $rounds --seconds $seconds$([ "$smoke" = 1 ] && echo ' --smoke')" \
-  "--modes $(IFS=,; echo "${modes[*]}") --paced-rate $paced_rate --paced-burst $paced_burst --batch $batch$([ "$new_budget" = 0 ] || echo " --new-sources $new_budget")"
-echo
-python3 scripts/bench-live-report.py "$raw_file"
+if [ "$scale" = 0 ]; then
+  echo "Command: scripts/bench-live.sh --rounds $rounds --seconds $seconds$([ "$smoke" = 1 ] && echo ' --smoke')" \
+    "--modes $(IFS=,; echo "${modes[*]}") --paced-rate $paced_rate --paced-burst $paced_burst --batch $batch$([ "$new_budget" = 0 ] || echo " --new-sources $new_budget")"
+  echo
+  python3 scripts/bench-live-report.py "$raw_file"
+else
+  echo "Netfilter: $(iptables -V), $(nft -v), ipset $(ipset -v | sed -n 's/.*ipset \(v[0-9.]*\).*/\1/p')"
+  echo "Command: scripts/bench-live.sh --rules $rules --set-prefixes $set_prefixes --rounds $rounds --seconds $seconds$([ "$smoke" = 1 ] && echo ' --smoke')" \
+    "--modes $(IFS=,; echo "${modes[*]}") --paced-rate $paced_rate --paced-burst $paced_burst --batch $batch" \
+    "--contenders $asked_contenders --floods $(for f in "${floods[@]}"; do echo "${f%%|*}"; done | paste -sd,)"
+  echo
+  python3 scripts/bench-scale-report.py "$raw_file"
+fi

@@ -147,7 +147,7 @@ nginx_pid=$!
 protect_cleanup() {
   if kill "$nginx_pid" 2>/dev/null; then wait "$nginx_pid" 2>/dev/null || true; fi
   sink_stop
-  rl_lab_cleanup
+  bench_lab_cleanup
 }
 trap protect_cleanup EXIT
 for _ in $(seq 100); do
