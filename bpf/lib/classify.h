@@ -312,9 +312,8 @@ static __always_inline __u32 rl_ctz64(__u64 x)
 #define RL_MATCH_REST (-16)
 
 /* The rule bitmaps the packet's classes select, ANDed word by word from word `from` of the rule
- * bits: the position of the first rule that matches, -1 when none does, or (inline only)
- * RL_MATCH_REST
- * - w when word w and those after it are still to be read.
+ * bits: the position of the first rule that matches, -1 when none does, or (inline only) the
+ * answer RL_MATCH_REST - w when word w and those after it are still to be read.
  *
  * *p is in a map value (scratch.h), which the verifier does not track, so the lookups are verified
  * once per state that reaches them rather than once per parse outcome. */
@@ -354,14 +353,14 @@ static __always_inline int rl_match_bitmaps(__u32 gen, const struct rl_gen_confi
 	if (!bp || !bq || !bl || !bn || !bd || !bo || !bf || !bt || !bz)
 		return -1;
 
-		/* The words where every class has rules, lowest (highest priority) first: only
-		 * those are read, and one that ANDs to 0 all the same is passed by. Summaries hold
-		 * no bit past the rule set's words, so the walk ends at the last word any match may
-		 * be in. The bitmaps' shape is a load-time constant, which bounds every word read
-		 * within the maps' values; it is read where used (volatile), which keeps it out of
-		 * the stack the caller chain shares. */
 #define RL_AND_WORD(x)                                                                             \
 	(bs[x] & bp[x] & bq[x] & bl[x] & bd[x] & bo[x] & bf[x] & bt[x] & bz[x] & bn[x])
+	/* The words where every class has rules, lowest (highest priority) first: only those are
+	 * read, and one that ANDs to 0 all the same is passed by. Summaries hold no bit past the
+	 * rule set's words, so the walk ends at the last word any match may be in. The bitmaps'
+	 * shape is a load-time constant, which bounds every word read within the maps' values; it
+	 * is read where used (volatile), which keeps it out of the stack the caller chain shares.
+	 */
 	__u32 s = from / 64;
 	if (s >= RL_SUMMARY_WORDS_MAX || s >= rl_bitmap_summary_words)
 		return -1;
