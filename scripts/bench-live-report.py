@@ -10,6 +10,8 @@ contender absorbs). Each mode gets its own tables.
 import statistics
 import sys
 
+from bench_report import REFUSED_PACED_MAX, spread
+
 TITLES = {
     "none": "no filter (kernel stack)",
     "drop": "XDP drop-all",
@@ -23,19 +25,10 @@ TITLES = {
 # A figure counts as receiver-bound when the ring refused at least this share of the frames
 # offered: the receiver then had frames waiting whenever it ran.
 REFUSED_BOUND = 0.05
-# A paced figure is the contender's own cost only while the ring refuses (almost) nothing.
-REFUSED_PACED_MAX = 0.005
 MODE_TITLES = {
     "fast": "As fast as the generator goes (the ring refuses the excess)",
     "paced": "Paced: the same offered rate for every contender, no ring refusals",
 }
-
-
-def spread(values, fmt):
-    m = statistics.median(values)
-    if len(values) == 1:
-        return fmt.format(m)
-    return (fmt + " ({}–{})").format(m, fmt.format(min(values)), fmt.format(max(values)))
 
 
 def main(path):

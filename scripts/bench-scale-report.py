@@ -16,6 +16,8 @@ import os
 import statistics
 import sys
 
+from bench_report import REFUSED_PACED_MAX, spread
+
 TITLES = {
     "none": "no filter (kernel stack)",
     "drop": "XDP drop-all",
@@ -30,16 +32,6 @@ TITLES = {
     "ipt": "iptables hashlimit, 2 rules (no policy)",
 }
 REFERENCES = (("none", "x no filter"), ("drop", "x XDP drop-all"))
-# As bench-live-report.py: a paced figure is the contender's own cost only while the ring
-# refuses (almost) nothing.
-REFUSED_PACED_MAX = 0.005
-
-
-def spread(values, fmt):
-    m = statistics.median(values)
-    if len(values) == 1:
-        return fmt.format(m)
-    return (fmt + " ({}–{})").format(m, fmt.format(min(values)), fmt.format(max(values)))
 
 
 def count(n):
